@@ -1,0 +1,143 @@
+"""The graph of records and their computed status.
+
+Nodes are records (invalid ones too, flagged, so one typo does not cascade into dangling links);
+edges are typed: ``cites`` (claim -> source), the relation types (claim -> record) and
+``compared_against`` (source -> source). An edge points from a record to what it rests on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from assay import status as vocab
+from assay.loader import KnowledgeBase
+from assay.model import Claim, Decision, Source
+from assay.results import CheckState, Result, check_states, read_ledger
+
+
+@dataclass(frozen=True)
+class ClaimState:
+    """A claim's computed status: its checks per device, its summary, its closure."""
+
+    id: str
+    status: str  # a key of assay.status.CLAIM
+    closure: str  # a key of assay.status.CLOSURE
+    checks: list[CheckState] = field(default_factory=list)
+
+    @property
+    def stale(self) -> list[CheckState]:
+        return [c for c in self.checks if c.stale]
+
+
+def node_kind(record_id: str) -> str:
+    return {"LIT": "source", "SOTA": "claim", "THEORY": "theory", "ADR": "decision"}.get(record_id.split("-")[0], "record")
+
+
+def claim_states(kb: KnowledgeBase, ledger: dict[tuple[str, str, str], Result] | None = None) -> dict[str, ClaimState]:
+    """Status and closure of every valid claim, from the ledger (read from disk when not given)."""
+    if ledger is None:
+        ledger, _ = read_ledger(kb.root)
+    summary: dict[str, tuple[str, list[CheckState]]] = {}
+    for cid, claim in sorted(kb.claims.items()):
+        states = check_states(kb.root, claim, ledger)
+        per_check = [vocab.combine_devices([s.status for s in states if s.check == c.id]) for c in claim.checks]
+        summary[cid] = (vocab.summarise(per_check, any(s.stale for s in states)), states)
+    rests_on = nx.DiGraph()
+    rests_on.add_nodes_from(summary)
+    for cid, claim in kb.claims.items():
+        rests_on.add_edges_from((cid, r.target) for r in claim.relations if r.type == "depends_on" and r.target in summary)
+    out = {}
+    for cid, (status, states) in summary.items():
+        below = nx.descendants(rests_on, cid) | {cid}
+        closed = all(summary[d][0] == "verified" for d in below)
+        out[cid] = ClaimState(cid, status, "closed" if closed else "open", states)
+    return out
+
+
+def build(kb: KnowledgeBase, states: dict[str, ClaimState] | None = None) -> nx.MultiDiGraph:
+    """A node per record file (valid or not) and an edge per resolvable link."""
+    states = claim_states(kb) if states is None else states
+    g = nx.MultiDiGraph()
+    for rid, loaded in sorted(kb.by_id.items()):
+        record = loaded.record
+        title = _title(record) if record else rid
+        attrs: dict[str, Any] = {"kind": node_kind(rid), "title": title, "path": loaded.path, "invalid": record is None}
+        if rid in states:
+            attrs.update(status=states[rid].status, closure=states[rid].closure)
+        elif isinstance(record, Claim) or node_kind(rid) in ("claim", "theory"):
+            attrs.update(status="not-run", closure="open")
+        g.add_node(rid, **attrs)
+    for rid, loaded in sorted(kb.by_id.items()):
+        record = loaded.record
+        if isinstance(record, Claim):
+            for source in sorted({c.source for c in record.citations}):
+                _edge(g, rid, source, "cites")
+            for rel in record.relations:
+                _edge(g, rid, rel.target, rel.type)
+        elif isinstance(record, Source):
+            for comp in record.compared_against:
+                _edge(g, rid, comp.source, "compared_against")
+    return g
+
+
+def _edge(g: nx.MultiDiGraph, a: str, b: str, kind: str) -> None:
+    if b in g and not g.has_edge(a, b, key=kind):
+        g.add_edge(a, b, key=kind, type=kind)
+
+
+def _title(record: Claim | Source | Decision | Any) -> str:
+    return getattr(record, "title", record.id)
+
+
+def focus(g: nx.MultiDiGraph, rid: str, depth: int) -> nx.MultiDiGraph:
+    """The records within ``depth`` links of ``rid``: what it rests on and what rests on it."""
+    keep = {rid}
+    down = nx.single_source_shortest_path_length(g, rid, cutoff=depth)
+    up = nx.single_source_shortest_path_length(g.reverse(copy=False), rid, cutoff=depth)
+    keep |= set(down) | set(up)
+    return g.subgraph(sorted(keep)).copy()
+
+
+def to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
+    """Nodes and edges as plain data, in a stable order."""
+    nodes = [{"id": n, **{k: v for k, v in sorted(a.items())}} for n, a in sorted(g.nodes(data=True))]
+    edges = sorted(({"source": a, "target": b, "type": d["type"]} for a, b, d in g.edges(data=True)),
+                   key=lambda e: (e["source"], e["target"], e["type"]))
+    return {"nodes": nodes, "edges": edges}
+
+
+def to_dot(g: nx.MultiDiGraph) -> str:
+    lines = ["digraph assay {", "  rankdir=LR;"]
+    for n, a in sorted(g.nodes(data=True)):
+        shape = {"source": "box", "decision": "note", "theory": "diamond"}.get(a["kind"], "ellipse")
+        colour = vocab.CLAIM[a["status"]].colour if "status" in a else "#5d4037"
+        label = f"{n}\\n{a['title']}".replace('"', '\\"')
+        lines.append(f'  "{n}" [label="{label}", shape={shape}, color="{colour}"];')
+    for e in to_json(g)["edges"]:
+        lines.append(f'  "{e["source"]}" -> "{e["target"]}" [label="{e["type"]}"];')
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def to_mermaid(g: nx.MultiDiGraph) -> str:
+    def nid(n: str) -> str:
+        return n.replace("-", "_")
+
+    lines = ["graph LR"]
+    for n, a in sorted(g.nodes(data=True)):
+        text = f"{n}: {a['title']}".replace('"', "#quot;")
+        lines.append(f'  {nid(n)}["{text}"]' if a["kind"] != "source" else f'  {nid(n)}[("{text}")]')
+    for e in to_json(g)["edges"]:
+        lines.append(f"  {nid(e['source'])} -->|{e['type']}| {nid(e['target'])}")
+    return "\n".join(lines) + "\n"
+
+
+def load_states(root: Path) -> tuple[KnowledgeBase, dict[str, ClaimState]]:
+    """Load the knowledge base under ``root`` and compute its claims' states."""
+    from assay.loader import load
+
+    kb = load(root)
+    return kb, claim_states(kb)

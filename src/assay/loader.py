@@ -1,0 +1,289 @@
+"""Reading record files: safe YAML that keeps the line and column of every field.
+
+Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
+validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from assay.diagnostics import Diagnostic
+from assay.model import MODELS, Claim, Decision, Record, Source
+
+Loc = tuple[str | int, ...]
+Pos = tuple[int, int]
+
+SCHEMA_LINE = "# yaml-language-server: $schema="
+MAX_DEPTH = 24
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str, mark: yaml.Mark | None, hint: str | None = None):
+        super().__init__(message)
+        self.code, self.message, self.mark, self.hint = code, message, mark, hint
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases before they are composed (no anchor bombs)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _Refused(
+                "yaml-alias", f"alias '*{event.anchor}' is not allowed", event.start_mark, "write the value out in full"
+            )
+        return super().compose_node(parent, index)
+
+
+@dataclass
+class Loaded:
+    """One record file as read: its data, where each field sits, the validated record or None."""
+
+    path: str
+    folder: str
+    data: dict[str, Any] | None = None
+    positions: dict[Loc, Pos] = field(default_factory=dict)
+    record: Record | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        """The record's id as written, or the file stem when it has none."""
+        value = (self.data or {}).get("id")
+        return value if isinstance(value, str) and value else Path(self.path).stem
+
+    def where(self, loc: Loc) -> Pos:
+        """Line and column of the deepest known prefix of ``loc``."""
+        for n in range(len(loc), -1, -1):
+            if loc[:n] in self.positions:
+                return self.positions[loc[:n]]
+        return (1, 1)
+
+    def diag(self, loc: Loc, code: str, message: str, hint: str | None = None) -> Diagnostic:
+        line, col = self.where(loc)
+        return Diagnostic(self.path, line, col, code, message, hint)
+
+
+def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnostic]]:
+    """Parse one YAML document into plain data and a map from field paths to (line, column)."""
+    try:
+        source = text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = text[: e.start].count(b"\n") + 1
+        col = e.start - (text.rfind(b"\n", 0, e.start) + 1) + 1
+        return None, {}, [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")]
+    positions: dict[Loc, Pos] = {}
+    try:
+        node = yaml.compose(source, Loader=_Loader)
+        data = _plain(node, (), positions, 0) if node is not None else None
+    except _Refused as e:
+        line, col = (e.mark.line + 1, e.mark.column + 1) if e.mark else (1, 1)
+        return None, {}, [Diagnostic(path, line, col, e.code, e.message, e.hint)]
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = " ".join(p for p in (e.context, e.problem) if p)
+        return None, {}, [Diagnostic(path, line, col, "yaml-syntax", message or "the YAML does not parse")]
+    except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (control characters), deep nesting
+        code = "yaml-too-deep" if isinstance(e, RecursionError) else "yaml-syntax"
+        return None, {}, [Diagnostic(path, 1, 1, code, str(e).splitlines()[0] if str(e) else "the YAML does not parse")]
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else f"a {_type_name(data)}"
+        return None, positions, [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")]
+    return data, positions, []
+
+
+def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int) -> Any:
+    """Turn a composed node into dicts, lists and scalars, recording positions and refusing tags."""
+    if depth > MAX_DEPTH:
+        raise _Refused("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", node.start_mark)
+    if node.tag not in _PLAIN_TAGS:
+        raise _Refused("yaml-tag", f"tag '{node.tag}' is not allowed", node.start_mark, "remove the tag; records are plain data")
+    positions[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = _plain(key_node, loc + ("<key>",), {}, depth + 1)
+            if not isinstance(key, str):
+                raise _Refused("yaml-syntax", f"key {key!r} is not a string", key_node.start_mark, "field names are plain words")
+            if key in out:
+                first = positions[loc + (key,)]
+                raise _Refused(
+                    "yaml-duplicate-key", f"key '{key}' repeats the one on line {first[0]}", key_node.start_mark,
+                    "keep one of the two",
+                )
+            out[key] = _plain(value_node, loc + (key,), positions, depth + 1)
+            # a field's diagnostics point at its key, which is where the reader looks
+            positions[loc + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(item, loc + (i,), positions, depth + 1) for i, item in enumerate(node.value)]
+    value = _Loader("").construct_object(node)
+    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else value
+
+
+# --- validation against the model ---------------------------------------------------------------
+
+
+def load_file(path: Path, root: Path) -> Loaded:
+    """Read and validate one record file; all problems are in ``Loaded.diagnostics``."""
+    rel = path.relative_to(root).as_posix()
+    folder = path.parent.name
+    loaded = Loaded(rel, folder)
+    raw = path.read_bytes()
+    data, positions, diags = read_yaml(raw, rel)
+    loaded.data, loaded.positions = data, positions
+    loaded.diagnostics.extend(diags)
+    if data is None:
+        return loaded
+    if SCHEMA_LINE not in raw.decode("utf-8", "replace").split("\n", 1)[0]:
+        loaded.diagnostics.append(
+            Diagnostic(rel, 1, 1, "schema-line", "the first line does not point editors at the schema",
+                       f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line")
+        )
+    model = MODELS[folder]
+    try:
+        loaded.record = model.model_validate(data)
+    except ValidationError as e:
+        loaded.diagnostics.extend(_from_pydantic(loaded, model, e))
+    return loaded
+
+
+def _from_pydantic(loaded: Loaded, model: type[BaseModel], error: ValidationError) -> list[Diagnostic]:
+    out = []
+    for err in error.errors(include_url=False):
+        loc = _data_loc(loaded.data, err["loc"])
+        out.append(_one_error(loaded, model, loc, err))
+    return out
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...]) -> Loc:
+    """The part of a pydantic location that exists in the data (drops union branch names)."""
+    out: list[str | int] = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            cur = cur[part]
+        elif isinstance(cur, dict) and isinstance(part, str) and not out[-1:] == [part]:
+            out.append(part)  # a missing or unknown key: keep its name for the message
+            break
+        else:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _field_name(loc: Loc) -> str:
+    parts = []
+    for p in loc:
+        parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else p))
+    return "".join(parts) or "the record"
+
+
+def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, Any]) -> Diagnostic:
+    kind, name = err["type"], _field_name(loc)
+    last = loc[-1] if loc else None
+    got = err.get("input")
+    if kind == "missing":
+        code = "missing-locator" if last == "locator" else "missing-field"
+        hint = "give the section, figure, table, page or equation, e.g. '§3.3' or 'Table 2'" if last == "locator" else None
+        return loaded.diag(loc[:-1], code, f"'{name}' is required", hint)
+    if kind == "extra_forbidden":
+        allowed = _allowed_fields(model, loc[:-1], loaded.data)
+        close = difflib.get_close_matches(str(last), allowed, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed fields: {', '.join(sorted(allowed))}"
+        return loaded.diag(loc, "unknown-field", f"'{name}' is not a field of this record", hint)
+    if kind == "string_too_short" or (kind == "string_type" and got is None):
+        code = {"quote": "empty-quote", "locator": "missing-locator"}.get(str(last), "wrong-type")
+        return loaded.diag(loc, code, f"'{name}' must not be empty")
+    if kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        if last == "id" and len(loc) == 1:
+            return loaded.diag(loc, "bad-id", f"id {got!r} does not have the form of its series",
+                               "ids look like LIT-590, SOTA-364, THEORY-085, ADR-011")
+        return loaded.diag(loc, "wrong-type", f"'{name}' must match {pattern} (got {got!r})")
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return loaded.diag(loc, "bad-value", f"'{name}' must be one of {expected} (got {got!r})")
+    if kind in ("value_error", "assertion_error"):
+        return loaded.diag(loc, "bad-value", f"{name}: {err['msg'].removeprefix('Value error, ')}")
+    return loaded.diag(loc, "wrong-type", f"'{name}' {err['msg'].lower()} (got {got!r} that is a {_type_name(got)})")
+
+
+def _allowed_fields(model: type[BaseModel], loc: Loc, data: Any) -> list[str]:
+    """Field names of the (sub)model at ``loc``."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part) if hasattr(current, "model_fields") else None
+        if info is None:
+            return []
+        current = _inner_model(info.annotation)
+    return list(current.model_fields) if hasattr(current, "model_fields") else []
+
+
+def _inner_model(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "mapping", list: "list", str: "string", bool: "bool", int: "int", float: "float"}.get(
+        type(value), type(value).__name__ if value is not None else "null"
+    )
+
+
+# --- the whole knowledge base -------------------------------------------------------------------
+
+
+@dataclass
+class KnowledgeBase:
+    """Every record file under a root, loaded; diagnostics of reading and of each record."""
+
+    root: Path
+    files: list[Loaded]
+
+    @property
+    def by_id(self) -> dict[str, Loaded]:
+        """The first file of each id (a duplicate is reported by ``assay.checks``)."""
+        out: dict[str, Loaded] = {}
+        for f in self.files:
+            out.setdefault(f.id, f)
+        return out
+
+    def _valid(self, cls: type[Record]) -> dict[str, Any]:
+        return {f.record.id: f.record for f in self.files if isinstance(f.record, cls)}
+
+    @property
+    def claims(self) -> dict[str, Claim]:
+        return self._valid(Claim)
+
+    @property
+    def sources(self) -> dict[str, Source]:
+        return self._valid(Source)
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        return self._valid(Decision)
+
+
+def load(root: Path) -> KnowledgeBase:
+    """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/."""
+    root = Path(root).resolve()
+    files = [load_file(p, root) for folder in MODELS for p in sorted((root / folder).glob("*.yaml"))]
+    return KnowledgeBase(root, files)

@@ -1,0 +1,274 @@
+"""The record model: what a source, claim or decision YAML file says, declared once.
+
+Validation, the JSON Schema for editors (``schema/*.schema.json``), the record reference page and the
+site's field labels all derive from these classes and their field descriptions. A record here is pure
+data: no I/O, no status (status is computed from the ledger, see ``assay.results``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+SOURCE_ID = r"^LIT-\d{3,}$"
+CLAIM_ID = r"^(SOTA|THEORY)-\d{3,}$"
+DECISION_ID = r"^ADR-\d{3,}$"
+RECORD_ID = r"^(LIT|SOTA|THEORY|ADR)-\d{3,}$"
+SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+VERIFIER = r"^verify/[A-Za-z0-9_/]+\.py::[A-Za-z_][A-Za-z0-9_]*$"
+
+#: Which series an id belongs to, and the folder its records live in.
+SERIES = {"LIT": "sources", "SOTA": "claims", "THEORY": "claims", "ADR": "decisions"}
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+SourceId = Annotated[str, StringConstraints(pattern=SOURCE_ID)]
+ClaimId = Annotated[str, StringConstraints(pattern=CLAIM_ID)]
+DecisionId = Annotated[str, StringConstraints(pattern=DECISION_ID)]
+RecordId = Annotated[str, StringConstraints(pattern=RECORD_ID)]
+Slug = Annotated[str, StringConstraints(pattern=SLUG)]
+
+
+class Record(BaseModel):
+    """Fields and settings shared by every record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    tags: list[Slug] = Field(default_factory=list, description="Topic tags (kebab-case); the site lists records by tag.")
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+
+class Identifiers(BaseModel):
+    """Where a source can be found; at least one identifier is required."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    arxiv: Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}v\d+$")] | None = Field(
+        None, description="arXiv id with the version read, e.g. `1911.05722v3`."
+    )
+    doi: Annotated[str, StringConstraints(pattern=r"^10\.\d{4,9}/\S+$")] | None = Field(
+        None, description="DOI without the resolver prefix, e.g. `10.1109/CVPR42600.2020.00975`."
+    )
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
+        None, description="A stable address of the document (a blog post, a code repository)."
+    )
+    code: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
+        None, description="The official code repository, where there is one."
+    )
+
+    @model_validator(mode="after")
+    def _one_at_least(self) -> Identifiers:
+        if not (self.arxiv or self.doi or self.url):
+            raise ValueError("give at least one of arxiv, doi or url")
+        return self
+
+
+class AnthologyUnit(BaseModel):
+    """The anthology unit a source stands in (LIT-591 is unit B of anthology 304)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    number: int = Field(ge=1, description="The anthology's number.")
+    unit: Annotated[str, StringConstraints(pattern=r"^[A-Z]$")] = Field(description="The unit's letter.")
+    title: Text | None = Field(None, description="The anthology's title, stated once on any of its sources.")
+
+
+class Comparison(BaseModel):
+    """A `compared_against` link: this source compares itself directly with another (ADR-011)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: SourceId = Field(description="The source compared against.")
+    locator: Text = Field(description="Where this source runs the comparison (a table or figure).")
+    reason: Text = Field(description="Why the link is filed in this direction.")
+    decision: DecisionId = Field("ADR-011", description="The decision that governs the link.")
+
+
+class Source(Record):
+    """A document that claims are cited from: a paper, a preprint, a blog post, a code repository."""
+
+    id: SourceId = Field(description="`LIT-NNN`, equal to the file name.")
+    kind: Literal["paper", "preprint", "blog", "code", "book"] = Field(description="What sort of document it is.")
+    title: Text = Field(description="The title as the document gives it.")
+    authors: list[Text] = Field(min_length=1, description="Authors in the document's order.")
+    year: int = Field(ge=1900, le=2100, description="Year of first publication.")
+    date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] | None = Field(
+        None, description="Publication date (YYYY-MM or YYYY-MM-DD) where the year does not order sources."
+    )
+    venue: Text | None = Field(None, description="Conference, journal or site.")
+    identifiers: Identifiers = Field(description="arXiv id with version, DOI, URL.")
+    anthology: AnthologyUnit | None = Field(None, description="The anthology unit the source stands in.")
+    takeaways: list[Text] = Field(default_factory=list, description="Key takeaways, one sentence or paragraph each.")
+    compared_against: list[Comparison] = Field(
+        default_factory=list, description="Sources this one compares itself with directly, governed by ADR-011."
+    )
+    note: Text | None = Field(None, description="Anything a reader should know about the source itself.")
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+
+class Citation(BaseModel):
+    """A pointer into a source: which source, where in it, and its exact words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: SourceId = Field(description="The cited source.")
+    locator: Text = Field(description="Section, figure, table, page or equation, e.g. `§3.3`, `Figure A.1`.")
+    quote: Text = Field(description="The source's exact words.")
+    note: Text | None = Field(None, description="How the quote bears on the claim.")
+
+
+class Reported(BaseModel):
+    """A number a source reports, kept beside ours on the claim page."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug = Field(description="Name of the number, unique in the claim; expectations refer to it.")
+    what: Text = Field(description="What was measured, in words.")
+    value: float = Field(description="The number as reported.")
+    unit: Text = Field(description="Its unit (`%`, `MSE`, `hours`, `nats`).")
+    source: SourceId = Field(description="The source that reports it.")
+    locator: Text = Field(description="Where the source reports it.")
+    note: Text | None = Field(None, description="Setting, caveats, or where the seed text differs.")
+
+
+RelationType = Literal["depends_on", "supports", "contradicts", "refines", "generalises"]
+
+
+class Relation(BaseModel):
+    """A typed edge from this claim to another record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: RelationType = Field(description="How this claim relates to the target.")
+    target: RecordId = Field(description="The related record.")
+    note: Text | None = Field(None, description="Why.")
+
+
+class Expectation(BaseModel):
+    """One comparison over a metric the verifier records: `metric op value`, or `== value within tol`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name.")
+    op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
+    value: float = Field(description="Threshold, from the measured spread over seeds.")
+    tol: float | None = Field(None, ge=0, description="Absolute tolerance; only with `==`.")
+    reported: Slug | None = Field(None, description="The `reported` number this compares with, if any.")
+
+    @model_validator(mode="after")
+    def _tol_only_with_eq(self) -> Expectation:
+        if self.tol is not None and self.op != "==":
+            raise ValueError("tol is only meaningful with op '=='")
+        return self
+
+    def holds(self, measured: float) -> bool:
+        """Whether the measured value satisfies this expectation."""
+        if self.op == "==":
+            return abs(measured - self.value) <= (self.tol or 0.0)
+        return {
+            ">": measured > self.value,
+            ">=": measured >= self.value,
+            "<": measured < self.value,
+            "<=": measured <= self.value,
+        }[self.op]
+
+    def __str__(self) -> str:
+        within = f" within {self.tol:g}" if self.tol is not None else ""
+        return f"{self.metric} {self.op} {self.value:g}{within}"
+
+
+Tier = Literal["analytic", "toy", "reduced", "full"]
+Device = Literal["cpu", "cuda"]
+
+
+class Check(BaseModel):
+    """One executable check of a claim: the sentence it tests and the verifier that measures it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug = Field(description="Check id, unique in the claim.")
+    tests: Text = Field(description="The sentence of the claim this check tests.")
+    verifier: Annotated[str, StringConstraints(pattern=VERIFIER)] = Field(
+        description="The pytest test that measures it: `verify/test_x.py::test_name`."
+    )
+    tier: Tier = Field(
+        description="Evidence tier: analytic (exact or numerical fact), toy (tiny model showing the mechanism), "
+        "reduced (the paper's setting scaled down), full (the paper's setting)."
+    )
+    devices: list[Device] = Field(min_length=1, description="Devices the check runs on.")
+    timeout: float = Field(30, gt=0, le=3600, description="Seconds before the run is recorded as an error.")
+    expect: list[Expectation] = Field(min_length=1, description="Comparisons that must all hold.")
+    known_failing: Text | None = Field(
+        None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
+    )
+    note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
+
+
+class Discrepancy(BaseModel):
+    """Where the filed text says something the primary source does not: both are kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    filed: Text = Field(description="What the seed document says.")
+    source_says: Text = Field(description="What the primary source says.")
+    source: SourceId = Field(description="The primary source.")
+    locator: Text = Field(description="Where the primary source says it.")
+
+
+class Claim(Record):
+    """A statement from the literature, its citations, and the checks that test it."""
+
+    id: ClaimId = Field(description="`SOTA-NNN` (empirical) or `THEORY-NNN` (theoretical), equal to the file name.")
+    title: Text = Field(description="A short name for lists and the graph.")
+    statement: Text = Field(description="The claim as filed, in the source document's words.")
+    refined: Text | None = Field(None, description="The statement as our checks found it to hold, where it differs.")
+    conditions: list[Text] = Field(default_factory=list, description="Conditions under which the claim holds.")
+    citations: list[Citation] = Field(min_length=1, description="Where the claim comes from, with exact quotes.")
+    reported: list[Reported] = Field(default_factory=list, description="Numbers the sources report.")
+    relations: list[Relation] = Field(default_factory=list, description="Typed links to other records.")
+    discrepancies: list[Discrepancy] = Field(
+        default_factory=list, description="Where the seed text and the primary source differ."
+    )
+    checks: list[Check] = Field(default_factory=list, description="Executable checks.")
+    no_check_reason: Text | None = Field(
+        None, description="Why the claim has no check (`cited only: needs ImageNet-scale training`)."
+    )
+
+    @model_validator(mode="after")
+    def _checks_or_reason(self) -> Claim:
+        if not self.checks and not self.no_check_reason:
+            raise ValueError("a claim without checks must say why in no_check_reason")
+        return self
+
+    def check(self, check_id: str) -> Check | None:
+        """The check with this id, or None."""
+        return next((c for c in self.checks if c.id == check_id), None)
+
+
+# --- decisions ----------------------------------------------------------------------------------
+
+
+class Decision(Record):
+    """A convention of the knowledge base itself, as an architecture decision record."""
+
+    id: DecisionId = Field(description="`ADR-NNN`, equal to the file name.")
+    title: Text = Field(description="The decision in a few words.")
+    status: Literal["proposed", "accepted", "superseded"] = Field(description="Where the decision stands.")
+    date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] = Field(description="When it was taken.")
+    context: Text = Field(description="The problem it answers.")
+    decision: Text = Field(description="What was decided.")
+    consequences: Text = Field(description="What follows, including what the validator enforces.")
+
+
+MODELS: dict[str, type[Record]] = {"sources": Source, "claims": Claim, "decisions": Decision}
+
+
+def series(record_id: str) -> str | None:
+    """The series prefix of an id (`LIT`, `SOTA`, ...), or None when it has none we know."""
+    m = re.match(r"^([A-Z]+)-\d+$", record_id)
+    return m.group(1) if m and m.group(1) in SERIES else None
