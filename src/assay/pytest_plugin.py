@@ -116,6 +116,15 @@ class _Session:
             self.kb = load(self.root)
         return self.kb
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect a check's reports (its own or those xdist workers send); write its ledger at teardown."""
+        if hasattr(self.config, "workerinput"):
+            return  # workers write nothing
+        if _payload(report) or report.nodeid in self.reports:  # a claim test: its reports carry a payload
+            self.reports.setdefault(report.nodeid, []).append(report)
+        if report.when == "teardown" and report.nodeid in self.reports:
+            _finish(self, report.nodeid)
+
 
 _KEY = pytest.StashKey[_Session]()
 _EVIDENCE = pytest.StashKey[Evidence]()
@@ -130,7 +139,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "distributed: a verifier that spawns torch.distributed processes",
     ):
         config.addinivalue_line("markers", line)
-    config.stash[_KEY] = _Session(config)
+    state = _Session(config)
+    config.stash[_KEY] = state
+    config.pluginmanager.register(state, "assay-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_KEY, None)
+    if state is not None and config.pluginmanager.is_registered(state):
+        config.pluginmanager.unregister(state)
 
 
 def _claim_marker(item: pytest.Item) -> tuple[str, str] | None:
@@ -159,7 +176,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         claim = kb.claims.get(cid)
         check = claim.check(check_id) if claim else None
         if check is None:
-            what = f"'{cid}' is not a valid claim" if claim is None else f"{cid} has no check '{check_id}'"
+            what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
             item.stash[_PROBLEM] = f"{item.nodeid}: the claim marker names {what}; see `assay check`"
             continue
         state.ties[item.nodeid] = _Tie(claim, check)
@@ -341,7 +358,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         ev = item.stash.get(_EVIDENCE, Evidence())
         import torch
 
+        tie = state.ties[item.nodeid]
         payload = {
+            "claim": tie.claim.id,
+            "check": tie.check.id,
+            "device": state.device,
             "when": report.when,
             "expectation_not_met": bool(call.excinfo and call.excinfo.errisinstance(ExpectationNotMet)),
             "metrics": ev.metrics,
@@ -375,37 +396,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                                       text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         state.commit = ""
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # the controller sees every report (its own, or those xdist workers send); workers write nothing
-    config = _config_of(report)
-    if config is None or hasattr(config, "workerinput"):
-        return
-    state = config.stash[_KEY]
-    if report.nodeid not in state.ties:
-        return
-    state.reports.setdefault(report.nodeid, []).append(report)
-    if report.when == "teardown":
-        _finish(state, report.nodeid)
-
-
-_CONFIG: list[pytest.Config] = []
-
-
-def _config_of(report: pytest.TestReport) -> pytest.Config | None:
-    return _CONFIG[-1] if _CONFIG else None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _CONFIG and _CONFIG[-1] is session.config:
-        _CONFIG.pop()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection(session: pytest.Session) -> None:
-    _CONFIG.append(session.config)
 
 
 def verdict_of(reports: list[pytest.TestReport]) -> tuple[str, str]:
@@ -446,14 +436,15 @@ def _payload(r: pytest.TestReport) -> dict[str, Any]:
 
 def _finish(state: _Session, nodeid: str) -> None:
     reports = state.reports.pop(nodeid)
-    tie = state.ties[nodeid]
     verdict, message = verdict_of(reports)
     if verdict == "skipped" or state.config.getoption("no_ledger"):
         return  # a skip is no evidence, and must not overwrite evidence from another machine
-    payload = {}
+    payload: dict[str, Any] = {}
     for r in reports:
         payload.update(_payload(r))
-    claim, check, device = tie.claim, tie.check, state.device
+    claim = state.knowledge_base().claims[payload["claim"]]
+    check, device = claim.check(payload["check"]), payload["device"]
+    assert check is not None  # the worker found it in the same records
     parts = results.input_parts(state.root, claim, check, device)
     path = results.ledger_path(state.root, claim.id, check.id, device)
     figures = []

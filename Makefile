@@ -1,0 +1,36 @@
+# The two commands the README promises:  `make` (the main job) and `make test`.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+ADDR   ?= 127.0.0.1:8000
+
+.PHONY: run verify site serve test browser bench clean
+
+run: verify serve  ## set up, verify what is not up to date, build and serve the site
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+verify: $(STAMP)  ## run the checks whose result is missing or stale; failures are evidence, not a build error
+	$(PY) -m pytest verify -n 2 --stale -q || test $$? -le 1
+
+site: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+serve: site
+	$(VENV)/bin/mkdocs serve --dev-addr $(ADDR)
+
+browser:  ## Debian's chromium for the browser tests (Playwright drives it; nothing is downloaded at run time)
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: $(STAMP) browser  ## the engine's tests
+	$(PY) -m pytest tests -n 2 -q
+
+bench: $(STAMP)
+	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf build

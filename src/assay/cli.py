@@ -1,0 +1,251 @@
+"""The ``assay`` command: thin shells that parse, call the core, and format.
+
+Each command's docstring is its help text. Errors print as ``path:line:col: severity[code]: message``;
+no traceback unless ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable
+
+from assay import checks, export, graph, schema
+from assay import status as vocab
+from assay.loader import load
+from assay.model import SERIES
+
+
+class UsageProblem(Exception):
+    """A problem with what the user asked for; printed as one line, exit status 2."""
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate every record and verifier; print every problem as path:line:col, exit 1 if any is an error.
+
+    example: assay check
+    """
+    kb = load(args.root)
+    found = checks.run(kb)
+    for d in found:
+        print(d.render())
+    n_err = sum(d.severity == "error" for d in found)
+    n_warn = len(found) - n_err
+    counts = f"{len(kb.claims)} claims, {len(kb.sources)} sources, {len(kb.decisions)} decisions"
+    print(f"{n_err} error(s), {n_warn} warning(s) in {len(kb.files)} records ({counts})", file=sys.stderr)
+    return 1 if n_err else 0
+
+
+_TEMPLATES = {
+    "claims": """\
+# yaml-language-server: $schema=../schema/claim.schema.json
+id: {id}
+title: A short name for lists and the graph
+statement: >-
+  The claim as filed, in the source document's words.
+tags: []
+citations:
+  - source: {source}
+    locator: "§1"
+    quote: >-
+      The source's exact words.
+no_check_reason: >-
+  Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.
+""",
+    "sources": """\
+# yaml-language-server: $schema=../schema/source.schema.json
+id: {id}
+kind: paper
+title: The title as the document gives it
+authors: [First Author, Second Author]
+year: {year}
+identifiers:
+  url: https://example.org/replace-me
+takeaways: []
+""",
+    "decisions": """\
+# yaml-language-server: $schema=../schema/decision.schema.json
+id: {id}
+title: The decision in a few words
+status: proposed
+date: "{date}"
+context: >-
+  The problem this decision answers.
+decision: >-
+  What is decided.
+consequences: >-
+  What follows, including what the validator enforces.
+""",
+}
+
+
+def next_id(root: Path, prefix: str) -> str:
+    """The next free id of a series: one past the highest number in use."""
+    folder = root / SERIES[prefix]
+    numbers = [int(m.group(1)) for p in folder.glob(f"{prefix}-*.yaml") if (m := re.match(rf"{prefix}-(\d+)$", p.stem))]
+    return f"{prefix}-{(max(numbers) + 1 if numbers else 1):03d}"
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    """Scaffold a record with the next free id of its series; it is valid against the schema.
+
+    example: assay new claim --theory
+    """
+    import datetime as dt
+
+    folder = {"claim": "claims", "source": "sources", "decision": "decisions"}[args.kind]
+    prefix = {"claims": "THEORY" if args.theory else "SOTA", "sources": "LIT", "decisions": "ADR"}[folder]
+    rid = next_id(args.root, prefix)
+    sources = sorted(p.stem for p in (args.root / "sources").glob("LIT-*.yaml"))
+    today = dt.date.today()
+    text = _TEMPLATES[folder].format(id=rid, source=sources[0] if sources else "LIT-001", year=today.year, date=today.isoformat())
+    path = args.root / folder / f"{rid}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as fh:
+        fh.write(text)
+    print(path.relative_to(args.root).as_posix())
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one record with its computed status and, for a claim, each check's state per device.
+
+    example: assay show SOTA-364
+    """
+    kb, states = graph.load_states(args.root)
+    loaded = kb.by_id.get(args.id)
+    if loaded is None:
+        raise UsageProblem(f"no record '{args.id}'")
+    print(f"{args.id}  ({loaded.path})")
+    if loaded.record is None:
+        print("  invalid: run `assay check`")
+        return 1
+    record = loaded.record
+    print(f"  {getattr(record, 'title', '')}")
+    if args.id in states:
+        st = states[args.id]
+        print(f"  status: {st.status} — {vocab.CLAIM[st.status].meaning}")
+        print(f"  closure: {st.closure}")
+        for c in st.checks:
+            stale = f" (stale: {'; '.join(c.stale)})" if c.stale else ""
+            print(f"  check {c.check} on {c.device}: {c.status}{stale}")
+    print(json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """List claims by computed status, and why each stale result is stale; runs nothing.
+
+    example: assay status
+    """
+    kb, states = graph.load_states(args.root)
+    for name, st in vocab.CLAIM.items():
+        ids = [cid for cid, s in states.items() if s.status == name]
+        if not ids:
+            continue
+        print(f"{name} ({len(ids)}): {st.meaning}")
+        for cid in ids:
+            print(f"  {cid:<12} {kb.claims[cid].title}")
+            for c in states[cid].stale:
+                print(f"    {c.check}.{c.device} is stale: {'; '.join(c.stale)}")
+    print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocab.CLAIM.items()), file=sys.stderr)
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Print the record graph, or the part within --depth links of --focus, as json, dot or mermaid.
+
+    example: assay graph --focus SOTA-364 --depth 1 --format mermaid
+    """
+    kb, states = graph.load_states(args.root)
+    g = graph.build(kb, states)
+    if args.focus:
+        if args.focus not in g:
+            raise UsageProblem(f"no record '{args.focus}' to focus on")
+        g = graph.focus(g, args.focus, args.depth)
+    if args.format == "json":
+        print(json.dumps(graph.to_json(g), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(graph.to_dot(g) if args.format == "dot" else graph.to_mermaid(g))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export every source as BibTeX, or the whole knowledge base with computed status as JSON.
+
+    example: assay export bibtex > refs.bib
+    """
+    kb, states = graph.load_states(args.root)
+    if args.what == "bibtex":
+        sys.stdout.write(export.bibtex_all(kb))
+    else:
+        print(json.dumps(export.as_json(kb, states), indent=2, ensure_ascii=False, sort_keys=True))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Regenerate the JSON Schemas in schema/ from the record model.
+
+    example: assay schema
+    """
+    for path in schema.write(args.root):
+        print(path.relative_to(args.root).as_posix())
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assay", description="A knowledge base of literature claims that can be run.")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the knowledge base's folder (default: .)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    # the same options after the command name (`assay check --root kb`); SUPPRESS keeps the earlier value
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", type=Path, default=argparse.SUPPRESS, help="the knowledge base's folder")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        doc = (func.__doc__ or "").strip()
+        p = sub.add_parser(name, help=doc.splitlines()[0], description=doc, parents=[common],
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.set_defaults(func=func)
+        return p
+
+    add("check", cmd_check)
+    p = add("new", cmd_new)
+    p.add_argument("kind", choices=("claim", "source", "decision"))
+    p.add_argument("--theory", action="store_true", help="a THEORY claim rather than a SOTA one")
+    p = add("show", cmd_show)
+    p.add_argument("id")
+    add("status", cmd_status)
+    p = add("graph", cmd_graph)
+    p.add_argument("--focus", metavar="ID")
+    p.add_argument("--depth", type=int, default=1)
+    p.add_argument("--format", choices=("json", "dot", "mermaid"), default="json")
+    p = add("export", cmd_export)
+    p.add_argument("what", choices=("bibtex", "json"))
+    add("schema", cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    args.root = args.root.resolve()
+    try:
+        return args.func(args)
+    except UsageProblem as e:
+        print(f"assay: error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+        if args.debug:
+            traceback.print_exc()
+        else:
+            print(f"assay: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

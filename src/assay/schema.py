@@ -1,0 +1,56 @@
+"""JSON Schemas (draft-07) for editors, generated from ``assay.model``.
+
+Committed under ``schema/``; every record's first line points at its schema so that an editor with
+the YAML language server completes and validates fields. ``assay schema`` rewrites them; a test
+fails when the committed files differ from the model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.model import MODELS
+
+DRAFT = "http://json-schema.org/draft-07/schema#"
+
+
+def _draft7(node: Any) -> Any:
+    """Rewrite pydantic's 2020-12 output into draft-07: ``$defs`` -> ``definitions``, no ``const`` lists."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                out[key] = value.replace("#/$defs/", "#/definitions/")
+            elif key == "$defs":
+                out["definitions"] = _draft7(value)
+            else:
+                out[key] = _draft7(value)
+        return out
+    if isinstance(node, list):
+        return [_draft7(v) for v in node]
+    return node
+
+
+def json_schema(folder: str) -> dict[str, Any]:
+    """The draft-07 schema of the records in ``folder`` (claims, sources, decisions)."""
+    model = MODELS[folder]
+    schema = _draft7(model.model_json_schema(mode="validation"))
+    return {"$schema": DRAFT, "$id": f"{folder[:-1]}.schema.json", **schema}
+
+
+def schema_files() -> dict[str, str]:
+    """File name -> text of every schema file."""
+    return {f"{folder[:-1]}.schema.json": json.dumps(json_schema(folder), indent=2, sort_keys=True) + "\n" for folder in MODELS}
+
+
+def write(root: Path) -> list[Path]:
+    """Write the schema files under ``root/schema``; returns their paths."""
+    out = []
+    for name, text in schema_files().items():
+        path = root / "schema" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        out.append(path)
+    return out

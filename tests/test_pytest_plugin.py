@@ -1,0 +1,322 @@
+"""The pytest plugin, run through pytester on tiny knowledge bases."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import matplotlib
+import pytest
+import torch  # noqa: F401 - imported once here: pytester's in-process runs must not re-import it
+
+from assay import results
+
+matplotlib.use("Agg")
+from assay.loader import load
+
+pytest_plugins = ["pytester"]
+
+SOURCE = """\
+# yaml-language-server: $schema=../schema/source.schema.json
+id: LIT-001
+kind: paper
+title: A paper
+authors: [A. Author]
+year: 2020
+identifiers: {url: "https://example.org/a"}
+"""
+
+CLAIM = """\
+# yaml-language-server: $schema=../schema/claim.schema.json
+id: SOTA-001
+title: Two is more than one
+statement: Two is more than one.
+citations:
+  - {{source: LIT-001, locator: "§1", quote: "Two is more than one."}}
+reported:
+  - {{id: paper-gap, what: the gap, value: 1.0, unit: units, source: LIT-001, locator: "Table 1"}}
+checks:
+{checks}
+"""
+
+
+def check(cid: str, test: str, expect: str, extra: str = "") -> str:
+    return textwrap.indent(textwrap.dedent(f"""\
+        - id: {cid}
+          tests: The gap is positive.
+          verifier: verify/test_kb.py::{test}
+          tier: analytic
+          devices: [cpu]
+          expect: {expect}
+        """) + textwrap.indent(extra, "  "), "  ")
+
+
+def make_kb(pytester: pytest.Pytester, checks: list[str], verifiers: str) -> Path:
+    root = pytester.path
+    (root / "sources").mkdir()
+    (root / "claims").mkdir()
+    (root / "verify").mkdir()
+    (root / "sources" / "LIT-001.yaml").write_text(SOURCE)
+    (root / "claims" / "SOTA-001.yaml").write_text(CLAIM.format(checks="".join(checks)))
+    (root / "verify" / "__init__.py").write_text("")
+    (root / "verify" / "test_kb.py").write_text(textwrap.dedent(verifiers))
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "-p no:cacheprovider"\n')
+    return root
+
+
+GAP_TESTS = """\
+    import pytest
+
+    @pytest.mark.claim("SOTA-001", "gap")
+    def test_gap(evidence):
+        evidence.metric("gap", 2.0)
+        evidence.metric("control", 0.0)
+    """
+
+
+def ledger(root: Path, check: str = "gap") -> dict:
+    return json.loads((root / "results" / "SOTA-001" / f"{check}.cpu.json").read_text())
+
+
+def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(pytester: pytest.Pytester) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    result = pytester.runpytest("verify", "--device", "cpu")
+    result.assert_outcomes(passed=1)
+    data = ledger(root)
+    assert data["verdict"] == "passed"
+    assert data["metrics"] == {"gap": 2.0, "control": 0.0}
+    assert data["expectation"] == [
+        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "measured": 2.0, "holds": True}
+    ]
+    assert data["environment"]["threads"] == 1
+    assert set(data["inputs"]["parts"]) == {
+        "record:SOTA-001#gap", "code:verify/test_kb.py", "package:torch", "package:numpy", "package:scikit-learn", "device",
+    }
+    assert data["inputs"]["hash"] == results.input_hash(data["inputs"]["parts"])
+    result.stdout.fnmatch_lines(["*assay: claims verified in this run*", "SOTA-001 * verified * gap.cpu: passed"])
+
+
+def test_an_unmet_expectation_fails_with_claim_check_metric_value_and_paper_number(pytester: pytest.Pytester) -> None:
+    expect = '[{metric: gap, op: ">", value: 5, reported: paper-gap}, {metric: control, op: "==", value: 0, tol: 1.0e-6}]'
+    root = make_kb(pytester, [check("gap", "test_gap", expect)], GAP_TESTS)
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*ExpectationNotMet: SOTA-001/gap: The gap is positive.",
+        "*  gap = 2, expected > 5 (paper: 1 units, LIT-001 Table 1)",
+    ])
+    data = ledger(root)
+    assert data["verdict"] == "failed"
+    assert [e["holds"] for e in data["expectation"]] == [False, True]
+    assert data["expectation"][0]["paper"] == {"value": 1.0, "unit": "units", "locator": "Table 1", "source": "LIT-001"}
+
+
+def test_a_known_failing_check_runs_as_strict_xfail(pytester: pytest.Pytester) -> None:
+    extra = "known_failing: the gap is too small at our scale\n"
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 5}]', extra)], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(xfailed=1)
+    assert ledger(root)["verdict"] == "known-failing"
+
+
+def test_a_known_failing_check_that_passes_is_a_failure(pytester: pytest.Pytester) -> None:
+    extra = "known_failing: the gap is too small at our scale\n"
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]', extra)], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(failed=1)
+    data = ledger(root)
+    assert data["verdict"] == "failed"
+    assert data["message"].startswith("declared known-failing, but the expectation held")
+
+
+def test_a_crash_in_a_known_failing_check_is_an_error_not_an_xfail(pytester: pytest.Pytester) -> None:
+    extra = "known_failing: the gap is too small at our scale\n"
+    tests = """\
+        import pytest
+
+        @pytest.mark.claim("SOTA-001", "gap")
+        def test_gap(evidence):
+            raise RuntimeError("boom")
+        """
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]', extra)], tests)
+    pytester.runpytest("verify").assert_outcomes(failed=1)
+    data = ledger(root)
+    assert data["verdict"] == "error"
+    assert "RuntimeError: boom" in data["message"]
+
+
+def test_a_missing_metric_is_an_error_naming_what_was_recorded(pytester: pytest.Pytester) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: width, op: ">", value: 1}]')], GAP_TESTS)
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"])
+    assert ledger(root)["verdict"] == "error"
+
+
+def test_a_hanging_verifier_times_out_as_an_error_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+    tests = GAP_TESTS + """
+    @pytest.mark.claim("SOTA-001", "slow")
+    def test_slow(evidence):
+        import time
+        time.sleep(30)
+    """
+    checks = [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
+              check("slow", "test_slow", '[{metric: gap, op: ">", value: 1}]', "timeout: 1\n")]
+    root = make_kb(pytester, checks, tests)
+    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    data = ledger(root, "slow")
+    assert data["verdict"] == "error"
+    assert "Timeout" in data["message"]
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_a_marker_naming_an_unknown_check_fails_with_a_clear_message_and_writes_nothing(pytester: pytest.Pytester) -> None:
+    tests = """\
+        import pytest
+
+        @pytest.mark.claim("SOTA-001", "gaps")
+        def test_gap(evidence):
+            evidence.metric("gap", 2.0)
+        """
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_gap: the claim marker names check 'gaps', which SOTA-001 does not have; see `assay check`"])
+    assert not (root / "results").exists()
+
+
+def test_unregistered_markers_are_refused_with_strict_markers(pytester: pytest.Pytester) -> None:
+    tests = GAP_TESTS + """
+    @pytest.mark.slwo
+    def test_typo():
+        pass
+    """
+    make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
+    result = pytester.runpytest("verify", "--strict-markers")
+    result.stdout.fnmatch_lines(["*'slwo' not found in `markers` configuration option*"])
+
+
+def test_claim_option_selects_one_claim_exactly(pytester: pytest.Pytester) -> None:
+    tests = GAP_TESTS + """
+    @pytest.mark.claim("SOTA-0011", "gap")
+    def test_other(evidence):
+        evidence.metric("gap", 2.0)
+    """
+    make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
+    result = pytester.runpytest("verify", "--claim", "SOTA-001")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_check_for_another_device_is_skipped_with_the_reason_and_not_written(pytester: pytest.Pytester) -> None:
+    c = check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]').replace("devices: [cpu]", "devices: [cuda]")
+    root = make_kb(pytester, [c], GAP_TESTS)
+    result = pytester.runpytest("verify", "--device", "cpu", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*SOTA-001/gap declares devices *'cuda'*; this run is on cpu"])
+    assert not (root / "results").exists()
+
+
+def test_shards_split_the_checks_deterministically_and_cover_them_all(pytester: pytest.Pytester) -> None:
+    names = [f"c{i}" for i in range(8)]
+    tests = "import pytest\n" + "".join(
+        f'\n@pytest.mark.claim("SOTA-001", "{n}")\ndef test_{n}(evidence):\n    evidence.metric("gap", 2.0)\n' for n in names
+    )
+    make_kb(pytester, [check(n, f"test_{n}", '[{metric: gap, op: ">", value: 1}]') for n in names], tests)
+    ran = []
+    for i in (1, 2, 3):
+        out = pytester.runpytest("verify", "--shard", f"{i}/3", "-v").stdout.lines
+        ran.append(sorted(line.split("::")[1].split()[0] for line in out if "PASSED" in line and "::" in line))
+    assert sorted(sum(ran, [])) == sorted(f"test_{n}" for n in names)
+    again = pytester.runpytest("verify", "--shard", "1/3", "-v").stdout.lines
+    assert sorted(line.split("::")[1].split()[0] for line in again if "PASSED" in line and "::" in line) == ran[0]
+
+
+def test_stale_option_runs_only_missing_or_stale_results(pytester: pytest.Pytester) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    pytester.runpytest("verify", "--stale").assert_outcomes(deselected=1)
+    (root / "verify" / "test_kb.py").write_text((root / "verify" / "test_kb.py").read_text() + "\n# changed\n")
+    pytester.runpytest("verify", "--stale").assert_outcomes(passed=1)
+
+
+def test_the_ledger_is_written_once_by_the_controller_under_xdist(pytester: pytest.Pytester) -> None:
+    names = ["a", "b", "c", "d"]
+    tests = "import pytest\n" + "".join(
+        f'\n@pytest.mark.claim("SOTA-001", "{n}")\ndef test_{n}(evidence):\n    evidence.metric("gap", 2.0)\n' for n in names
+    )
+    root = make_kb(pytester, [check(n, f"test_{n}", '[{metric: gap, op: ">", value: 1}]') for n in names], tests)
+    result = pytester.runpytest_subprocess("verify", "-n", "2")
+    result.assert_outcomes(passed=4)
+    files = sorted(p.name for p in (root / "results" / "SOTA-001").iterdir())
+    assert files == ["a.cpu.json", "b.cpu.json", "c.cpu.json", "d.cpu.json"]  # no temp files left behind
+    assert all(ledger(root, n)["environment"]["threads"] == 1 for n in names)
+
+
+def test_figures_are_written_as_svg_beside_the_ledger_file(pytester: pytest.Pytester) -> None:
+    tests = """\
+        import pytest
+
+        @pytest.mark.claim("SOTA-001", "gap")
+        def test_gap(evidence):
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            fig, ax = plt.subplots()
+            ax.plot([0, 1], [0, 1])
+            evidence.figure("line", fig)
+            evidence.metric("gap", 2.0)
+        """
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    assert ledger(root)["figures"] == ["gap.cpu.line.svg"]
+    assert (root / "results" / "SOTA-001" / "gap.cpu.line.svg").read_text().startswith("<?xml")
+
+
+def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "assay:" not in result.stdout.str()
+    assert not (pytester.path / "results").exists()
+
+
+def test_a_killed_write_leaves_the_previous_ledger_file_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results" / "SOTA-001" / "gap.cpu.json"
+    results.write(path, {"verdict": "passed"})
+
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
+
+    monkeypatch.setattr("os.replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        results.write(path, {"verdict": "failed"})
+    assert json.loads(path.read_text()) == {"verdict": "passed"}
+    assert [p.name for p in path.parent.iterdir()] == ["gap.cpu.json"]
+
+
+def test_status_tells_fresh_from_stale_and_says_why(pytester: pytest.Pytester) -> None:
+    from assay.graph import claim_states
+
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    state = claim_states(load(root))["SOTA-001"]
+    assert (state.status, state.checks[0].stale) == ("verified", [])
+    claim = root / "claims" / "SOTA-001.yaml"
+    claim.write_text(claim.read_text().replace("value: 1}", "value: 1.5}"))
+    (root / "verify" / "test_kb.py").write_text(GAP_TESTS.replace("2.0", "3.0"))
+    state = claim_states(load(root))["SOTA-001"]
+    assert state.status == "stale"
+    assert state.checks[0].stale == ["verify/test_kb.py changed", "the check in SOTA-001 changed"]
+
+
+def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    from assay.graph import claim_states
+
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    c = (root / "claims" / "SOTA-001.yaml").read_text().replace("devices: [cpu]", "devices: [cpu, cuda]")
+    (root / "claims" / "SOTA-001.yaml").write_text(c)
+    pytester.runpytest("verify", "--device", "cpu").assert_outcomes(passed=1)
+    cpu = ledger(root)
+    gpu = dict(cpu, device="cuda", inputs={"parts": {**cpu["inputs"]["parts"], "device": "cuda"}, "hash": "x"})
+    results.write(root / "results" / "SOTA-001" / "gap.cuda.json", gpu)  # as if copied from a GPU machine
+    states = claim_states(load(root))["SOTA-001"].checks
+    assert [(s.device, s.status, s.stale) for s in states] == [("cpu", "passed", []), ("cuda", "passed", [])]
