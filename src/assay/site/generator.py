@@ -1,0 +1,67 @@
+"""The pure generator: records and ledger in, pages and downloads out, as a list of ``Output``.
+
+No MkDocs here: the plugin only hands these to MkDocs. The same records and ledger give the same
+outputs, byte for byte (everything is iterated in sorted order; nothing reads the clock).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.export import as_json, bibtex_all
+from assay.site import dashboard, explorer, pages, reference
+from assay.site.markup import esc
+from assay.site.pages import Options, Page
+from assay.site.views import SiteIndex, index
+
+
+@dataclass(frozen=True)
+class Output:
+    """A file of the built site, docs-relative; pages carry their HTML body and title."""
+
+    path: str
+    content: str | bytes
+    title: str | None = None  # set for pages, HTML-escaped: the theme inserts it unescaped
+    in_nav: bool = False
+
+
+def generate(root: Path, options: Options | None = None) -> list[Output]:
+    """Every generated page and file for the knowledge base under ``root``, sorted by path."""
+    options = options or Options()
+    ix = index(Path(root))
+    out = [_page(p) for p in _pages(ix, options)] + _files(ix)
+    return sorted(out, key=lambda o: o.path)
+
+
+def _page(p: Page) -> Output:
+    return Output(p.path, p.html, esc(p.title), p.in_nav)
+
+
+def _pages(ix: SiteIndex, options: Options) -> list[Page]:
+    out = [dashboard.page(ix), explorer.page(ix), reference.records_page(), reference.diagnostics_page(),
+           pages.sources_index(ix), pages.decisions_index(ix)]
+    out += [pages.claim_page(ix, view, options) for view in ix.claims.values()]
+    out += [pages.source_page(ix, s) for s in ix.kb.sources.values()]
+    out += [pages.decision_page(ix, d) for d in ix.kb.decisions.values()]
+    out += pages.anthology_pages(ix) + pages.tag_pages(ix)
+    modules = sorted({c.verifier.split("::")[0] for v in ix.claims.values() for c in v.claim.checks})
+    out += [pages.code_page(ix.kb.root, m) for m in modules]
+    valid = set(ix.kb.claims) | set(ix.kb.sources) | set(ix.kb.decisions)
+    out += [pages.invalid_page(f) for f in ix.kb.by_id.values() if f.record is None and f.id not in valid
+            and pages.record_doc(f.id) != "index.md"]
+    return out
+
+
+def _files(ix: SiteIndex) -> list[Output]:
+    everything = json.dumps(as_json(ix.kb, ix.states), sort_keys=True, indent=1, ensure_ascii=False, default=str) + "\n"
+    out = [Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
+           Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
+    for view in ix.claims.values():
+        for state in view.results:
+            for name in state.result.data.get("figures", []):
+                path = state.result.path.parent / name
+                if pages._safe_name(name) and path.is_file():
+                    out.append(Output(f"figures/{view.claim.id}/{name}", path.read_bytes()))
+    return out

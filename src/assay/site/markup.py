@@ -1,0 +1,127 @@
+"""HTML building blocks for generated pages: escaping, links between pages, status chips, legends.
+
+Every piece of record text passes through ``esc`` before it reaches a page: pages are emitted as HTML,
+never as Markdown, so neither the Markdown engine nor the browser interprets what a record says.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import posixpath
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from assay.status import Status
+
+_ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
+
+
+def esc(text: Any) -> str:
+    """Record text as safe HTML text (quotes escaped too, so it may stand in attributes)."""
+    return html.escape(str(text), quote=True)
+
+
+def code_spans(text: str) -> str:
+    """Escape ``text``, then show its `backticked` words as code (for the model's own descriptions)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
+
+
+def paragraphs(text: str) -> str:
+    """Escaped text split into paragraphs at blank lines."""
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", text.strip()) if b.strip()]
+    return "".join(f"<p>{code_spans(b)}</p>" for b in blocks)
+
+
+def page_url(doc: str) -> str:
+    """The built file of a docs-relative page (``claims/X.md`` -> ``claims/X.html``)."""
+    return doc[:-3] + ".html" if doc.endswith(".md") else doc
+
+
+def href(here: str, target: str) -> str:
+    """A relative link from the page ``here`` to ``target`` (both docs-relative; ``#anchor`` kept)."""
+    path, _, anchor = target.partition("#")
+    rel = posixpath.relpath(page_url(path), posixpath.dirname(here) or ".")
+    return rel + (f"#{anchor}" if anchor else "")
+
+
+def record_doc(record_id: str) -> str:
+    """The page of a record, by the series of its id."""
+    folder = {"LIT": "sources", "SOTA": "claims", "THEORY": "claims", "ADR": "decisions"}.get(record_id.split("-")[0])
+    return f"{folder}/{record_id}.md" if folder else "index.md"
+
+
+def anchor(text: str) -> str:
+    """A stable fragment id from free text (a locator, a check id)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug or "x"
+
+
+@lru_cache(maxsize=None)
+def icon(name: str) -> str:
+    """The inline SVG of a Material icon shortcode name (``material-check-circle``); our own asset, not record text."""
+    family, _, rest = name.partition("-")
+    path = _ICONS / family / f"{rest}.svg"
+    svg = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return svg.replace("<svg ", '<svg aria-hidden="true" class="assay-icon" ', 1)
+
+
+def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> str:
+    """A coloured chip with the status icon and its label; the meaning shows on hover."""
+    text = esc(f"{prefix}{label or status.name}")
+    mark = icon(status.icon) if with_icon else '<span class="assay-dot"></span>'
+    return (f'<span class="assay-chip" style="--assay-c:{status.colour}" title="{esc(status.meaning)}">'
+            f"{mark}{text}</span>")
+
+
+def plain_chip(label: str, title: str = "") -> str:
+    """A neutral chip (tier, device) with no status colour."""
+    attr = f' title="{esc(title)}"' if title else ""
+    return f'<span class="assay-chip assay-chip-plain"{attr}>{esc(label)}</span>'
+
+
+def legend(tables: list[tuple[str, dict[str, Status]]]) -> str:
+    """The legend of one or more status vocabularies, printed from ``assay.status``."""
+    parts = ['<details class="assay-legend" data-search-exclude><summary>Legend</summary>']
+    for title, table in tables:
+        parts.append(f'<p class="assay-legend-title">{esc(title)}</p><ul>')
+        parts += [f"<li>{chip(s, with_icon=False)} {esc(s.meaning)}</li>" for s in table.values()]
+        parts.append("</ul>")
+    return "".join(parts) + "</details>"
+
+
+def link(here: str, target: str, text: str, title: str = "") -> str:
+    attr = f' title="{esc(title)}"' if title else ""
+    return f'<a href="{esc(href(here, target))}"{attr}>{esc(text)}</a>'
+
+
+def record_link(here: str, record_id: str, title: str | None = None) -> str:
+    """A link to a record's page showing its id (and title, when given)."""
+    text = f"{record_id}: {title}" if title else record_id
+    return link(here, record_doc(record_id), text)
+
+
+def table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
+    """A table from already-escaped cells."""
+    th = "".join(f"<th>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def script_json(data: Any) -> str:
+    """JSON that is safe inside a ``<script>`` element or a ``.js`` file: no raw ``<``, ``>`` or ``&``."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, safe)
+    return text
+
+
+def number(value: Any) -> str:
+    """A measured or reported number, compactly."""
+    if isinstance(value, bool) or value is None:
+        return esc(value if value is not None else "—")
+    if isinstance(value, (int, float)):
+        return esc(f"{value:.4g}")
+    return esc(value)

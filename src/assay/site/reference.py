@@ -1,0 +1,86 @@
+"""Pages generated from the engine's own tables: the record reference (from the pydantic models) and
+the diagnostics catalogue (from ``assay.diagnostics.CATALOGUE``)."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from assay import status as vocab
+from assay.diagnostics import CATALOGUE
+from assay.model import MODELS
+from assay.site.markup import anchor, chip, code_spans, esc, table
+from assay.site.pages import Page
+
+
+def _models() -> list[type[BaseModel]]:
+    """The three record models, then every model nested in them, in order of first mention."""
+    out: list[type[BaseModel]] = []
+    todo = list(MODELS.values())
+    while todo:
+        model = todo.pop(0)
+        if model in out:
+            continue
+        out.append(model)
+        for info in model.model_fields.values():
+            todo += [m for m in _nested(info.annotation) if m not in out]
+    return out
+
+
+def _nested(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _nested(arg)]
+
+
+def type_name(annotation: Any) -> str:
+    """A reader's name for a field type, as HTML (nested models link to their section)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return type_name(args[0])
+    if origin in (typing.Union, types.UnionType):
+        names = [type_name(a) for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin is list:
+        return f"list of {type_name(args[0])}"
+    if origin is Literal:
+        return " | ".join(f"<code>{esc(a)}</code>" for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f'<a href="#{anchor(annotation.__name__)}">{esc(annotation.__name__)}</a>'
+    return esc(getattr(annotation, "__name__", str(annotation)))
+
+
+def _default(info: Any) -> str:
+    if info.default is not PydanticUndefined:
+        return f"<code>{esc(info.default)}</code>"
+    if info.default_factory is not None:
+        return f"<code>{esc(info.default_factory())}</code>"
+    return ""
+
+
+def records_page() -> Page:
+    parts = ["<h1>Record reference</h1>",
+             "<p>Generated from <code>assay.model</code>: the same classes validate the records and produce the "
+             "JSON Schemas under <code>schema/</code>.</p>"]
+    for model in _models():
+        rows = [[f"<code>{esc(name)}</code>", type_name(info.annotation), "yes" if info.is_required() else "no",
+                 _default(info), code_spans(info.description or "")] for name, info in model.model_fields.items()]
+        doc = (model.__doc__ or "").strip().split("\n\n")[0]
+        parts.append(f'<h2 id="{anchor(model.__name__)}">{esc(model.__name__)}</h2><p>{code_spans(doc)}</p>'
+                     + table(["Field", "Type", "Required", "Default", "Description"], rows))
+    parts.append('<h2 id="statuses">Statuses</h2><p>Computed from the ledger, never typed (<code>assay.status</code>).</p>')
+    for title, vocabulary in (("Check", vocab.CHECK), ("Claim", vocab.CLAIM), ("Closure", vocab.CLOSURE), ("Freshness", vocab.FRESHNESS)):
+        parts.append(f"<h3>{esc(title)}</h3>" + table(["Status", "Meaning"], [[chip(s), esc(s.meaning)] for s in vocabulary.values()]))
+    return Page("reference/records.md", "Record reference", "".join(parts), True)
+
+
+def diagnostics_page() -> Page:
+    rows = [[f'<code id="{esc(c.name)}">{esc(c.name)}</code>', esc(c.severity), code_spans(c.meaning)] for c in CATALOGUE.values()]
+    intro = ("<p><code>assay check</code> prints every problem as "
+             "<code>path:line:col: severity[code]: message</code>, with a hint where one helps.</p>")
+    return Page("reference/diagnostics.md", "Diagnostics", "<h1>Diagnostics</h1>" + intro
+                + table(["Code", "Severity", "Meaning"], rows), True)

@@ -1,0 +1,127 @@
+"""The page model: records joined with their results, derived status and backlinks.
+
+A ``Claim`` is what the YAML says; a ``ClaimView`` adds what the site shows beside it. ``SiteIndex``
+is computed once per build and answers every "who points here" question in O(1).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import networkx as nx
+
+from assay.graph import ClaimState, build, claim_states
+from assay.loader import KnowledgeBase, Loaded
+from assay.model import Claim, Source
+from assay.results import CheckState, read_ledger
+
+TIER_ORDER = ("analytic", "toy", "reduced", "full")
+
+
+@dataclass(frozen=True)
+class Backlink:
+    """A typed link from another record to this one."""
+
+    source: str
+    type: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class CitedPassage:
+    """A claim's citation of a source: where in the source, and the exact words."""
+
+    claim: str
+    locator: str
+    quote: str
+
+
+@dataclass
+class ClaimView:
+    """A claim with its state and what the dashboard and claim page derive from it."""
+
+    claim: Claim
+    state: ClaimState
+    loaded: Loaded
+
+    @property
+    def results(self) -> list[CheckState]:
+        return [c for c in self.state.checks if c.result is not None]
+
+    @property
+    def freshness(self) -> str:
+        if not self.results:
+            return "none"
+        return "stale" if any(c.stale for c in self.results) else "fresh"
+
+    @property
+    def tiers(self) -> list[str]:
+        found = {c.tier for c in self.claim.checks}
+        return [t for t in TIER_ORDER if t in found]
+
+    @property
+    def devices_run(self) -> list[str]:
+        return sorted({c.device for c in self.results if c.status != "skipped"})
+
+    @property
+    def last_run(self) -> str:
+        return max((c.result.data.get("finished", "") for c in self.results if c.result), default="")
+
+    @property
+    def sources(self) -> list[str]:
+        return sorted({c.source for c in self.claim.citations})
+
+
+@dataclass
+class SiteIndex:
+    """Everything a page needs about the whole knowledge base."""
+
+    kb: KnowledgeBase
+    states: dict[str, ClaimState]
+    graph: nx.MultiDiGraph
+    claims: dict[str, ClaimView] = field(default_factory=dict)
+    backlinks: dict[str, list[Backlink]] = field(default_factory=lambda: defaultdict(list))
+    cited_by: dict[str, list[CitedPassage]] = field(default_factory=lambda: defaultdict(list))
+    tags: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    anthologies: dict[int, list[Source]] = field(default_factory=lambda: defaultdict(list))
+    governs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
+
+    @cached_property
+    def titles(self) -> dict[str, str]:
+        return {rid: str(a.get("title", rid)) for rid, a in self.graph.nodes(data=True)}
+
+    def anthology_title(self, number: int) -> str:
+        titles = sorted(s.anthology.title for s in self.anthologies[number] if s.anthology and s.anthology.title)
+        return titles[0] if titles else f"Anthology {number}"
+
+
+def index(root: Path) -> SiteIndex:
+    """Load the knowledge base under ``root`` with its ledger and compute the site's index of it."""
+    from assay.loader import load
+
+    kb = load(root)
+    ledger, _ = read_ledger(kb.root)
+    states = claim_states(kb, ledger)
+    ix = SiteIndex(kb, states, build(kb, states))
+    by_id = kb.by_id
+    for cid, claim in sorted(kb.claims.items()):
+        ix.claims[cid] = ClaimView(claim, states[cid], by_id[cid])
+        for rel in claim.relations:
+            ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
+        for cit in claim.citations:
+            ix.cited_by[cit.source].append(CitedPassage(cid, cit.locator, cit.quote))
+    for rid, loaded in sorted(by_id.items()):
+        for tag in getattr(loaded.record, "tags", []) or []:
+            ix.tags[tag].append(rid)
+    for sid, source in sorted(kb.sources.items()):
+        if source.anthology:
+            ix.anthologies[source.anthology.number].append(source)
+        for comp in source.compared_against:
+            ix.backlinks[comp.source].append(Backlink(sid, "compared_against", comp.reason))
+            ix.governs[comp.decision].append((sid, comp.source))
+    for units in ix.anthologies.values():
+        units.sort(key=lambda s: (s.anthology.unit if s.anthology else "", s.id))
+    return ix
