@@ -197,6 +197,18 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_readme(args: argparse.Namespace) -> int:
+    """Regenerate the README's status legend and record reference from the code.
+
+    example: assay readme
+    """
+    from assay.reference import update_readme
+
+    changed = update_readme(args.root / "README.md")
+    print("README.md updated" if changed else "README.md is current")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="A knowledge base of literature claims that can be run.")
     parser.add_argument("--root", type=Path, default=Path("."), help="the knowledge base's folder (default: .)")
@@ -228,6 +240,7 @@ def _parser() -> argparse.ArgumentParser:
     p = add("export", cmd_export)
     p.add_argument("what", choices=("bibtex", "json"))
     add("schema", cmd_schema)
+    add("readme", cmd_readme)
     return parser
 
 

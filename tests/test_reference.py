@@ -1,0 +1,35 @@
+"""Generated reference text: the README's sections are current and come from the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay import reference
+from assay.diagnostics import CATALOGUE
+from assay.model import Check
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_generated_sections_are_current() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert reference.render_readme(text) == text, "run `assay readme` to regenerate the README's reference sections"
+
+
+def test_the_record_reference_lists_every_field_of_a_check_with_its_description() -> None:
+    ref = reference.record_reference()
+    for name, info in Check.model_fields.items():
+        assert f"| `{name}` |" in ref
+        assert info.description.split("`")[0] in ref
+
+
+def test_the_record_reference_marks_required_fields_and_links_nested_structures() -> None:
+    ref = reference.record_reference()
+    assert "| `citations` | list of [Citation](#citation) | yes | Where the claim comes from, with exact quotes. |" in ref
+    assert "| `refined` | str | no | The statement as our checks found it to hold, where it differs. |" in ref
+
+
+def test_the_diagnostics_catalogue_has_one_row_per_code() -> None:
+    rows = [line for line in reference.diagnostics_catalogue().splitlines() if line.startswith("| `")]
+    assert len(rows) == len(CATALOGUE)
+    assert "| `unknown-source` | error | A citation, reported number or comparison names a source that does not exist. |" in rows
