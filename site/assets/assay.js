@@ -6,6 +6,7 @@
     var tableEl = document.getElementById("assay-claims");
     if (!form || !tableEl || form.dataset.ready) return;
     form.dataset.ready = "1";
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
     var rows = Array.prototype.slice.call(tableEl.tBodies[0].rows);
     var shown = document.getElementById("assay-shown");
     var controls = form.querySelectorAll("[data-filter]");

@@ -38,7 +38,7 @@ def _select(name: str, label: str, values: list[tuple[str, str]]) -> str:
 
 def _filters(ix: SiteIndex) -> str:
     sources = sorted({s for v in ix.claims.values() for s in v.sources})
-    return ('<form class="assay-filters" id="assay-filters" onsubmit="return false">'
+    return ('<form class="assay-filters" id="assay-filters">'
             + _select("status", "Status", [(n, n) for n in vocab.CLAIM])
             + _select("tag", "Tag", [(t, t) for t in sorted(ix.tags)])
             + _select("source", "Source", [(s, s) for s in sources])

@@ -7,8 +7,6 @@ page only as JSON data with ``<``, ``>`` and ``&`` escaped, and the page script 
 
 from __future__ import annotations
 
-import json
-
 from assay import status as vocab
 from assay.graph import to_json
 from assay.site.graph_layout import layout
@@ -51,7 +49,7 @@ def data_script(ix: SiteIndex) -> str:
 
 
 def json_download(ix: SiteIndex) -> str:
-    return json.dumps(to_json(ix.graph), sort_keys=True, indent=1, ensure_ascii=False, default=str) + "\n"
+    return script_json(to_json(ix.graph), indent=1) + "\n"
 
 
 def page(ix: SiteIndex) -> Page:

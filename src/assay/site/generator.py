@@ -6,13 +6,12 @@ outputs, byte for byte (everything is iterated in sorted order; nothing reads th
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.export import as_json, bibtex_all
 from assay.site import dashboard, explorer, pages, reference
-from assay.site.markup import esc
+from assay.site.markup import esc, script_json
 from assay.site.pages import Options, Page
 from assay.site.views import SiteIndex, index
 
@@ -55,7 +54,7 @@ def _pages(ix: SiteIndex, options: Options) -> list[Page]:
 
 
 def _files(ix: SiteIndex) -> list[Output]:
-    everything = json.dumps(as_json(ix.kb, ix.states), sort_keys=True, indent=1, ensure_ascii=False, default=str) + "\n"
+    everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
     out = [Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
            Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
     for view in ix.claims.values():

@@ -110,9 +110,11 @@ def table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def script_json(data: Any) -> str:
-    """JSON that is safe inside a ``<script>`` element or a ``.js`` file: no raw ``<``, ``>`` or ``&``."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def script_json(data: Any, indent: int | None = None) -> str:
+    """JSON that is safe inside a ``<script>`` element, a ``.js`` file or a page that sniffs it as HTML:
+    no raw ``<``, ``>`` or ``&`` (they are ``\\u003c`` etc.; the parsed data is unchanged)."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    text = json.dumps(data, sort_keys=True, indent=indent, separators=separators, ensure_ascii=False, default=str)
     for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(raw, safe)
     return text

@@ -1,0 +1,206 @@
+"""The site generator and its MkDocs plugin, against the fixture knowledge base tests/fixtures/site_kb.
+
+Golden files: ``ASSAY_REGEN_GOLDEN=1 pytest tests/test_site.py`` rewrites tests/fixtures/site_golden/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+from assay.site import generate
+
+REPO = Path(__file__).resolve().parents[1]
+KB = REPO / "tests" / "fixtures" / "site_kb"
+GOLDEN = REPO / "tests" / "fixtures" / "site_golden"
+PAYLOADS = ("<script", "<img", "<svg", "<i>", "<b>")  # as raw tags; as escaped text they are the record's words
+
+
+def build_site(root: Path, out: Path, strict: bool = True) -> Path:
+    """Build the site of the knowledge base at ``root`` with the repository's mkdocs.yml into ``out``."""
+    cfg = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    cfg["docs_dir"] = str(REPO / "site")
+    cfg["site_dir"] = str(out / "site")
+    cfg["plugins"] = [p if p != "assay" else {"assay": {"root": str(root)}} for p in cfg["plugins"]]
+    config = out / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    cmd = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)] + (["--strict"] if strict else [])
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr
+    return out / "site"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_site(KB, tmp_path_factory.mktemp("site"))
+
+
+# --- the generator ----------------------------------------------------------------------------------
+
+
+def _text_outputs() -> dict[str, str]:
+    return {o.path: o.content for o in generate(KB) if isinstance(o.content, str)}
+
+
+def test_generated_pages_match_the_golden_files() -> None:
+    outputs = _text_outputs()
+    if os.environ.get("ASSAY_REGEN_GOLDEN"):
+        for old in GOLDEN.rglob("*"):
+            if old.is_file():
+                old.unlink()
+        for path, text in outputs.items():
+            (GOLDEN / path).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / path).write_text(text, encoding="utf-8")
+    golden = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8") for p in GOLDEN.rglob("*") if p.is_file()}
+    assert sorted(outputs) == sorted(golden)
+    for path, text in outputs.items():
+        assert text == golden[path], f"{path} differs from its golden file (ASSAY_REGEN_GOLDEN=1 to accept)"
+
+
+def test_the_same_records_and_ledger_give_the_same_files() -> None:
+    first = [(o.path, o.content, o.title) for o in generate(KB)]
+    assert first == [(o.path, o.content, o.title) for o in generate(KB)]
+
+
+def test_the_claim_page_shows_the_papers_number_beside_ours() -> None:
+    page = _text_outputs()["claims/SOTA-364.md"]
+    assert "<td><code>knn_gap</code></td><td>10 % " in page
+    assert "<td>0.12</td><td><code>knn_gap &gt;= 0.05</code></td>" in page
+    assert 'href="../sources/LIT-590.html#cited-3-3"' in page
+    assert 'href="https://arxiv.org/abs/1911.05722v3"' in page
+    assert 'href="https://doi.org/10.1109/CVPR42600.2020.00975"' in page
+
+
+def test_a_stale_result_says_why() -> None:
+    page = _text_outputs()["claims/SOTA-999.md"]
+    assert '<h2 id="stale">Why results are stale</h2><ul class=""><li><code>payload</code> on cpu: torch changed from 2.12.0 to' in page
+
+
+def test_record_text_with_html_is_escaped_in_every_generated_file() -> None:
+    for path, text in _text_outputs().items():
+        if path.endswith(".bib"):
+            continue  # BibTeX is not HTML; its escaping is export.bibtex's
+        for line in text.splitlines():
+            if "alert" in line:
+                assert not re.search(r"<(script|img|svg)[^>]*alert|<[^>]+ on\w+=[^>]*alert", line), path
+                assert 'href="javascript:' not in line, path
+
+
+def test_the_record_reference_lists_every_field_with_its_description() -> None:
+    page = _text_outputs()["reference/records.md"]
+    assert '<h2 id="claim">Claim</h2>' in page
+    assert "<td><code>locator</code></td><td>str</td><td>yes</td><td></td><td>Section, figure, table, page or equation" in page
+
+
+def test_an_empty_knowledge_base_still_has_a_dashboard_and_a_graph(tmp_path: Path) -> None:
+    paths = [o.path for o in generate(tmp_path)]
+    assert "index.md" in paths and "graph.md" in paths and "graph-data.js" in paths
+
+
+# --- the built site ---------------------------------------------------------------------------------
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.refs: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("id", "name") and value:
+                self.ids.add(value)
+            if name in ("href", "src") and value is not None:
+                self.refs.append((tag, name, value))
+            if name.startswith("on") and value and "alert" in value:
+                self.refs.append((tag, name, value))
+        self._in_script = tag == "script"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+
+def _parse(path: Path) -> _Links:
+    p = _Links()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def test_every_internal_link_and_anchor_resolves(built: Path) -> None:
+    parsed = {p: _parse(p) for p in built.rglob("*.html")}
+    broken = []
+    for page, links in parsed.items():
+        if page.name == "404.html":
+            continue  # Material writes it with root-absolute links: a server shows it at any depth
+        for tag, _, value in links.refs:
+            url = urlsplit(value)
+            if url.scheme or value.startswith(("//", "mailto:")) or tag not in ("a", "link", "script", "img"):
+                continue
+            target = (page.parent / unquote(url.path)).resolve() if url.path else page
+            if not target.is_file():
+                broken.append(f"{page.relative_to(built)}: {value}")
+            elif url.fragment and target.suffix == ".html" and url.fragment not in parsed[target].ids:
+                broken.append(f"{page.relative_to(built)}: {value} (no such anchor)")
+    assert broken == []
+
+
+def test_no_script_style_or_font_comes_from_the_network(built: Path) -> None:
+    remote = []
+    for page in built.rglob("*.html"):
+        for tag, attr, value in _parse(page).refs:
+            if (tag in ("script", "link", "img", "iframe", "source") or attr == "src") and re.match(r"(https?:)?//", value):
+                remote.append(f"{page.relative_to(built)}: <{tag} {attr}={value}>")
+    for css in built.rglob("*.css"):
+        remote += [f"{css.relative_to(built)}: {u}" for u in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", css.read_text())]
+    assert remote == []
+
+
+def test_payload_records_show_as_text_in_pages(built: Path) -> None:
+    page = built / "claims" / "SOTA-999.html"
+    links = _parse(page)
+    assert not [s for s in links.scripts if "alert" in s]
+    assert not [r for r in links.refs if r[2].startswith("javascript:") or r[1].startswith("on")]
+    html = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(&quot;title&quot;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(&quot;quote&quot;)&gt;" in html
+
+
+def test_payload_records_show_as_text_in_the_search_index(built: Path) -> None:
+    index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    texts = [d["title"] + " " + d["text"] for d in index["docs"] if "SOTA-999" in d["location"]]
+    assert texts and any("&lt;script&gt;" in t for t in texts)
+    assert not [t for t in texts if any(p in t for p in PAYLOADS)]
+
+
+def test_payload_records_show_as_text_in_the_graph_data(built: Path) -> None:
+    script = (built / "graph-data.js").read_text(encoding="utf-8")
+    assert "<" not in script and ">" not in script
+    data = json.loads(script.removeprefix("window.ASSAY_GRAPH = ").rstrip().rstrip(";"))
+    titles = {n[0]: n[1] for n in data["nodes"]}
+    assert titles["SOTA-999"] == '<script>alert("title")</script> & <b>bold</b>'
+
+
+def test_downloads_sit_beside_the_pages(built: Path) -> None:
+    everything = json.loads((built / "assay.json").read_text(encoding="utf-8"))
+    assert [c["id"] for c in everything["claims"]] == ["SOTA-364", "SOTA-368", "SOTA-999", "THEORY-085"]
+    assert "@inproceedings{he2019momentum," in (built / "assay.bib").read_text(encoding="utf-8")
+    assert (built / "figures" / "SOTA-364" / "leak-exists.cpu.curves.svg").is_file()
+
+
+def test_the_repository_site_builds_strict(tmp_path: Path) -> None:
+    assert (build_site(REPO, tmp_path) / "index.html").is_file()
