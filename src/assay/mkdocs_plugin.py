@@ -49,6 +49,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         if out is None:
             return markdown
         page.meta["title"] = out.title
+        page.meta["hide"] = ["toc"]  # generated pages have no Markdown headings to list; use the width
         return ""
 
     @event_priority(100)

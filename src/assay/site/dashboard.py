@@ -58,5 +58,5 @@ def _table(ix: SiteIndex) -> str:
             f"<td>{esc(', '.join(v.devices_run) or '—')}</td>"
             f"<td>{chip(vocab.FRESHNESS[v.freshness], with_icon=False)}</td><td>{esc(v.last_run[:10] or '—')}</td></tr>")
     head = "".join(f"<th>{h}</th>" for h in ("Claim", "Title", "Status", "Tier", "Devices run", "Freshness", "Last run"))
-    return (f'<div class="assay-table-wrap"><table class="assay-claims" id="assay-claims"><thead><tr>{head}</tr></thead>'
+    return (f'<div class="assay-table-wrap assay-claims"><table id="assay-claims"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')

@@ -104,10 +104,11 @@ def record_link(here: str, record_id: str, title: str | None = None) -> str:
 
 
 def table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
-    """A table from already-escaped cells."""
+    """A table from already-escaped cells (class-less, so the theme styles it; ``cls`` goes on a wrapper)."""
     th = "".join(f"<th>{h}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+    out = f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="{cls}">{out}</div>' if cls else out
 
 
 def script_json(data: Any, indent: int | None = None) -> str:
