@@ -15,6 +15,7 @@ import networkx as nx
 from assay.diagnostics import Diagnostic
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import SERIES, Claim, Source, series
+from assay.results import FORMAT, read_ledger
 from assay.verifiers import scan
 
 
@@ -27,6 +28,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found += list(_compared_against(kb))
     found += list(_verifiers(kb))
     found += list(_uncited(kb))
+    found += list(_ledger(kb))
     return sorted(set(found))
 
 
@@ -123,13 +125,19 @@ def _order_key(source: Source) -> str:
     return source.date or str(source.year)
 
 
+def _later(a: str, b: str) -> bool:
+    """Whether date ``a`` is later than ``b``, compared at the precision both have ('2020' vs '2020-02': no)."""
+    n = min(len(a), len(b))
+    return a[:n] > b[:n]
+
+
 def _compared_against(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """ADR-011: a source lists only comparisons it could have run, so the target is not later."""
     sources = kb.sources
     for sid, source in sources.items():
         for n, comp in enumerate(source.compared_against):
             target = sources.get(comp.source)
-            if target is not None and _order_key(target) > _order_key(source):
+            if target is not None and _later(_order_key(target), _order_key(source)):
                 yield kb.by_id[sid].diag(
                     ("compared_against", n, "source"), "compared-against-later",
                     f"{sid} ({_order_key(source)}) cannot have compared itself against the later "
@@ -173,3 +181,10 @@ def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     for sid in kb.sources:
         if sid not in cited:
             yield kb.by_id[sid].diag(("id",), "uncited-source", f"no claim cites {sid}")
+
+
+def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Ledger files that cannot be read would otherwise pass silently as 'not run'."""
+    for path in read_ledger(kb.root)[1]:
+        yield Diagnostic(path, 1, 1, "bad-ledger", f"not a format-{FORMAT} result with claim, check, device and verdict",
+                         "rerun the check with pytest verify, or delete the file")

@@ -49,11 +49,13 @@ def claim_states(kb: KnowledgeBase, ledger: dict[tuple[str, str, str], Result] |
     rests_on = nx.DiGraph()
     rests_on.add_nodes_from(summary)
     for cid, claim in kb.claims.items():
-        rests_on.add_edges_from((cid, r.target) for r in claim.relations if r.type == "depends_on" and r.target in summary)
+        # a claim it rests on that is invalid or missing keeps the closure open, so keep those edges too
+        rests_on.add_edges_from((cid, r.target) for r in claim.relations
+                                if r.type == "depends_on" and node_kind(r.target) in ("claim", "theory"))
     out = {}
     for cid, (status, states) in summary.items():
         below = nx.descendants(rests_on, cid) | {cid}
-        closed = all(summary[d][0] == "verified" for d in below)
+        closed = all(d in summary and summary[d][0] == "verified" for d in below)
         out[cid] = ClaimState(cid, status, "closed" if closed else "open", states)
     return out
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from assay.diagnostics import Diagnostic
-from assay.model import MODELS, Claim, Decision, Record, Source
+from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
 
 Loc = tuple[str | int, ...]
 Pos = tuple[int, int]
@@ -91,6 +91,9 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        if e.context == "expected a single document in the stream":  # the catalogue files this under not-mapping
+            return None, {}, [Diagnostic(path, line, col, "yaml-not-mapping", "the file holds several documents",
+                                         "a record is one mapping; put each record in its own file")]
         message = " ".join(p for p in (e.context, e.problem) if p)
         return None, {}, [Diagnostic(path, line, col, "yaml-syntax", message or "the YAML does not parse")]
     except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (control characters), deep nesting
@@ -150,6 +153,9 @@ def load_file(path: Path, root: Path) -> Loaded:
             Diagnostic(rel, 1, 1, "schema-line", "the first line does not point editors at the schema",
                        f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line")
         )
+    prefix = series(data["id"]) if isinstance(data.get("id"), str) else None
+    if prefix and SERIES[prefix] != folder:
+        return loaded  # validated against the wrong model it would only cascade; assay.checks reports wrong-folder
     model = MODELS[folder]
     try:
         loaded.record = model.model_validate(data)
@@ -267,7 +273,11 @@ class KnowledgeBase:
         return out
 
     def _valid(self, cls: type[Record]) -> dict[str, Any]:
-        return {f.record.id: f.record for f in self.files if isinstance(f.record, cls)}
+        out: dict[str, Any] = {}
+        for f in self.files:  # the first of a duplicated id wins, as in by_id
+            if isinstance(f.record, cls):
+                out.setdefault(f.record.id, f.record)
+        return out
 
     @property
     def claims(self) -> dict[str, Claim]:

@@ -1,0 +1,254 @@
+"""assay.checks (with assay.diagnostics and assay.verifiers): rules across records and verifiers.
+
+Each broken fixture is laid over the valid knowledge base and the run's whole output is compared.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from assay import checks
+from assay.diagnostics import CATALOGUE, Diagnostic, errors
+from assay.loader import load
+from assay.verifiers import Verifier, local_imports, scan
+
+from .conftest import BROKEN
+
+
+def test_the_valid_fixture_has_no_diagnostic(diagnose):
+    assert diagnose() == ""
+
+
+# --- identity -----------------------------------------------------------------------------------
+
+
+def test_an_id_that_differs_from_the_file_name_is_reported_with_both(diagnose):
+    assert diagnose("id-mismatch") == (
+        "claims/SOTA-380.yaml:2:1: error[id-mismatch]: id 'SOTA-381' differs from the file name 'SOTA-380.yaml'\n"
+        "  hint: rename the file to SOTA-381.yaml or change the id"
+    )
+
+
+def test_a_claim_filed_among_the_sources_is_reported_once_as_in_the_wrong_folder(diagnose):
+    assert diagnose("wrong-folder") == (
+        "sources/SOTA-380.yaml:2:1: error[wrong-folder]: 'SOTA-380' is a SOTA record and belongs in claims/"
+    )
+
+
+def test_a_second_record_with_an_id_is_a_duplicate_and_its_file_name_differs(diagnose):
+    # a duplicate id in one folder always differs from its file name too: the stem is the id
+    assert diagnose("duplicate-id") == (
+        "claims/SOTA-380.yaml:2:1: error[duplicate-id]: id 'SOTA-364' is also used by claims/SOTA-364.yaml\n"
+        "  hint: give this record the next free id (assay new)\n"
+        "claims/SOTA-380.yaml:2:1: error[id-mismatch]: id 'SOTA-364' differs from the file name 'SOTA-380.yaml'\n"
+        "  hint: rename the file to SOTA-364.yaml or change the id"
+    )
+
+
+def test_a_check_id_listed_twice_is_reported_at_the_second(diagnose):
+    assert diagnose("duplicate-check") == (
+        "claims/SOTA-364.yaml:34:5: error[duplicate-check]: check 'bn-cross-sample' is listed twice"
+    )
+
+
+def test_a_reported_number_listed_twice_is_reported_at_the_second(diagnose):
+    assert diagnose("duplicate-reported") == (
+        "claims/SOTA-364.yaml:21:5: error[duplicate-reported]: reported number 'moco-top1' is listed twice"
+    )
+
+
+# --- references ---------------------------------------------------------------------------------
+
+
+def test_a_citation_of_a_missing_source_suggests_the_nearest_id(diagnose):
+    assert diagnose("unknown-source") == (
+        "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n"
+        "  hint: did you mean 'LIT-590'?"
+    )
+
+
+def test_a_relation_to_a_missing_record_suggests_the_nearest_id(diagnose):
+    assert diagnose("unknown-record") == (
+        "claims/SOTA-380.yaml:11:5: error[unknown-record]: 'THEORY-058' is not a record\n"
+        "  hint: did you mean 'THEORY-085'?"
+    )
+
+
+def test_an_expectation_naming_a_missing_reported_number_suggests_the_nearest(diagnose):
+    assert diagnose("unknown-reported") == (
+        "claims/SOTA-364.yaml:43:9: error[unknown-reported]: 'moco-top5' is not a reported number of SOTA-364\n"
+        "  hint: did you mean 'moco-top1'?"
+    )
+
+
+def test_a_comparison_governed_by_a_missing_decision_suggests_the_nearest(diagnose):
+    assert diagnose("unknown-decision") == (
+        "sources/LIT-612.yaml:15:5: error[unknown-decision]: 'ADR-012' is not a decision\n"
+        "  hint: did you mean 'ADR-011'?"
+    )
+
+
+def test_a_claim_related_to_itself_is_an_error(diagnose):
+    assert diagnose("self-relation") == "claims/SOTA-380.yaml:11:5: error[self-relation]: SOTA-380 refines itself"
+
+
+def test_a_depends_on_cycle_is_reported_once_from_its_smallest_id(diagnose):
+    assert diagnose("depends-on-cycle") == (
+        "claims/SOTA-380.yaml:11:5: error[depends-on-cycle]: depends_on cycle: SOTA-380 -> SOTA-381 -> SOTA-380\n"
+        "  hint: a claim cannot rest on itself; make one of these links 'supports'"
+    )
+
+
+def test_a_source_that_compares_itself_with_a_later_one_breaks_adr_011(diagnose):
+    assert diagnose("compared-against-later") == (
+        "sources/LIT-590.yaml:15:5: error[compared-against-later]: LIT-590 (2019-11) cannot have compared itself "
+        "against the later LIT-612 (2020-02)\n"
+        "  hint: file the link on LIT-612 instead, if it runs the comparison (ADR-011)"
+    )
+
+
+def test_a_year_is_not_later_than_a_date_in_that_year(kb_root):
+    # LIT-612 (2020-02) compares itself with a source known only by its year, 2020: it may have run it
+    path = kb_root / "sources" / "LIT-590.yaml"
+    path.write_text(path.read_text().replace("year: 2019\ndate: 2019-11\n", "year: 2020\n"))
+    assert checks.run(load(kb_root)) == []
+
+
+def test_a_source_no_claim_cites_is_a_warning(diagnose):
+    assert diagnose("uncited-source") == "sources/LIT-620.yaml:2:1: warning[uncited-source]: no claim cites LIT-620"
+
+
+# --- verifiers ----------------------------------------------------------------------------------
+
+
+def test_a_check_naming_a_missing_verifier_is_an_error(diagnose):
+    assert diagnose("unknown-verifier") == (
+        "claims/SOTA-380.yaml:12:5: error[unknown-verifier]: verifier 'verify/test_sota380.py::test_leak' does not exist\n"
+        "  hint: did you mean 'verify/test_sota364.py::test_shuffle_bn'?"
+    )
+
+
+def test_a_check_naming_another_claims_verifier_is_a_mismatch(diagnose):
+    assert diagnose("verifier-mismatch") == (
+        "claims/SOTA-380.yaml:12:5: error[verifier-mismatch]: 'verify/test_sota364.py::test_shuffle_bn' is marked "
+        "claim('SOTA-364', 'shuffle-bn'), not ('SOTA-380', 'leak')"
+    )
+
+
+def test_a_verifier_tied_to_a_missing_check_suggests_the_nearest_check(diagnose):
+    assert diagnose("orphan-verifier-check") == (
+        "verify/test_orphan.py:5:1: error[orphan-verifier]: 'verify/test_orphan.py::test_tied_to_a_check_that_does_not_exist' "
+        "is tied to check 'shuffle-bm', which SOTA-364 does not have\n"
+        "  hint: did you mean 'shuffle-bn'?"
+    )
+
+
+def test_a_verifier_tied_to_a_missing_claim_suggests_the_nearest_claim(diagnose):
+    assert diagnose("orphan-verifier-claim") == (
+        "verify/test_orphan.py:5:1: error[orphan-verifier]: 'verify/test_orphan.py::test_tied_to_a_claim_that_does_not_exist' "
+        "is tied to 'SOTA-365', which is not a claim\n"
+        "  hint: did you mean 'SOTA-364'?"
+    )
+
+
+def test_a_verifier_without_a_claim_marker_is_untied(diagnose):
+    assert diagnose("untied-verifier") == (
+        "verify/test_untied.py:4:1: error[untied-verifier]: 'verify/test_untied.py::test_measures_nothing_in_particular' "
+        "has no claim marker\n"
+        "  hint: add @pytest.mark.claim('SOTA-NNN', 'check-id')"
+    )
+
+
+def test_verifiers_of_an_invalid_claim_are_not_reported_as_orphans(make_kb):
+    root = make_kb()
+    path = root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace("title: Batch norm leaks information between contrastive pairs\n", ""))
+    assert [d.render() for d in checks.run(load(root))] == [
+        "claims/SOTA-364.yaml:2:1: error[missing-field]: 'title' is required"
+    ]
+
+
+# --- the ledger ---------------------------------------------------------------------------------
+
+
+def test_a_ledger_file_that_cannot_be_read_is_an_error_not_a_silent_not_run(diagnose):
+    assert diagnose("bad-ledger") == (
+        "results/SOTA-364/shuffle-bn.cpu.json:1:1: error[bad-ledger]: "
+        "not a format-1 result with claim, check, device and verdict\n"
+        "  hint: rerun the check with pytest verify, or delete the file"
+    )
+
+
+# --- one run, every diagnostic ------------------------------------------------------------------
+
+
+def test_faults_in_two_files_are_both_reported_in_file_order(make_kb):
+    found = checks.run(load(make_kb("unknown-source", "untied-verifier")))
+    assert [d.render() for d in found] == [
+        "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n  hint: did you mean 'LIT-590'?",
+        "verify/test_untied.py:4:1: error[untied-verifier]: 'verify/test_untied.py::test_measures_nothing_in_particular' "
+        "has no claim marker\n  hint: add @pytest.mark.claim('SOTA-NNN', 'check-id')",
+    ]
+
+
+def test_errors_leaves_out_warnings(make_kb):
+    found = checks.run(load(make_kb("uncited-source", "bad-id")))
+    assert [d.code for d in found] == ["bad-id", "uncited-source"]
+    assert [d.code for d in errors(found)] == ["bad-id"]
+
+
+# --- diagnostics as data ------------------------------------------------------------------------
+
+
+def test_a_diagnostic_renders_as_path_line_col_severity_code_message_and_hint():
+    d = Diagnostic("claims/SOTA-364.yaml", 12, 5, "unknown-source", "'LIT-509' is not a source", "did you mean 'LIT-590'?")
+    assert d.render() == (
+        "claims/SOTA-364.yaml:12:5: error[unknown-source]: 'LIT-509' is not a source\n  hint: did you mean 'LIT-590'?"
+    )
+
+
+def test_a_diagnostic_with_a_code_outside_the_catalogue_cannot_be_made():
+    with pytest.raises(ValueError, match="unknown diagnostic code 'no-such-code'"):
+        Diagnostic("x.yaml", 1, 1, "no-such-code", "message")
+
+
+def test_every_code_in_the_catalogue_has_a_severity_and_a_sentence_of_meaning():
+    for code in CATALOGUE.values():
+        assert code.severity in ("error", "warning"), code
+        assert len(code.meaning) > 20 and code.meaning.endswith("."), code
+
+
+def test_every_code_in_the_catalogue_has_a_broken_fixture_named_after_it():
+    names = [p.name for p in BROKEN.iterdir()]
+    missing = [c for c in CATALOGUE if not any(n == c or n.startswith(c + "-") for n in names)]
+    assert missing == [], f"add tests/fixtures/kb/broken/<code>/ and a test for: {missing}"
+
+
+def test_diagnostics_sort_by_file_then_line_then_column():
+    a = Diagnostic("a.yaml", 9, 1, "bad-id", "m")
+    b = Diagnostic("b.yaml", 1, 1, "bad-id", "m")
+    c = Diagnostic("a.yaml", 2, 3, "bad-id", "m")
+    assert sorted([a, b, c]) == [c, a, b]
+
+
+# --- the verifier index -------------------------------------------------------------------------
+
+
+def test_scan_finds_each_test_with_the_marker_on_it_or_on_its_module(kb_root):
+    assert scan(kb_root) == {
+        "verify/test_sota364.py::test_bn_couples_samples":
+            Verifier("verify/test_sota364.py::test_bn_couples_samples", 8, "SOTA-364", "bn-cross-sample"),
+        "verify/test_sota364.py::test_shuffle_bn": Verifier("verify/test_sota364.py::test_shuffle_bn", 14, "SOTA-364", "shuffle-bn"),
+        "verify/test_theory085.py::test_infonce_never_exceeds_log_n":
+            Verifier("verify/test_theory085.py::test_infonce_never_exceeds_log_n", 7, "THEORY-085", "log-n-cap"),
+    }
+
+
+def test_scan_skips_a_module_that_does_not_parse(kb_root):
+    (kb_root / "verify" / "test_broken.py").write_text("def test_x(:\n")
+    assert "verify/test_broken.py::test_x" not in scan(kb_root)
+
+
+def test_local_imports_follow_the_verifier_into_the_knowledge_base_and_nowhere_else(kb_root):
+    found = local_imports(kb_root, kb_root / "verify" / "test_sota364.py")
+    assert [p.relative_to(kb_root.resolve()).as_posix() for p in found] == ["verify/helpers.py", "verify/test_sota364.py"]

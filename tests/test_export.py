@@ -1,0 +1,85 @@
+"""assay.export: BibTeX for every source, JSON for every record with its computed status."""
+
+from __future__ import annotations
+
+import json
+
+from assay import export, graph, results
+from assay.loader import load
+from assay.model import Source
+
+
+def source(**fields) -> Source:
+    base = {"id": "LIT-590", "kind": "preprint", "title": "Momentum Contrast for Unsupervised Visual Representation Learning",
+            "authors": ["Kaiming He", "Haoqi Fan"], "year": 2019, "identifiers": {"arxiv": "1911.05722v3"}}
+    return Source.model_validate({**base, **fields})
+
+
+def test_a_bibkey_is_surname_year_and_first_long_word_of_the_title():
+    assert export.bibkey(source()) == "he2019momentum"
+    assert export.bibkey(source(authors=["Aäron van den Oord"], title="On a CPC")) == "oord2019work"
+
+
+def test_a_preprint_is_an_article_with_its_arxiv_eprint():
+    assert export.bibtex(source()) == (
+        "@article{he2019momentum,\n"
+        "  title = {Momentum Contrast for Unsupervised Visual Representation Learning},\n"
+        "  author = {Kaiming He and Haoqi Fan},\n"
+        "  year = {2019},\n"
+        "  eprint = {1911.05722v3},\n"
+        "  archiveprefix = {arXiv},\n"
+        "  note = {Assay LIT-590}\n"
+        "}\n"
+    )
+
+
+def test_a_paper_is_inproceedings_with_its_venue_as_booktitle():
+    text = export.bibtex(source(kind="paper", venue="CVPR 2020", identifiers={"doi": "10.1109/CVPR42600.2020.00975"}))
+    assert text.startswith("@inproceedings{he2019momentum,\n")
+    assert "  booktitle = {CVPR 2020},\n" in text and "  doi = {10.1109/CVPR42600.2020.00975},\n" in text
+
+
+def test_a_blog_post_is_misc_with_its_site_as_howpublished():
+    text = export.bibtex(source(kind="blog", venue="distill.pub", identifiers={"url": "https://distill.pub/x_y"}))
+    assert text.startswith("@misc{") and "  howpublished = {distill.pub},\n" in text
+    assert "  url = {https://distill.pub/x_y},\n" in text  # urls are not escaped
+
+
+def test_bibtex_specials_in_text_are_escaped():
+    text = export.bibtex(source(title="100% of {BN} & co_ops cost $5 #1"))
+    assert "  title = {100\\% of \\{BN\\} \\& co\\_ops cost \\$5 \\#1},\n" in text
+
+
+def test_bibtex_all_lists_sources_in_id_order(kb_root):
+    text = export.bibtex_all(load(kb_root))
+    assert text.index("Assay LIT-590") < text.index("Assay LIT-612")
+    assert text.count("@") == 2
+
+
+def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_root):
+    kb = load(kb_root)
+    claim = kb.claims["THEORY-085"]
+    parts = results.input_parts(kb.root, claim, claim.checks[0], "cpu")
+    results.write(results.ledger_path(kb.root, "THEORY-085", "log-n-cap", "cpu"), {
+        "format": 1, "claim": "THEORY-085", "check": "log-n-cap", "device": "cpu", "verdict": "passed",
+        "metrics": {"excess": 0.0}, "inputs": {"hash": results.input_hash(parts), "parts": parts},
+    })
+    kb, states = graph.load_states(kb_root)
+    data = export.as_json(kb, states)
+    theory = next(c for c in data["claims"] if c["id"] == "THEORY-085")
+    assert (theory["status"], theory["closure"]) == ("verified", "closed")
+    assert theory["results"] == [
+        {"check": "log-n-cap", "device": "cpu", "status": "passed", "stale": [], "metrics": {"excess": 0.0}}
+    ]
+    assert [s["id"] for s in data["sources"]] == ["LIT-590", "LIT-612"]
+    assert [d["id"] for d in data["decisions"]] == ["ADR-011"]
+    assert data["graph"] == graph.to_json(graph.build(kb, states))
+    json.dumps(data, allow_nan=False)  # plain JSON all the way down
+
+
+def test_the_json_export_leaves_out_invalid_records_but_the_graph_keeps_them(make_kb):
+    kb, states = graph.load_states(make_kb("missing-field"))
+    data = export.as_json(kb, states)
+    assert "SOTA-380" not in [c["id"] for c in data["claims"]]
+    assert {"id": "SOTA-380", "invalid": True} in [{"id": n["id"], "invalid": n["invalid"]} for n in data["graph"]["nodes"]
+                                                  if n["invalid"]]

@@ -1,0 +1,303 @@
+"""assay.graph and assay.status: computed status from the ledger, closure over depends_on, the graph's views."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay import graph, results
+from assay import status as vocab
+from assay.loader import load
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def record(root: Path, claim_id: str, check_id: str, device: str, verdict: str, **metrics: float) -> Path:
+    """Write a fresh ledger result as the pytest plugin would."""
+    kb = load(root)
+    claim = kb.claims[claim_id]
+    parts = results.input_parts(kb.root, claim, claim.check(check_id), device)
+    path = results.ledger_path(kb.root, claim_id, check_id, device)
+    results.write(path, {
+        "format": results.FORMAT, "claim": claim_id, "check": check_id, "device": device, "verdict": verdict,
+        "metrics": metrics, "inputs": {"hash": results.input_hash(parts), "parts": parts},
+    })
+    return path
+
+
+def verify_all(root: Path) -> None:
+    """Every check of the valid fixture passes on every device."""
+    record(root, "SOTA-364", "bn-cross-sample", "cpu", "passed", cross_sample_jacobian=0.1)
+    record(root, "SOTA-364", "shuffle-bn", "cpu", "passed", top1=60.0)
+    record(root, "SOTA-364", "shuffle-bn", "cuda", "passed", top1=61.0)
+    record(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+
+
+def states(root: Path) -> dict[str, graph.ClaimState]:
+    return graph.load_states(root)[1]
+
+
+def summary(root: Path) -> dict[str, tuple[str, str]]:
+    return {cid: (s.status, s.closure) for cid, s in states(root).items()}
+
+
+# --- status per check and claim, from the ledger ------------------------------------------------
+
+
+def test_without_a_ledger_checked_claims_are_not_run_and_unchecked_ones_cited_only(kb_root):
+    assert summary(kb_root) == {
+        "SOTA-364": ("not-run", "open"),
+        "THEORY-085": ("not-run", "open"),
+        "THEORY-090": ("cited-only", "open"),
+    }
+
+
+def test_each_check_has_a_state_on_every_device_it_declares(kb_root):
+    record(kb_root, "SOTA-364", "shuffle-bn", "cpu", "passed", top1=60.0)
+    got = [(c.check, c.device, c.status, c.stale) for c in states(kb_root)["SOTA-364"].checks]
+    assert got == [
+        ("bn-cross-sample", "cpu", "not-run", []),
+        ("shuffle-bn", "cpu", "passed", []),
+        ("shuffle-bn", "cuda", "not-run", []),
+    ]
+
+
+def test_a_claim_whose_checks_all_passed_is_verified_and_closed_when_what_it_rests_on_is(kb_root):
+    verify_all(kb_root)
+    assert summary(kb_root) == {
+        "SOTA-364": ("verified", "closed"),
+        "THEORY-085": ("verified", "closed"),
+        "THEORY-090": ("cited-only", "open"),
+    }
+
+
+def test_a_verified_claim_that_rests_on_an_unverified_one_stays_open(kb_root):
+    verify_all(kb_root)
+    record(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=0.3)
+    assert summary(kb_root)["SOTA-364"] == ("verified", "open")
+    assert summary(kb_root)["THEORY-085"] == ("contradicted", "open")
+
+
+def test_a_verified_claim_that_rests_on_an_invalid_claim_stays_open(kb_root):
+    verify_all(kb_root)
+    path = kb_root / "claims" / "THEORY-085.yaml"
+    path.write_text(path.read_text().replace("title: The InfoNCE estimate is capped at log N\n", ""))
+    assert summary(kb_root)["SOTA-364"] == ("verified", "open")
+
+
+def test_one_check_failing_beside_one_passing_makes_the_claim_partly_verified(kb_root):
+    verify_all(kb_root)
+    record(kb_root, "SOTA-364", "bn-cross-sample", "cpu", "failed", cross_sample_jacobian=0.0)
+    assert summary(kb_root)["SOTA-364"] == ("partly-verified", "open")
+
+
+def test_a_failure_on_one_device_outweighs_a_pass_on_another(kb_root):
+    verify_all(kb_root)
+    record(kb_root, "SOTA-364", "shuffle-bn", "cuda", "failed", top1=10.0)
+    assert summary(kb_root)["SOTA-364"] == ("partly-verified", "open")
+
+
+def test_checks_that_all_failed_contradict_the_claim(kb_root):
+    record(kb_root, "SOTA-364", "bn-cross-sample", "cpu", "failed", cross_sample_jacobian=0.0)
+    record(kb_root, "SOTA-364", "shuffle-bn", "cpu", "known-failing", top1=10.0)
+    assert summary(kb_root)["SOTA-364"] == ("contradicted", "open")
+
+
+def test_a_crashed_check_makes_the_claim_an_error(kb_root):
+    verify_all(kb_root)
+    record(kb_root, "SOTA-364", "shuffle-bn", "cpu", "error")
+    assert summary(kb_root)["SOTA-364"] == ("error", "open")
+
+
+def test_a_result_is_stale_when_a_module_the_verifier_imports_changes(kb_root):
+    verify_all(kb_root)
+    (kb_root / "verify" / "helpers.py").write_text("SEED = 1\n")
+    st = states(kb_root)["SOTA-364"]
+    assert (st.status, st.closure) == ("stale", "open")
+    assert [(c.check, c.device, c.stale) for c in st.stale] == [
+        ("bn-cross-sample", "cpu", ["verify/helpers.py changed"]),
+        ("shuffle-bn", "cpu", ["verify/helpers.py changed"]),
+        ("shuffle-bn", "cuda", ["verify/helpers.py changed"]),
+    ]
+    assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
+
+
+def test_a_result_is_stale_when_its_check_changes_but_not_when_a_citation_does(kb_root):
+    verify_all(kb_root)
+    path = kb_root / "claims" / "THEORY-085.yaml"
+    path.write_text(path.read_text().replace("locator: Eq. (1)", "locator: Eq. (2)"))
+    assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
+    path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))
+    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [["the check in THEORY-085 changed"]]
+
+
+def test_a_stale_reason_names_the_package_and_both_versions(kb_root):
+    verify_all(kb_root)
+    path = results.ledger_path(kb_root.resolve(), "THEORY-085", "log-n-cap", "cpu")
+    data = json.loads(path.read_text())
+    now = data["inputs"]["parts"]["package:numpy"]
+    data["inputs"]["parts"]["package:numpy"] = "0.0.1"
+    results.write(path, data)
+    assert states(kb_root)["THEORY-085"].checks[0].stale == [f"numpy changed from 0.0.1 to {now}"]
+
+
+def test_a_ledger_of_another_format_is_not_read(kb_root):
+    path = record(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    data = json.loads(path.read_text())
+    results.write(path, {**data, "format": 99})
+    ledger, bad = results.read_ledger(kb_root)
+    assert (ledger, bad) == ({}, ["results/THEORY-085/log-n-cap.cpu.json"])
+    assert summary(kb_root)["THEORY-085"] == ("not-run", "open")
+
+
+# --- the status vocabulary ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("per_device", "combined"),
+    [
+        ([], "not-run"),
+        (["not-run"], "not-run"),
+        (["skipped"], "not-run"),
+        (["passed", "skipped"], "passed"),
+        (["passed", "not-run"], "passed"),
+        (["passed", "known-failing"], "known-failing"),
+        (["passed", "failed"], "failed"),
+        (["failed", "error"], "error"),
+    ],
+)
+def test_combine_devices_lets_the_worst_status_that_ran_win(per_device, combined):
+    assert vocab.combine_devices(per_device) == combined
+
+
+@pytest.mark.parametrize(
+    ("checks", "stale", "claim"),
+    [
+        ([], False, "cited-only"),
+        (["passed", "passed"], False, "verified"),
+        (["passed", "failed"], False, "partly-verified"),
+        (["passed", "not-run"], False, "partly-verified"),
+        (["passed", "known-failing"], False, "partly-verified"),
+        (["failed", "known-failing"], False, "contradicted"),
+        (["failed", "not-run"], False, "partly-verified"),
+        (["not-run", "not-run"], False, "not-run"),
+        (["passed", "error"], False, "error"),
+        (["passed", "passed"], True, "stale"),
+        (["error"], True, "error"),
+    ],
+)
+def test_summarise_gives_a_claim_status_from_its_checks(checks, stale, claim):
+    assert vocab.summarise(checks, stale) == claim
+
+
+def test_not_run_and_skipped_never_summarise_to_verified():
+    for statuses in (["not-run"], ["skipped"], ["passed", "not-run"]):
+        assert vocab.summarise([vocab.combine_devices([s]) for s in statuses], False) != "verified"
+
+
+def test_every_status_has_an_icon_a_colour_and_a_meaning():
+    for table in (vocab.CHECK, vocab.CLAIM, vocab.CLOSURE, vocab.FRESHNESS):
+        for name, s in table.items():
+            assert s.name == name and s.icon.startswith("material-") and s.colour.startswith("#") and s.meaning
+
+
+def test_summarise_and_combine_only_answer_with_statuses_of_the_vocabulary():
+    assert {vocab.combine_devices([s]) for s in vocab.CHECK} <= set(vocab.CHECK)
+    assert {vocab.summarise([s], stale) for s in vocab.CHECK for stale in (True, False)} <= set(vocab.CLAIM)
+
+
+# --- the graph ----------------------------------------------------------------------------------
+
+
+def test_the_graph_has_a_node_per_record_and_a_typed_edge_per_link(kb_root):
+    g = graph.to_json(graph.build(*graph.load_states(kb_root)))
+    assert [(n["id"], n["kind"], n.get("status")) for n in g["nodes"]] == [
+        ("ADR-011", "decision", None),
+        ("LIT-590", "source", None),
+        ("LIT-612", "source", None),
+        ("SOTA-364", "claim", "not-run"),
+        ("THEORY-085", "theory", "not-run"),
+        ("THEORY-090", "theory", "cited-only"),
+    ]
+    assert [(e["source"], e["type"], e["target"]) for e in g["edges"]] == [
+        ("LIT-612", "compared_against", "LIT-590"),
+        ("SOTA-364", "cites", "LIT-590"),
+        ("SOTA-364", "cites", "LIT-612"),
+        ("SOTA-364", "depends_on", "THEORY-085"),
+        ("THEORY-085", "cites", "LIT-612"),
+        ("THEORY-090", "cites", "LIT-612"),
+        ("THEORY-090", "supports", "SOTA-364"),
+    ]
+
+
+def test_an_invalid_record_stays_in_the_graph_flagged(make_kb):
+    g = graph.build(*graph.load_states(make_kb("missing-field")))
+    assert g.nodes["SOTA-380"] == {
+        "kind": "claim", "title": "SOTA-380", "path": "claims/SOTA-380.yaml", "invalid": True,
+        "status": "not-run", "closure": "open",
+    }
+    assert g.nodes["SOTA-364"]["invalid"] is False
+
+
+def test_links_to_an_invalid_source_survive_so_one_typo_does_not_cascade(kb_root):
+    path = kb_root / "sources" / "LIT-590.yaml"
+    path.write_text(path.read_text().replace("kind: preprint", "kind: article"))
+    g = graph.build(*graph.load_states(kb_root))
+    assert g.nodes["LIT-590"]["invalid"] is True
+    assert g.has_edge("SOTA-364", "LIT-590", key="cites")
+    assert g.has_edge("LIT-612", "LIT-590", key="compared_against")
+
+
+def test_focus_keeps_what_is_within_depth_links_either_way(kb_root):
+    g = graph.build(*graph.load_states(kb_root))
+    assert sorted(graph.focus(g, "THEORY-085", 0)) == ["THEORY-085"]
+    assert sorted(graph.focus(g, "THEORY-085", 1)) == ["LIT-612", "SOTA-364", "THEORY-085"]
+    assert sorted(graph.focus(g, "THEORY-085", 2)) == ["LIT-590", "LIT-612", "SOTA-364", "THEORY-085", "THEORY-090"]
+
+
+def test_to_json_does_not_depend_on_the_order_records_were_added(kb_root):
+    g = graph.build(*graph.load_states(kb_root))
+    reversed_g = type(g)()
+    reversed_g.add_nodes_from(reversed(list(g.nodes(data=True))))
+    reversed_g.add_edges_from(reversed(list(g.edges(keys=True, data=True))))
+    assert json.dumps(graph.to_json(reversed_g)) == json.dumps(graph.to_json(g))
+
+
+def test_to_dot_draws_sources_as_boxes_and_colours_claims_by_status(kb_root):
+    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 1)
+    assert graph.to_dot(g) == (
+        "digraph assay {\n"
+        "  rankdir=LR;\n"
+        '  "LIT-612" [label="LIT-612\\nA Simple Framework for Contrastive Learning of Visual Representations", '
+        'shape=box, color="#5d4037"];\n'
+        '  "SOTA-364" [label="SOTA-364\\nBatch norm leaks information between contrastive pairs", '
+        'shape=ellipse, color="#9e9e9e"];\n'
+        '  "THEORY-085" [label="THEORY-085\\nThe InfoNCE estimate is capped at log N", shape=diamond, color="#9e9e9e"];\n'
+        '  "SOTA-364" -> "LIT-612" [label="cites"];\n'
+        '  "SOTA-364" -> "THEORY-085" [label="depends_on"];\n'
+        '  "THEORY-085" -> "LIT-612" [label="cites"];\n'
+        "}\n"
+    )
+
+
+def test_to_mermaid_uses_ids_mermaid_accepts_and_labels_edges_by_type(kb_root):
+    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 1)
+    assert graph.to_mermaid(g) == (
+        "graph LR\n"
+        '  LIT_612[("LIT-612: A Simple Framework for Contrastive Learning of Visual Representations")]\n'
+        '  SOTA_364["SOTA-364: Batch norm leaks information between contrastive pairs"]\n'
+        '  THEORY_085["THEORY-085: The InfoNCE estimate is capped at log N"]\n'
+        "  SOTA_364 -->|cites| LIT_612\n"
+        "  SOTA_364 -->|depends_on| THEORY_085\n"
+        "  THEORY_085 -->|cites| LIT_612\n"
+    )
+
+
+def test_quotes_in_titles_are_escaped_in_dot_and_mermaid(kb_root):
+    path = kb_root / "claims" / "THEORY-085.yaml"
+    path.write_text(path.read_text().replace("title: The InfoNCE estimate is capped at log N", "title: 'The \"cap\"'"))
+    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 0)
+    assert '"THEORY-085" [label="THEORY-085\\nThe \\"cap\\"", shape=diamond' in graph.to_dot(g)
+    assert 'THEORY_085["THEORY-085: The #quot;cap#quot;"]' in graph.to_mermaid(g)
