@@ -154,7 +154,8 @@ def test_every_internal_link_and_anchor_resolves(built: Path) -> None:
             target = (page.parent / unquote(url.path)).resolve() if url.path else page
             if not target.is_file():
                 broken.append(f"{page.relative_to(built)}: {value}")
-            elif url.fragment and target.suffix == ".html" and url.fragment not in parsed[target].ids:
+            elif url.fragment and "=" not in url.fragment and target.suffix == ".html" and url.fragment not in parsed[target].ids:
+                # (a fragment with "=" is page state, e.g. graph.html#focus=SOTA-364&depth=2, read by the script)
                 broken.append(f"{page.relative_to(built)}: {value} (no such anchor)")
     assert broken == []
 

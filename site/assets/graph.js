@@ -131,6 +131,6 @@
   var m = /focus=([^&]+)(?:&depth=(\d+))?/.exec(location.hash);
   if (m) { if (m[2]) { state.depth = +m[2]; depth.value = m[2]; } focus(decodeURIComponent(m[1])); }
   window.assayGraph = { graph: graph, renderer: renderer, focus: focus };
-  renderer.once("afterRender", function () { document.body.dataset.graphReady = "1"; });
+  renderer.once("afterRender", function () { window.assayGraph.readyAt = performance.now(); document.body.dataset.graphReady = "1"; });
   renderer.refresh();
 })();

@@ -21,7 +21,7 @@ from assay.site import Options, Output, generate
 class AssayConfig(Config):
     root = c.Optional(c.Type(str))  # the knowledge base; default: the folder of mkdocs.yml
     edit_url = c.Optional(c.Type(str))  # e.g. https://github.com/org/kb/edit/main/{path}
-    depth = c.Type(int, default=3)  # deepest neighbourhood on a claim page
+    depth = c.Type(int, default=2)  # deepest neighbourhood on a claim page
 
 
 class AssayPlugin(BasePlugin[AssayConfig]):

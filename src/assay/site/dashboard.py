@@ -23,7 +23,7 @@ def page(ix: SiteIndex) -> Page:
         f'<p>{len(ix.claims)} claims, {len(ix.kb.sources)} sources, {len(ix.kb.decisions)} decisions. '
         f'{link(HERE, "graph.md", "Graph")} · {link(HERE, "assay.json", "JSON")} · {link(HERE, "assay.bib", "BibTeX")}</p>',
         f'<div class="assay-counts">{tiles}</div>',
-        legend([("Claim", vocab.CLAIM), ("Freshness", vocab.FRESHNESS)]),
+        legend("Claim", "Freshness"),
         _filters(ix),
         _table(ix),
     ]

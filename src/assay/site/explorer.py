@@ -72,7 +72,7 @@ Download: <a href="graph.json" download>graph.json</a> · <a href="assay.json" d
 </div>
 <div id="assay-graph" class="assay-graph" data-search-exclude><noscript>The graph needs JavaScript; <a href="graph.json">graph.json</a> holds the same data.</noscript></div>
 <p id="assay-graph-info" class="assay-graph-info" aria-live="polite"></p>
-{legend([("Claim", vocab.CLAIM)])}
+{legend("Claim")}
 <script src="assets/vendor/graph-vendor.min.js"></script>
 <script src="graph-data.js"></script>
 <script src="assets/graph.js"></script>

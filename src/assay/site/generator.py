@@ -11,7 +11,7 @@ from pathlib import Path
 
 from assay.export import as_json, bibtex_all
 from assay.site import dashboard, explorer, pages, reference
-from assay.site.markup import esc, script_json
+from assay.site.markup import VOCABULARIES, esc, icon_css, script_json
 from assay.site.pages import Options, Page
 from assay.site.views import SiteIndex, index
 
@@ -55,7 +55,8 @@ def _pages(ix: SiteIndex, options: Options) -> list[Page]:
 
 def _files(ix: SiteIndex) -> list[Output]:
     everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
-    out = [Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
+    icons = [st.icon for table in VOCABULARIES.values() for st in table.values()]
+    out = [Output("assets/assay-icons.css", icon_css(icons)), Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
            Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
     for view in ix.claims.values():
         for state in view.results:

@@ -6,14 +6,15 @@ never as Markdown, so neither the Markdown engine nor the browser interprets wha
 
 from __future__ import annotations
 
+import base64
 import html
 import json
-import posixpath
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assay import status as vocab
 from assay.status import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
@@ -41,9 +42,11 @@ def page_url(doc: str) -> str:
 
 
 def href(here: str, target: str) -> str:
-    """A relative link from the page ``here`` to ``target`` (both docs-relative; ``#anchor`` kept)."""
+    """A relative link from the page ``here`` to ``target`` (both docs-relative; ``#anchor`` kept).
+
+    Up to the root, then down: ``../claims/X.html`` from ``claims/Y.md`` (no relpath; it is hot)."""
     path, _, anchor = target.partition("#")
-    rel = posixpath.relpath(page_url(path), posixpath.dirname(here) or ".")
+    rel = "../" * here.count("/") + page_url(path) if path else ""
     return rel + (f"#{anchor}" if anchor else "")
 
 
@@ -59,13 +62,22 @@ def anchor(text: str) -> str:
     return slug or "x"
 
 
-@lru_cache(maxsize=None)
 def icon(name: str) -> str:
-    """The inline SVG of a Material icon shortcode name (``material-check-circle``); our own asset, not record text."""
-    family, _, rest = name.partition("-")
-    path = _ICONS / family / f"{rest}.svg"
-    svg = path.read_text(encoding="utf-8") if path.is_file() else ""
-    return svg.replace("<svg ", '<svg aria-hidden="true" class="assay-icon" ', 1)
+    """An icon by Material shortcode name (``material-check-circle``), drawn by ``icon_css``."""
+    return f'<span aria-hidden="true" class="assay-icon assay-i-{name}"></span>'
+
+
+def icon_css(names: list[str]) -> str:
+    """CSS masks for the icons, from the theme's own SVGs: each page carries a class, not the SVG."""
+    rules = []
+    for name in sorted(set(names)):
+        family, _, rest = name.partition("-")
+        path = _ICONS / family / f"{rest}.svg"
+        if path.is_file():
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            url = f'url("data:image/svg+xml;base64,{data}")'
+            rules.append(f".assay-i-{name} {{ -webkit-mask-image: {url}; mask-image: {url}; }}")
+    return "\n".join(rules) + "\n"
 
 
 def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> str:
@@ -82,10 +94,15 @@ def plain_chip(label: str, title: str = "") -> str:
     return f'<span class="assay-chip assay-chip-plain"{attr}>{esc(label)}</span>'
 
 
-def legend(tables: list[tuple[str, dict[str, Status]]]) -> str:
-    """The legend of one or more status vocabularies, printed from ``assay.status``."""
+VOCABULARIES = {"Claim": vocab.CLAIM, "Check": vocab.CHECK, "Closure": vocab.CLOSURE, "Freshness": vocab.FRESHNESS}
+
+
+@lru_cache(maxsize=32)
+def legend(*names: str) -> str:
+    """The legend of one or more status vocabularies (``"Claim"``, ``"Check"``...), printed from ``assay.status``."""
     parts = ['<details class="assay-legend" data-search-exclude><summary>Legend</summary>']
-    for title, table in tables:
+    for title in names:
+        table = VOCABULARIES[title]
         parts.append(f'<p class="assay-legend-title">{esc(title)}</p><ul>')
         parts += [f"<li>{chip(s, with_icon=False)} {esc(s.meaning)}</li>" for s in table.values()]
         parts.append("</ul>")

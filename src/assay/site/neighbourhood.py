@@ -82,6 +82,7 @@ def figure(ix: SiteIndex, rid: str, here: str, max_depth: int) -> str:
         radios.append(f'<input type="radio" name="assay-hood" id="assay-hood-{d}" class="assay-hood-radio"{checked}>'
                       f'<label for="assay-hood-{d}">depth {d}</label>')
         panels.append(f'<div class="assay-hood-panel assay-hood-panel-{d}">{svg(ix, rid, d, here)}</div>')
+    deeper = " · ".join(f'<a href="{esc(href(here, f"graph.md#focus={rid}&depth={d}"))}">{d}</a>' for d in (1, 2, 3, 4))
     caption = ('<p class="assay-note">Left: records that rest on this one; right: what it rests on '
-               '(cites, depends on, supports, …). Click a box to open its page.</p>')
+               f'(cites, depends on, supports, …). Click a box to open its page. In the graph at depth {deeper}.</p>')
     return f'<div class="assay-hood">{"".join(radios)}{"".join(panels)}</div>{caption}'

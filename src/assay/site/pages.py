@@ -34,7 +34,7 @@ class Options:
     """Choices of the site that are not in the records."""
 
     edit_url: str | None = None  # e.g. "https://github.com/org/kb/edit/main/{path}" ({line} optional)
-    depth: int = 3  # the deepest neighbourhood a claim page offers
+    depth: int = 2  # the deepest neighbourhood drawn on a claim page; the graph page goes deeper
 
 
 def _h1(record_id: str, title: str) -> str:
@@ -81,7 +81,7 @@ def claim_page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
     body = [
         _h1(claim.id, claim.title),
         _claim_chips(view),
-        legend([("Claim", vocab.CLAIM), ("Check", vocab.CHECK), ("Closure", vocab.CLOSURE), ("Freshness", vocab.FRESHNESS)]),
+        legend("Claim", "Check", "Closure", "Freshness"),
         _section("statement", "Statement", _statement(claim)),
         _section("conditions", "Conditions", _ul([esc(c) for c in claim.conditions])),
         _section("citations", "Citations", _citations(ix, view, here)),

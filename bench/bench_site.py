@@ -1,0 +1,170 @@
+"""Site build at scale: knowledge bases of 1,000 and 10,000 claims, built with MkDocs-Material.
+
+For each size: generate sources, claims (with citations, relations, checks) and ledger entries in a
+temp dir; time the generator alone, then `mkdocs build` of the Assay site, then `mkdocs build` of as
+many plain Markdown pages (same theme and plugins) as the baseline; print seconds per claim for both
+and their ratio; then open the graph page in headless Chromium and print the time until sigma.js has
+drawn it. Target: 10,000 claims in under 60 s, the graph interactive in under 3 s.
+
+    python bench/bench_site.py [--sizes 1000,10000] [--no-browser]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from assay import results  # noqa: E402
+from assay.loader import load  # noqa: E402
+
+VERIFIER = '"""Bench verifier: never run."""\n\n\ndef test_metric():\n    return 1.0\n'
+
+
+def make_kb(root: Path, n_claims: int, seed: int = 0) -> None:
+    """Sources (one per ten claims), claims citing one or two of them, depends_on to earlier claims, ledger."""
+    rng = random.Random(seed)
+    for folder in ("claims", "sources", "decisions", "verify"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "verify" / "bench_checks.py").write_text(VERIFIER)
+    n_sources = max(2, n_claims // 10)
+    for i in range(n_sources):
+        sid = f"LIT-{1000 + i}"
+        (root / "sources" / f"{sid}.yaml").write_text(
+            "# yaml-language-server: $schema=../schema/source.schema.json\n"
+            f"id: {sid}\nkind: paper\ntitle: Bench source number {i}\nauthors: [Ada Author, Bo Writer]\n"
+            f"year: {2000 + i % 25}\nidentifiers:\n  arxiv: 2001.{i % 99999:05d}v1\n"
+            f"anthology:\n  number: {1 + i // 26}\n  unit: {chr(65 + i % 26)}\n"
+            f"takeaways:\n  - Takeaway of source {i}.\ntags: [t{i % 20}]\n")
+    tiers = ["analytic", "toy", "reduced", "full"]
+    for i in range(n_claims):
+        cid = f"SOTA-{1000 + i}"
+        cites = sorted({rng.randrange(n_sources) for _ in range(rng.choice((1, 2)))})
+        citations = "".join(f"  - source: LIT-{1000 + s}\n    locator: §{1 + i % 7}.{i % 3}\n    quote: words of source {s} for claim {i}\n" for s in cites)
+        rel = f"relations:\n  - type: depends_on\n    target: SOTA-{1000 + rng.randrange(i)}\n" if i and rng.random() < 0.4 else ""
+        (root / "claims" / f"{cid}.yaml").write_text(
+            "# yaml-language-server: $schema=../schema/claim.schema.json\n"
+            f"id: {cid}\ntitle: Bench claim {i} about topic {i % 50}\nstatement: Claim {i} holds under condition {i % 13}.\n"
+            f"citations:\n{citations}{rel}checks:\n  - id: main\n    tests: The metric of claim {i} exceeds its threshold.\n"
+            f"    verifier: verify/bench_checks.py::test_metric\n    tier: {tiers[i % 4]}\n    devices: [cpu]\n"
+            f"    expect:\n      - metric: score\n        op: \">=\"\n        value: 0.5\ntags: [t{i % 20}, bench]\n")
+    kb = load(root)
+    for cid, claim in kb.claims.items():
+        check = claim.checks[0]
+        if int(cid[5:]) % 5 == 4:
+            continue  # some claims not run
+        parts = results.input_parts(root, claim, check, "cpu")
+        score = rng.random()
+        results.write(results.ledger_path(root, cid, "main", "cpu"), {
+            "format": 1, "claim": cid, "check": "main", "device": "cpu", "verdict": "passed" if score >= 0.5 else "failed",
+            "message": "", "tier": check.tier, "metrics": {"score": score},
+            "expectation": [{"metric": "score", "op": ">=", "value": 0.5, "tol": None, "reported": None, "measured": score, "holds": score >= 0.5}],
+            "notes": [], "figures": [], "duration_s": 0.5, "peak_memory_mb": 100.0,
+            "environment": {"python": "3.11", "torch": "2.13.0", "device_name": "cpu", "threads": 1, "seed": 0},
+            "inputs": {"hash": results.input_hash(parts), "parts": parts}, "finished": "2025-01-01T00:00:00Z"})
+
+
+def _config(out: Path, docs_dir: Path, plugins: list, nav: list | None) -> Path:
+    cfg = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    cfg.update(docs_dir=str(docs_dir), site_dir=str(out / "site"), plugins=plugins)
+    if nav is not None:
+        cfg["nav"] = nav
+        cfg.pop("not_in_nav", None)
+        cfg["not_in_nav"] = "/claims/\n"
+        cfg.pop("extra_css"), cfg.pop("extra_javascript")
+    path = out / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _mkdocs(config: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)], check=True,
+                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def plain_pages(out: Path, n: int) -> Path:
+    docs = out / "docs"
+    (docs / "claims").mkdir(parents=True)
+    (docs / "index.md").write_text("# Home\n")
+    for i in range(n):
+        (docs / "claims" / f"C-{i}.md").write_text(f"# Claim {i}\n\nA plain page about claim {i}.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    return _config(out, docs, ["search", "offline"], ["index.md"])
+
+
+def graph_ready_ms(site: Path) -> float:
+    from playwright.sync_api import sync_playwright
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/graph.html")
+            page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=60_000)
+            ms = page.evaluate("window.assayGraph.readyAt")
+            browser.close()
+            return ms
+    finally:
+        httpd.shutdown()
+
+
+def bench(n: int, browser: bool) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        kb = tmp / "kb"
+        t0 = time.perf_counter()
+        make_kb(kb, n)
+        made = time.perf_counter() - t0
+        from assay.site import generate
+
+        t0 = time.perf_counter()
+        generate(kb)
+        gen = time.perf_counter() - t0
+        out = tmp / "assay"
+        out.mkdir()
+        assay = _mkdocs(_config(out, REPO / "site", ["search", "offline", {"assay": {"root": str(kb)}}], None))
+        plain_out = tmp / "plain"
+        plain_out.mkdir()
+        plain = _mkdocs(plain_pages(plain_out, n))
+        row = {"claims": n, "make_kb_s": round(made, 1), "generator_s": round(gen, 2), "assay_build_s": round(assay, 1),
+               "plain_build_s": round(plain, 1), "assay_ms_per_claim": round(1000 * assay / n, 2),
+               "plain_ms_per_page": round(1000 * plain / n, 2), "ratio": round(assay / plain, 2)}
+        if browser and Path("/usr/bin/chromium").exists():
+            row["graph_ready_ms"] = round(graph_ready_ms(out / "site"))
+        return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--no-browser", action="store_true")
+    args = ap.parse_args()
+    for n in (int(s) for s in args.sizes.split(",")):
+        print(json.dumps(bench(n, not args.no_browser)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
