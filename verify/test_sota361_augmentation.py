@@ -138,7 +138,7 @@ def test_crop_only_contrastive_solves_pretext_but_learns_colour_not_digits(evide
                   "3 replicas (means recorded); probes on h of held-out 30%")
 
 
-@pytest.mark.claim("SOTA-361", "no-single-transform")
+@pytest.mark.claim("SOTA-365", "no-single-transform")
 def test_no_single_transform_matches_crop_plus_colour(evidence, device):
     """Each single transformation (crop, colour, cutout, blur, rotate, noise) versus crop + colour, in SimCLR Figure 5's
     one-branch setting: the composition should give the best linear probe while singles solve their pretext task."""
