@@ -20,7 +20,7 @@ def page(ix: SiteIndex) -> Page:
         for name, s in vocab.CLAIM.items())
     body = [
         "<h1>Claims</h1>",
-        f'<p>{len(ix.claims)} claims, {len(ix.kb.sources)} sources, {len(ix.kb.decisions)} decisions. '
+        f'<p>{len(ix.claims)} claims, {len(ix.sources)} sources, {len(ix.decisions)} decisions. '
         f'{link(HERE, "graph.md", "Graph")} · {link(HERE, "assay.json", "JSON")} · {link(HERE, "assay.bib", "BibTeX")}</p>',
         f'<div class="assay-counts">{tiles}</div>',
         legend("Claim", "Freshness"),

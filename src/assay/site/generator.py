@@ -42,13 +42,13 @@ def _pages(ix: SiteIndex, options: Options) -> list[Page]:
     out = [dashboard.page(ix), explorer.page(ix), reference.records_page(), reference.diagnostics_page(),
            pages.sources_index(ix), pages.decisions_index(ix)]
     out += [pages.claim_page(ix, view, options) for view in ix.claims.values()]
-    out += [pages.source_page(ix, s) for s in ix.kb.sources.values()]
-    out += [pages.decision_page(ix, d) for d in ix.kb.decisions.values()]
+    out += [pages.source_page(ix, s) for s in ix.sources.values()]
+    out += [pages.decision_page(ix, d) for d in ix.decisions.values()]
     out += pages.anthology_pages(ix) + pages.tag_pages(ix)
     modules = sorted({c.verifier.split("::")[0] for v in ix.claims.values() for c in v.claim.checks})
     out += [pages.code_page(ix.kb.root, m) for m in modules]
-    valid = set(ix.kb.claims) | set(ix.kb.sources) | set(ix.kb.decisions)
-    out += [pages.invalid_page(f) for f in ix.kb.by_id.values() if f.record is None and f.id not in valid
+    valid = set(ix.claims) | set(ix.sources) | set(ix.decisions)
+    out += [pages.invalid_page(f) for f in ix.by_id.values() if f.record is None and f.id not in valid
             and pages.record_doc(f.id) != "index.md"]
     return out
 

@@ -121,7 +121,7 @@ def _statement(claim: Claim) -> str:
 def _citations(ix: SiteIndex, view: ClaimView, here: str) -> str:
     items = []
     for i, cit in enumerate(view.claim.citations):
-        source = ix.kb.sources.get(cit.source)
+        source = ix.sources.get(cit.source)
         where = link(here, f"sources/{cit.source}.md#cited-{anchor(cit.locator)}", cit.locator) if source else esc(cit.locator)
         head = [record_link(here, cit.source, source.title if source else None) if source else esc(cit.source), where]
         head += _source_links(source) + [_line_link(view, ("citations", i))]
@@ -266,22 +266,19 @@ def source_page(ix: SiteIndex, source: Source) -> Page:
 
 
 def _passages(ix: SiteIndex, source: Source, here: str) -> str:
-    groups: dict[str, list] = {}
+    """Every place in the source that a claim cites or takes a number from, one anchor per locator."""
+    groups: dict[str, tuple[set[str], list]] = {}
     for p in ix.cited_by.get(source.id, []):
-        groups.setdefault(anchor(p.locator), []).append(p)
-    for c in ix.claims.values():
-        for r in c.claim.reported:
-            if r.source == source.id:
-                groups.setdefault(anchor(r.locator), [])
-        for d in c.claim.discrepancies:
-            if d.source == source.id:
-                groups.setdefault(anchor(d.locator), [])
+        entry = groups.setdefault(anchor(p.locator), (set(), []))
+        entry[0].add(p.locator)
+        entry[1].append(p)
+    for locator in ix.located.get(source.id, ()):
+        groups.setdefault(anchor(locator), (set(), []))[0].add(locator)
     out = []
-    for slug, passages in sorted(groups.items()):
-        locs = sorted({p.locator for p in passages}) or [slug]
-        quotes = "".join(f"<blockquote><p>{esc(p.quote)}</p></blockquote><p class=\"assay-note\">cited by {record_link(here, p.claim)}</p>"
+    for slug, (locators, passages) in sorted(groups.items()):
+        quotes = "".join(f'<blockquote><p>{esc(p.quote)}</p></blockquote><p class="assay-note">cited by {record_link(here, p.claim)}</p>'
                          for p in passages)
-        out.append(f'<h3 id="cited-{esc(slug)}">{esc(", ".join(locs))}</h3>{quotes}')
+        out.append(f'<h3 id="cited-{esc(slug)}">{esc(", ".join(sorted(locators)))}</h3>{quotes}')
     return "".join(out)
 
 
@@ -293,7 +290,7 @@ def _citing_claims(ix: SiteIndex, source: Source, here: str) -> str:
 
 def _comparisons(ix: SiteIndex, source: Source, here: str) -> str:
     rows = [[record_link(here, c.source, ix.titles.get(c.source)), esc(c.locator), esc(c.reason),
-             record_link(here, c.decision) if c.decision in ix.kb.decisions else esc(c.decision)]
+             record_link(here, c.decision) if c.decision in ix.decisions else esc(c.decision)]
             for c in source.compared_against]
     rows += [[f"{record_link(here, b.source, ix.titles.get(b.source))} (compares itself with this one)", "", esc(b.note or ""), ""]
              for b in ix.backlinks.get(source.id, []) if b.type == "compared_against"]
@@ -316,7 +313,7 @@ def decision_page(ix: SiteIndex, d: Decision) -> Page:
 
 def decisions_index(ix: SiteIndex) -> Page:
     here = "decisions/index.md"
-    rows = [[record_link(here, d.id), esc(d.title), esc(d.status), esc(d.date)] for d in ix.kb.decisions.values()]
+    rows = [[record_link(here, d.id), esc(d.title), esc(d.status), esc(d.date)] for d in ix.decisions.values()]
     rows.sort(key=lambda r: r[0])
     return Page(here, "Decisions", "<h1>Decisions</h1>" + table(["Id", "Decision", "Status", "Date"], rows), True)
 
@@ -324,7 +321,7 @@ def decisions_index(ix: SiteIndex) -> Page:
 def sources_index(ix: SiteIndex) -> Page:
     here = "sources/index.md"
     rows = [[record_link(here, s.id), esc(s.title), esc(", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")),
-             esc(s.year), esc(len({p.claim for p in ix.cited_by.get(s.id, [])}))] for _, s in sorted(ix.kb.sources.items())]
+             esc(s.year), esc(len({p.claim for p in ix.cited_by.get(s.id, [])}))] for _, s in sorted(ix.sources.items())]
     dl = f'<p>Download: {link(here, "assay.bib", "BibTeX of every source")} · {link(here, "assay.json", "the knowledge base as JSON")}</p>'
     return Page(here, "Sources", "<h1>Sources</h1>" + dl + table(["Id", "Title", "Authors", "Year", "Claims"], rows), True)
 

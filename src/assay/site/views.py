@@ -15,7 +15,7 @@ import networkx as nx
 
 from assay.graph import ClaimState, build, claim_states
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import Claim, Source
+from assay.model import Claim, Decision, Source
 from assay.results import CheckState, read_ledger
 
 TIER_ORDER = ("analytic", "toy", "reduced", "full")
@@ -83,6 +83,11 @@ class SiteIndex:
     states: dict[str, ClaimState]
     graph: nx.MultiDiGraph
     claims: dict[str, ClaimView] = field(default_factory=dict)
+    # KnowledgeBase's sources/decisions/by_id rebuild a dict on every access: take them once
+    sources: dict[str, Source] = field(default_factory=dict)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    by_id: dict[str, Loaded] = field(default_factory=dict)
+    located: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # source -> locators named
     backlinks: dict[str, list[Backlink]] = field(default_factory=lambda: defaultdict(list))
     cited_by: dict[str, list[CitedPassage]] = field(default_factory=lambda: defaultdict(list))
     tags: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
@@ -105,18 +110,20 @@ def index(root: Path) -> SiteIndex:
     kb = load(root)
     ledger, _ = read_ledger(kb.root)
     states = claim_states(kb, ledger)
-    ix = SiteIndex(kb, states, build(kb, states))
-    by_id = kb.by_id
+    ix = SiteIndex(kb, states, build(kb, states), sources=kb.sources, decisions=kb.decisions, by_id=kb.by_id)
+    by_id = ix.by_id
     for cid, claim in sorted(kb.claims.items()):
         ix.claims[cid] = ClaimView(claim, states[cid], by_id[cid])
         for rel in claim.relations:
             ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
         for cit in claim.citations:
             ix.cited_by[cit.source].append(CitedPassage(cid, cit.locator, cit.quote))
+        for where in [*claim.reported, *claim.discrepancies]:
+            ix.located[where.source].add(where.locator)
     for rid, loaded in sorted(by_id.items()):
         for tag in getattr(loaded.record, "tags", []) or []:
             ix.tags[tag].append(rid)
-    for sid, source in sorted(kb.sources.items()):
+    for sid, source in sorted(ix.sources.items()):
         if source.anthology:
             ix.anthologies[source.anthology.number].append(source)
         for comp in source.compared_against:
