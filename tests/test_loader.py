@@ -45,7 +45,7 @@ def test_a_python_object_tag_is_refused_before_anything_is_constructed(diagnose)
 
 def test_an_anchor_bomb_is_refused_at_its_first_alias(diagnose):
     assert diagnose("yaml-alias") == (
-        "claims/SOTA-380.yaml:4:8: error[yaml-alias]: alias '*a' is not allowed\n"
+        "claims/SOTA-380.yaml:4:4: error[yaml-alias]: an alias repeats the value anchored on line 3\n"
         "  hint: write the value out in full"
     )
 
@@ -86,7 +86,7 @@ def test_several_documents_in_one_file_are_not_a_record():
 def test_a_control_character_is_a_syntax_error_not_an_exception():
     _, _, diags = read_yaml(b"title: a\x01b\n", "x.yaml")
     assert [d.render() for d in diags] == [
-        "x.yaml:1:1: error[yaml-syntax]: unacceptable character #x0001: special characters are not allowed"
+        "x.yaml:1:1: error[yaml-syntax]: unacceptable character #x0001: control characters are not allowed"
     ]
 
 
@@ -108,7 +108,7 @@ def test_recursion_too_deep_for_the_parser_is_reported_not_raised():
     text = ("x: " + "[" * 1500 + "]" * 1500 + "\n").encode()
     data, _, diags = read_yaml(text, "x.yaml")
     assert data is None
-    assert [(d.line, d.col, d.code) for d in diags] == [(1, 1, "yaml-too-deep")]
+    assert [(d.line, d.col, d.code) for d in diags] == [(1, 1003, "yaml-too-deep")]  # libyaml stops at its depth limit
 
 
 def test_dates_stay_text_in_iso_form():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -39,20 +40,49 @@ def build_site(root: Path, out: Path, strict: bool = True) -> Path:
     return out / "site"
 
 
+def fresh_copy(dest: Path) -> Path:
+    """A copy of the fixture knowledge base whose ledger inputs are those of this machine's packages.
+
+    The committed ledger records the package versions of the machine that wrote it; rewriting its input
+    parts here keeps the fixture's results fresh wherever the tests run, unless a file says it is meant
+    to be stale (``"fixture_stale": true``).
+    """
+    from assay import results
+    from assay.loader import load
+
+    shutil.copytree(KB, dest, dirs_exist_ok=True)
+    kb = load(dest)
+    for path in sorted((dest / "results").glob("*/*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        claim = kb.claims.get(data["claim"])
+        check = claim.check(data["check"]) if claim else None
+        if check is None or data.get("fixture_stale"):
+            continue
+        parts = results.input_parts(dest, claim, check, data["device"])
+        data["inputs"] = {"hash": results.input_hash(parts), "parts": parts}
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return dest
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_site(KB, tmp_path_factory.mktemp("site"))
+def site_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fresh_copy(tmp_path_factory.mktemp("site_kb"))
+
+
+@pytest.fixture(scope="module")
+def built(site_kb: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_site(site_kb, tmp_path_factory.mktemp("site"))
 
 
 # --- the generator ----------------------------------------------------------------------------------
 
 
-def _text_outputs() -> dict[str, str]:
-    return {o.path: o.content for o in generate(KB) if isinstance(o.content, str)}
+def _text_outputs(root: Path) -> dict[str, str]:
+    return {o.path: o.content for o in generate(root) if isinstance(o.content, str)}
 
 
-def test_generated_pages_match_the_golden_files() -> None:
-    outputs = _text_outputs()
+def test_generated_pages_match_the_golden_files(site_kb: Path) -> None:
+    outputs = _text_outputs(site_kb)
     if os.environ.get("ASSAY_REGEN_GOLDEN"):
         for old in GOLDEN.rglob("*"):
             if old.is_file():
@@ -66,13 +96,13 @@ def test_generated_pages_match_the_golden_files() -> None:
         assert text == golden[path], f"{path} differs from its golden file (ASSAY_REGEN_GOLDEN=1 to accept)"
 
 
-def test_the_same_records_and_ledger_give_the_same_files() -> None:
-    first = [(o.path, o.content, o.title) for o in generate(KB)]
-    assert first == [(o.path, o.content, o.title) for o in generate(KB)]
+def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:
+    first = [(o.path, o.content, o.title) for o in generate(site_kb)]
+    assert first == [(o.path, o.content, o.title) for o in generate(site_kb)]
 
 
-def test_the_claim_page_shows_the_papers_number_beside_ours() -> None:
-    page = _text_outputs()["claims/SOTA-364.md"]
+def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> None:
+    page = _text_outputs(site_kb)["claims/SOTA-364.md"]
     assert "<td><code>knn_gap</code></td><td>10 % " in page
     assert "<td>0.12</td><td><code>knn_gap &gt;= 0.05</code></td>" in page
     assert 'href="../sources/LIT-590.html#cited-3-3"' in page
@@ -80,13 +110,13 @@ def test_the_claim_page_shows_the_papers_number_beside_ours() -> None:
     assert 'href="https://doi.org/10.1109/CVPR42600.2020.00975"' in page
 
 
-def test_a_stale_result_says_why() -> None:
-    page = _text_outputs()["claims/SOTA-999.md"]
+def test_a_stale_result_says_why(site_kb: Path) -> None:
+    page = _text_outputs(site_kb)["claims/SOTA-999.md"]
     assert '<h2 id="stale">Why results are stale</h2><ul class=""><li><code>payload</code> on cpu: torch changed from 2.12.0 to' in page
 
 
-def test_record_text_with_html_is_escaped_in_every_generated_file() -> None:
-    for path, text in _text_outputs().items():
+def test_record_text_with_html_is_escaped_in_every_generated_file(site_kb: Path) -> None:
+    for path, text in _text_outputs(site_kb).items():
         if path.endswith(".bib"):
             continue  # BibTeX is not HTML; its escaping is export.bibtex's
         for line in text.splitlines():
@@ -95,8 +125,8 @@ def test_record_text_with_html_is_escaped_in_every_generated_file() -> None:
                 assert 'href="javascript:' not in line, path
 
 
-def test_the_record_reference_lists_every_field_with_its_description() -> None:
-    page = _text_outputs()["reference/records.md"]
+def test_the_record_reference_lists_every_field_with_its_description(site_kb: Path) -> None:
+    page = _text_outputs(site_kb)["reference/records.md"]
     assert '<h2 id="claim">Claim</h2>' in page
     assert "<td><code>locator</code></td><td>str</td><td>yes</td><td></td><td>Section, figure, table, page or equation" in page
 

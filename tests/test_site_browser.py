@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.test_site import KB, REPO, build_site
+from tests.test_site import REPO, build_site, fresh_copy
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/ch
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    site = build_site(KB, tmp_path_factory.mktemp("browser"))
+    site = build_site(fresh_copy(tmp_path_factory.mktemp("browser_kb")), tmp_path_factory.mktemp("browser"))
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

@@ -7,6 +7,7 @@ running anything. Ledgers of different machines merge by copying files.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -37,21 +38,38 @@ def input_parts(root: Path, claim: Claim, check: Check, device: str) -> dict[str
     """What a result depends on, each part hashed or versioned.
 
     The record part is the check's own definition (its sentence, verifier, expectation, devices,
-    timeout) and the claim's statement, not the whole file: fixing a citation's typo does not
-    invalidate evidence, changing what is checked does.
+    timeout, whether it is declared known-failing) and the claim's statement, not the whole file:
+    fixing a citation's typo or rewording a note does not invalidate evidence, changing what is
+    checked does.
     """
-    record = {"claim": claim.id, "statement": claim.statement, "check": check.model_dump(mode="json")}
+    definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
+    definition["known_failing"] = check.known_failing is not None
+    record = {"claim": claim.id, "statement": claim.statement, "check": definition}
     parts = {f"record:{claim.id}#{check.id}": _sha(json.dumps(record, sort_keys=True).encode())}
     module = root / check.verifier.split("::")[0]
     for path in local_imports(root, module):
-        parts[f"code:{path.relative_to(root.resolve()).as_posix()}"] = _sha(path.read_bytes())
-    for package in PINNED:
-        try:
-            parts[f"package:{package}"] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            parts[f"package:{package}"] = "absent"
+        parts[f"code:{path.relative_to(root.resolve()).as_posix()}"] = _file_sha(path, path.stat().st_mtime_ns)
+    parts.update(_package_versions())
     parts["device"] = device
     return parts
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_sha(path: Path, mtime_ns: int) -> str:
+    """The hash of a file, cached per modification time (many results share one verifier module)."""
+    return _sha(path.read_bytes())
+
+
+@functools.lru_cache(maxsize=1)
+def _package_versions() -> dict[str, str]:
+    """Versions of the pinned packages; installed packages do not change under a running process."""
+    versions = {}
+    for package in PINNED:
+        try:
+            versions[f"package:{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[f"package:{package}"] = "absent"
+    return versions
 
 
 def input_hash(parts: dict[str, str]) -> str:

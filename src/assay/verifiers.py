@@ -7,6 +7,7 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,13 @@ def scan(root: Path) -> dict[str, Verifier]:
 
 def local_imports(root: Path, module: Path) -> list[Path]:
     """``module`` and every module under ``root`` it imports, transitively (sorted, deduplicated)."""
+    stamp = tuple(sorted((p.as_posix(), p.stat().st_mtime_ns) for p in (root / "verify").glob("**/*.py")))
+    return list(_local_imports(root.resolve(), module.resolve(), stamp))
+
+
+@functools.lru_cache(maxsize=1024)
+def _local_imports(root: Path, module: Path, stamp: tuple[tuple[str, int], ...]) -> tuple[Path, ...]:
+    """Cached per state of ``verify/`` (``stamp``: its files and modification times)."""
     seen: set[Path] = set()
     todo = [module.resolve()]
     while todo:
@@ -85,4 +93,4 @@ def local_imports(root: Path, module: Path) -> list[Path]:
                 for candidate in (root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")):
                     if candidate.is_file():
                         todo.append(candidate.resolve())
-    return sorted(seen)
+    return tuple(sorted(seen))
