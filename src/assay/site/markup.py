@@ -31,8 +31,8 @@ def code_spans(text: str) -> str:
 
 
 def paragraphs(text: str) -> str:
-    """Escaped text split into paragraphs at blank lines."""
-    blocks = [b.strip() for b in re.split(r"\n\s*\n", text.strip()) if b.strip()]
+    """Escaped text split into paragraphs at line breaks (a folded YAML scalar keeps one per blank line)."""
+    blocks = [b.strip() for b in re.split(r"\n+", text.strip()) if b.strip()]
     return "".join(f"<p>{code_spans(b)}</p>" for b in blocks)
 
 

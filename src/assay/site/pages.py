@@ -110,9 +110,9 @@ def _claim_chips(view: ClaimView) -> str:
 
 
 def _statement(claim: Claim) -> str:
-    out = f'<blockquote class="assay-statement"><p>{esc(claim.statement)}</p></blockquote>'
+    out = f'<blockquote class="assay-statement">{paragraphs(claim.statement)}</blockquote>'
     if claim.refined and claim.refined != claim.statement:
-        out += f'<p class="assay-label">As our checks found it to hold</p><blockquote class="assay-refined"><p>{esc(claim.refined)}</p></blockquote>'
+        out += f'<p class="assay-label">As our checks found it to hold</p><blockquote class="assay-refined">{paragraphs(claim.refined)}</blockquote>'
     if not claim.checks and claim.no_check_reason:
         out += f'<p class="assay-no-check">No check: {esc(claim.no_check_reason)}</p>'
     return out
