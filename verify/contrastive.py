@@ -258,7 +258,6 @@ def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, b
     qu = F.normalize(torch.randn(n_replicas, queue, out_dim, generator=g).to(device), dim=-1)  # qu: R x Q x D
     x_tr, y_tr = data["x_train"], data["y_train"]
     hist = {"loss": [], "pretext_acc": [], "knn_step": [], "knn": []}
-    rows = torch.arange(n_replicas, device=device)[:, None]
     ptr = 0
     for step in range(steps):
         idx = sample_batch(x_tr, n_replicas, batch, g)  # idx: R x N

@@ -18,7 +18,6 @@ from verify.contrastive import (  # noqa: E402
     augment,
     embed,
     flat,
-    knn_accuracy,
     load_digits_split,
     moco_logits,
     moco_pretext_accuracy,

@@ -129,6 +129,8 @@ class _Session:
 _KEY = pytest.StashKey[_Session]()
 _EVIDENCE = pytest.StashKey[Evidence]()
 _PROBLEM = pytest.StashKey[str]()
+_EVALUATED = pytest.StashKey[list]()
+_PEAK = pytest.StashKey["float | None"]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -274,9 +276,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     return outcome
 
 
-_EVALUATED = pytest.StashKey[list]()
-
-
 def evaluate(claim: Claim, check: Check, metrics: dict[str, float]) -> list[dict[str, Any]]:
     """Each expectation of ``check`` with the measured value and whether it holds."""
     out = []
@@ -345,9 +344,6 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
             peak = torch.cuda.max_memory_allocated() / 2**20
         item.stash[_PEAK] = peak
-
-
-_PEAK = pytest.StashKey[float | None]()
 
 
 @pytest.hookimpl(wrapper=True)

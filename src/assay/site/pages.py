@@ -14,7 +14,7 @@ from assay.export import bibtex
 from assay.model import Claim, Decision, Source
 from assay.site import neighbourhood
 from assay.site.markup import (
-    anchor, chip, code_spans, esc, href, legend, link, number, paragraphs, plain_chip, record_doc, record_link, table,
+    anchor, chip, esc, href, legend, link, number, paragraphs, plain_chip, record_doc, record_link, table,
 )
 from assay.site.views import ClaimView, SiteIndex
 
@@ -328,13 +328,13 @@ def sources_index(ix: SiteIndex) -> Page:
 
 def anthology_pages(ix: SiteIndex) -> list[Page]:
     pages, rows = [], []
-    for number in sorted(ix.anthologies):
-        here, title = f"anthologies/{number}.md", ix.anthology_title(number)
+    for anthology_no in sorted(ix.anthologies):
+        here, title = f"anthologies/{anthology_no}.md", ix.anthology_title(anthology_no)
         units = [[esc(s.anthology.unit if s.anthology else ""), record_link(here, s.id), esc(s.title), esc(s.year)]
-                 for s in ix.anthologies[number]]
-        pages.append(Page(here, f"Anthology {number}: {title}",
-                          f'<h1>Anthology {number}: {esc(title)}</h1>' + table(["Unit", "Source", "Title", "Year"], units)))
-        rows.append([link("anthologies/index.md", here, str(number)), esc(title), esc(len(units))])
+                 for s in ix.anthologies[anthology_no]]
+        pages.append(Page(here, f"Anthology {anthology_no}: {title}",
+                          f'<h1>Anthology {anthology_no}: {esc(title)}</h1>' + table(["Unit", "Source", "Title", "Year"], units)))
+        rows.append([link("anthologies/index.md", here, str(anthology_no)), esc(title), esc(len(units))])
     pages.append(Page("anthologies/index.md", "Anthologies",
                       "<h1>Anthologies</h1>" + table(["Number", "Title", "Units"], rows), True))
     return pages
