@@ -1,7 +1,7 @@
 """The built fixture site in headless Chromium (Debian's, driven by Playwright; nothing downloaded).
 
-Opens the dashboard, a claim page and the graph over http on 127.0.0.1, clicks a graph node, and
-fails on any console error. Screenshots (light and dark, wide and narrow) go to build/screenshots/.
+Opens the dashboard, a claim page and the graph over http on 127.0.0.1 and from disk (file://), clicks a
+graph node, and fails on any console error. Screenshots (light and dark, wide and narrow) go to build/screenshots/.
 """
 
 from __future__ import annotations
@@ -26,8 +26,12 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/ch
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    site = build_site(fresh_copy(tmp_path_factory.mktemp("browser_kb")), tmp_path_factory.mktemp("browser"))
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_site(fresh_copy(tmp_path_factory.mktemp("browser_kb")), tmp_path_factory.mktemp("browser"))
+
+
+@pytest.fixture(scope="module")
+def server(site: Path) -> Iterator[str]:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -111,4 +115,15 @@ def test_clicking_a_graph_node_opens_its_page(server: str, browser) -> None:
     page.mouse.move(x, y)
     page.mouse.click(x, y)
     page.wait_for_url("**/claims/SOTA-364.html")
+    assert errors == []
+
+
+def test_the_site_works_opened_from_disk_without_a_server(site: Path, browser) -> None:
+    page, errors = _page(browser)
+    page.goto((site / "index.html").as_uri())
+    assert page.locator("#assay-shown").inner_text() == "4 of 4 shown"
+    page.goto((site / "claims" / "SOTA-364.html").as_uri())
+    assert "Batch norm leaks" in page.locator("h1").first.inner_text()
+    page.goto((site / "graph.html").as_uri())
+    page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=10_000)
     assert errors == []
