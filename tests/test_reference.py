@@ -26,7 +26,7 @@ def test_the_record_reference_lists_every_field_of_a_check_with_its_description(
 def test_the_record_reference_marks_required_fields_and_links_nested_structures() -> None:
     ref = reference.record_reference()
     assert "| `citations` | list of [Citation](#citation) | yes | Where the claim comes from, with exact quotes. |" in ref
-    assert "| `refined` | str | no | The statement as our checks found it to hold, where it differs. |" in ref
+    assert "| `refined` | str or null | no | The statement as our checks found it to hold, where it differs. |" in ref
 
 
 def test_the_diagnostics_catalogue_has_one_row_per_code() -> None:

@@ -8,32 +8,31 @@ renders them as pages; ``assay readme`` rewrites the README's copies and a test 
 from __future__ import annotations
 
 import re
+import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 
 from assay import status as vocab
 from assay.diagnostics import CATALOGUE
 from assay.model import Claim, Decision, Source
 
 
-def _type_name(annotation: Any) -> str:
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _type_name(args[0])
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        return " or ".join(_type_name(a) for a in args if a is not type(None))
-    if origin is list:
-        return f"list of {_type_name(args[0])}"
-    if origin is typing.Literal:
-        return " \\| ".join(f"`{a}`" for a in args)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
-    return getattr(annotation, "__name__", str(annotation))
+def record_models() -> list[type[BaseModel]]:
+    """The three record models, then every model nested in them, in order of first mention."""
+    out: list[type[BaseModel]] = []
+    todo: list[type[BaseModel]] = [Claim, Source, Decision]
+    while todo:
+        model = todo.pop(0)
+        if model in out:
+            continue
+        out.append(model)
+        for info in model.model_fields.values():
+            todo += [m for m in _nested(info.annotation) if m not in out]
+    return out
 
 
 def _nested(annotation: Any) -> list[type[BaseModel]]:
@@ -42,27 +41,38 @@ def _nested(annotation: Any) -> list[type[BaseModel]]:
     return [m for a in typing.get_args(annotation) for m in _nested(a)]
 
 
-def _field_row(name: str, info: FieldInfo) -> str:
-    required = "yes" if info.is_required() else "no"
-    description = (info.description or "").replace("|", "\\|")
-    return f"| `{name}` | {_type_name(info.annotation)} | {required} | {description} |"
+def type_name(annotation: Any, code: Callable[[Any], str], link: Callable[[str], str],
+              text: Callable[[str], str] = str) -> str:
+    """A reader's name for a field type; ``code`` shows a literal value, ``link`` a nested model, ``text`` the rest."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return type_name(args[0], code, link, text)
+    if origin in (typing.Union, types.UnionType):
+        names = [type_name(a, code, link, text) for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin is list:
+        return f"list of {type_name(args[0], code, link, text)}"
+    if origin is typing.Literal:
+        return " | ".join(code(a) for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return link(annotation.__name__)
+    return text(getattr(annotation, "__name__", str(annotation)))
+
+
+def _markdown_type(annotation: Any) -> str:
+    return type_name(annotation, code=lambda a: f"`{a}`", link=lambda n: f"[{n}](#{n.lower()})").replace("|", "\\|")
 
 
 def record_reference() -> str:
     """Markdown tables of every record kind and the structures inside them, from the model."""
     out: list[str] = []
-    seen: list[type[BaseModel]] = []
-    todo: list[type[BaseModel]] = [Claim, Source, Decision]
-    while todo:
-        model = todo.pop(0)
-        if model in seen:
-            continue
-        seen.append(model)
+    for model in record_models():
         doc = " ".join((model.__doc__ or "").split())
         out += [f"### {model.__name__}", "", doc, "", "| field | type | required | meaning |", "|---|---|---|---|"]
         for name, info in model.model_fields.items():
-            out.append(_field_row(name, info))
-            todo += [m for m in _nested(info.annotation) if m not in seen]
+            required = "yes" if info.is_required() else "no"
+            description = (info.description or "").replace("|", "\\|")
+            out.append(f"| `{name}` | {_markdown_type(info.annotation)} | {required} | {description} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

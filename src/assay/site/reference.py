@@ -3,55 +3,21 @@ the diagnostics catalogue (from ``assay.diagnostics.CATALOGUE``)."""
 
 from __future__ import annotations
 
-import types
-import typing
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from assay import reference
 from assay import status as vocab
 from assay.diagnostics import CATALOGUE
-from assay.model import MODELS
 from assay.site.markup import anchor, chip, code_spans, esc, table
 from assay.site.pages import Page
 
 
-def _models() -> list[type[BaseModel]]:
-    """The three record models, then every model nested in them, in order of first mention."""
-    out: list[type[BaseModel]] = []
-    todo = list(MODELS.values())
-    while todo:
-        model = todo.pop(0)
-        if model in out:
-            continue
-        out.append(model)
-        for info in model.model_fields.values():
-            todo += [m for m in _nested(info.annotation) if m not in out]
-    return out
-
-
-def _nested(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in typing.get_args(annotation) for m in _nested(arg)]
-
-
 def type_name(annotation: Any) -> str:
     """A reader's name for a field type, as HTML (nested models link to their section)."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return type_name(args[0])
-    if origin in (typing.Union, types.UnionType):
-        names = [type_name(a) for a in args if a is not type(None)]
-        return " or ".join(names) + (" or null" if type(None) in args else "")
-    if origin is list:
-        return f"list of {type_name(args[0])}"
-    if origin is Literal:
-        return " | ".join(f"<code>{esc(a)}</code>" for a in args)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return f'<a href="#{anchor(annotation.__name__)}">{esc(annotation.__name__)}</a>'
-    return esc(getattr(annotation, "__name__", str(annotation)))
+    return reference.type_name(annotation, code=lambda a: f"<code>{esc(a)}</code>",
+                               link=lambda n: f'<a href="#{anchor(n)}">{esc(n)}</a>', text=esc)
 
 
 def _default(info: Any) -> str:
@@ -66,7 +32,7 @@ def records_page() -> Page:
     parts = ["<h1>Record reference</h1>",
              "<p>Generated from <code>assay.model</code>: the same classes validate the records and produce the "
              "JSON Schemas under <code>schema/</code>.</p>"]
-    for model in _models():
+    for model in reference.record_models():
         rows = [[f"<code>{esc(name)}</code>", type_name(info.annotation), "yes" if info.is_required() else "no",
                  _default(info), code_spans(info.description or "")] for name, info in model.model_fields.items()]
         doc = (model.__doc__ or "").strip().split("\n\n")[0]
