@@ -6,6 +6,7 @@ is computed once per build and answers every "who points here" question in O(1).
 
 from __future__ import annotations
 
+import typing
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,10 +16,10 @@ import networkx as nx
 
 from assay.graph import ClaimState, build, claim_states
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import Claim, Decision, Source
+from assay.model import Claim, Decision, Source, Tier
 from assay.results import CheckState, read_ledger
 
-TIER_ORDER = ("analytic", "toy", "reduced", "full")
+TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
 
 
 @dataclass(frozen=True)
