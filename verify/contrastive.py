@@ -256,7 +256,7 @@ def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, b
         p.requires_grad_(False)
     opt = torch.optim.Adam(q_enc.parameters(), lr=lr)
     qu = F.normalize(torch.randn(n_replicas, queue, out_dim, generator=g).to(device), dim=-1)  # qu: R x Q x D
-    x_tr, y_tr = data["x_train"], data["y_train"]
+    x_tr = data["x_train"]
     hist = {"loss": [], "pretext_acc": [], "knn_step": [], "knn": []}
     ptr = 0
     for step in range(steps):
@@ -286,13 +286,8 @@ def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, b
             qu[:, pos] = k  # MoCo Algorithm 1: enqueue the current keys, dequeue the oldest
             ptr = (ptr + batch) % queue
         if monitor_every and ((step + 1) % monitor_every == 0 or step == 0):
-            ftr = embed(q_enc, flat(x_tr).expand(n_replicas, -1, -1))
-            fte = embed(q_enc, flat(data["x_test"]).expand(n_replicas, -1, -1))
-            hist["knn_step"].append(step + 1)
-            hist["knn"].append(knn_accuracy(ftr, y_tr, fte, data["y_test"]).cpu())
-    for key in ("loss", "pretext_acc", "knn"):
-        hist[key] = torch.stack(hist[key]) if hist[key] else torch.empty(0)  # T x R
-    return q_enc, k_enc, qu, hist
+            _knn_monitor(hist, q_enc, data, step, n_replicas)
+    return q_enc, k_enc, qu, _stack(hist)
 
 
 @torch.no_grad()
@@ -367,7 +362,7 @@ def train_simclr(data, n_replicas=5, norm="bn", devices=8, batch=64, steps=300, 
     torch.manual_seed(seed)
     enc = Encoder(n_replicas, norm, devices, hidden, out_dim).to(device)
     opt = torch.optim.Adam(enc.parameters(), lr=lr)
-    x_tr, y_tr = data["x_train"], data["y_train"]
+    x_tr = data["x_train"]
     hist = {"loss": [], "pretext_acc": [], "knn_step": [], "knn": []}
     n_loc = batch // devices
     for step in range(steps):
@@ -384,10 +379,20 @@ def train_simclr(data, n_replicas=5, norm="bn", devices=8, batch=64, steps=300, 
         hist["loss"].append(loss.detach().cpu())
         hist["pretext_acc"].append(acc.cpu())
         if monitor_every and ((step + 1) % monitor_every == 0 or step == 0):
-            ftr = embed(enc, flat(x_tr).expand(n_replicas, -1, -1))
-            fte = embed(enc, flat(data["x_test"]).expand(n_replicas, -1, -1))
-            hist["knn_step"].append(step + 1)
-            hist["knn"].append(knn_accuracy(ftr, y_tr, fte, data["y_test"]).cpu())
+            _knn_monitor(hist, enc, data, step, n_replicas)
+    return enc, _stack(hist)
+
+
+def _knn_monitor(hist, enc, data, step, n_replicas):
+    """MoCo Appendix: a kNN classifier on held-out features, appended to the training history."""
+    ftr = embed(enc, flat(data["x_train"]).expand(n_replicas, -1, -1))  # R x M x D
+    fte = embed(enc, flat(data["x_test"]).expand(n_replicas, -1, -1))
+    hist["knn_step"].append(step + 1)
+    hist["knn"].append(knn_accuracy(ftr, data["y_train"], fte, data["y_test"]).cpu())
+
+
+def _stack(hist):
+    """The per-step lists of a training history as T x R tensors."""
     for key in ("loss", "pretext_acc", "knn"):
         hist[key] = torch.stack(hist[key]) if hist[key] else torch.empty(0)
-    return enc, hist
+    return hist
