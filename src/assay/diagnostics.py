@@ -24,6 +24,8 @@ class Code:
 
 _CODES = [
     # reading files
+    Code("unreadable-file", "error", "A file is a link leading outside the knowledge base, not a regular file, or too large; "
+         "it is not read."),
     Code("not-utf8", "error", "The file is not valid UTF-8; save it as UTF-8."),
     Code("yaml-syntax", "error", "The YAML does not parse."),
     Code("yaml-duplicate-key", "error", "A mapping repeats a key; YAML would silently keep the last one."),

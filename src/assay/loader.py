@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ Pos = tuple[int, int]
 
 SCHEMA_LINE = "# yaml-language-server: $schema="
 MAX_DEPTH = 24
+#: The largest file Assay reads from a knowledge base (records, verifiers, ledgers, figures).
+MAX_BYTES = 8 * 2**20
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
 
 
@@ -30,6 +34,40 @@ class _Refused(Exception):
     def __init__(self, code: str, message: str, mark: yaml.Mark | None, hint: str | None = None):
         super().__init__(message)
         self.code, self.message, self.mark, self.hint = code, message, mark, hint
+
+
+class Unreadable(Exception):
+    """A file in the knowledge base that Assay will not read, and why (a diagnostic's message)."""
+
+
+def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file whose resolved path lies inside ``root``.
+
+    The one rule for every file Assay reads from a knowledge base: a symlink that leads outside
+    (to a secret, a device) is refused, so is anything that is not a regular file (a FIFO would
+    hang, a character device never end) and anything over ``limit`` bytes. Raises ``Unreadable``.
+    """
+    root = Path(root).resolve()
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError) as e:  # missing, a symlink loop
+        raise Unreadable(f"cannot be read ({e.strerror or 'a symlink loop'})") from None
+    if not resolved.is_relative_to(root):
+        raise Unreadable("is a link to a file outside the knowledge base")
+    try:
+        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise Unreadable(f"cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())  # of what was opened, so a swap after resolve() is caught too
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+        if info.st_size > limit:
+            raise Unreadable(f"is {info.st_size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB Assay reads")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise Unreadable(f"grew past the {limit / 2**20:g} MiB Assay reads")
+    return data
 
 
 # libyaml's composer when it is there (several times faster than the pure-Python one); both build the same nodes
@@ -155,7 +193,12 @@ def load_file(path: Path, root: Path) -> Loaded:
     rel = path.relative_to(root).as_posix()
     folder = path.parent.name
     loaded = Loaded(rel, folder)
-    raw = path.read_bytes()
+    try:
+        raw = read_regular(root, path)
+    except Unreadable as e:
+        loaded.diagnostics.append(Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}",
+                                             "records are regular files inside the knowledge base"))
+        return loaded
     data, positions, diags = read_yaml(raw, rel)
     loaded.data, loaded.positions = data, positions
     loaded.diagnostics.extend(diags)
