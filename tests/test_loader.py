@@ -272,3 +272,10 @@ def test_where_falls_back_to_the_deepest_known_prefix(kb_root):
 def test_an_empty_knowledge_base_loads_nothing(tmp_path: Path, folder: str):
     (tmp_path / folder).mkdir()
     assert load(tmp_path).files == []
+
+
+def test_a_folder_named_like_a_record_is_reported_not_read(diagnose):
+    assert diagnose("unreadable-file") == (
+        "claims/SOTA-380.yaml:1:1: error[unreadable-file]: claims/SOTA-380.yaml is not a regular file (a directory)\n"
+        "  hint: records are regular files inside the knowledge base"
+    )
