@@ -58,13 +58,19 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
         fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise Unreadable(f"cannot be read ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())  # of what was opened, so a swap after resolve() is caught too
+    try:
+        info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too
         if not stat.S_ISREG(info.st_mode):
             raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
         if info.st_size > limit:
             raise Unreadable(f"is {info.st_size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB Assay reads")
-        data = fh.read(limit + 1)
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise Unreadable(f"grew past the {limit / 2**20:g} MiB Assay reads")
     return data
