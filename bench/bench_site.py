@@ -131,9 +131,10 @@ def graph_ready_ms(site: Path) -> float:
         httpd.shutdown()
 
 
-def bench(n: int, browser: bool) -> dict:
+def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+        tmp = keep / str(n) if keep else Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=keep is None)
         kb = tmp / "kb"
         t0 = time.perf_counter()
         make_kb(kb, n)
@@ -161,9 +162,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--keep", type=Path, help="build in DIR/<size> and keep it (knowledge base, configs, sites)")
     args = ap.parse_args()
     for n in (int(s) for s in args.sizes.split(",")):
-        print(json.dumps(bench(n, not args.no_browser)), flush=True)
+        print(json.dumps(bench(n, not args.no_browser, args.keep)), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 
 from assay import checks, cli, results
 from assay.loader import load
+from tests.conftest import write_result
 
 COMMANDS = ["check", "new", "show", "status", "graph", "export", "schema"]
 
@@ -85,6 +86,7 @@ def test_new_takes_one_past_the_highest_number_not_the_first_gap(kb_root, capsys
 
 
 def test_new_starts_a_series_at_001_in_an_empty_knowledge_base(tmp_path, capsys):
+    (tmp_path / "claims").mkdir()
     assert assay(tmp_path, "new", "decision") == 0
     assert capsys.readouterr().out == "decisions/ADR-001.yaml\n"
 
@@ -131,14 +133,7 @@ def test_show_prints_a_claim_with_its_status_and_each_check_per_device(kb_root, 
 
 
 def test_show_explains_a_stale_result(kb_root, capsys):
-    kb = load(kb_root)
-    claim = kb.claims["THEORY-085"]
-    parts = results.input_parts(kb.root, claim, claim.checks[0], "cpu")
-    parts["code:verify/test_theory085.py"] = "0" * 16
-    results.write(results.ledger_path(kb.root, "THEORY-085", "log-n-cap", "cpu"), {
-        "format": 1, "claim": "THEORY-085", "check": "log-n-cap", "device": "cpu", "verdict": "passed",
-        "inputs": {"hash": results.input_hash(parts), "parts": parts},
-    })
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"code:verify/test_theory085.py": "0" * 16})
     assert assay(kb_root, "show", "THEORY-085") == 0
     out = capsys.readouterr().out
     assert "  status: stale — A result was computed from inputs that have changed since; rerun it.\n" in out
@@ -167,19 +162,14 @@ def test_show_of_an_unknown_id_is_one_line_and_exit_2(kb_root, capsys):
 
 
 def test_status_lists_claims_by_status_and_why_a_result_is_stale(kb_root, capsys):
-    kb = load(kb_root)
-    claim = kb.claims["THEORY-085"]
-    parts = results.input_parts(kb.root, claim, claim.checks[0], "cpu")
-    results.write(results.ledger_path(kb.root, "THEORY-085", "log-n-cap", "cpu"), {
-        "format": 1, "claim": "THEORY-085", "check": "log-n-cap", "device": "cpu", "verdict": "passed",
-        "inputs": {"hash": results.input_hash(parts), "parts": {**parts, "package:torch": "1.0"}},
-    })
+    (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\n")
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"pin:torch": "1.0"})
     assert assay(kb_root, "status") == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         "stale (1): A result was computed from inputs that have changed since; rerun it.",
         "  THEORY-085   The InfoNCE estimate is capped at log N",
-        f"    log-n-cap.cpu is stale: torch changed from 1.0 to {parts['package:torch']}",
+        "    log-n-cap.cpu is stale: the lock's pin of torch changed from 1.0 to 2.13.0+cpu",
         "not-run (1): No check has a result yet.",
         "  SOTA-364     Batch norm leaks information between contrastive pairs",
         "cited-only (1): The claim has no check, and says why.",
@@ -240,10 +230,10 @@ def test_export_json_holds_every_record_with_status_and_the_graph(kb_root, capsy
 # --- schema -------------------------------------------------------------------------------------
 
 
-def test_schema_writes_the_three_schema_files(tmp_path, capsys):
+def test_schema_writes_the_record_schemas_and_the_ledger_schema(tmp_path, capsys):
     assert assay(tmp_path, "schema") == 0
     assert capsys.readouterr().out.splitlines() == [
-        "schema/source.schema.json", "schema/claim.schema.json", "schema/decision.schema.json",
+        "schema/source.schema.json", "schema/claim.schema.json", "schema/decision.schema.json", "schema/result.schema.json",
     ]
 
 

@@ -6,6 +6,7 @@ import json
 
 from assay import export, graph, results
 from assay.loader import load
+from tests.conftest import write_result
 from assay.model import Source
 
 
@@ -57,19 +58,14 @@ def test_bibtex_all_lists_sources_in_id_order(kb_root):
 
 
 def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_root):
-    kb = load(kb_root)
-    claim = kb.claims["THEORY-085"]
-    parts = results.input_parts(kb.root, claim, claim.checks[0], "cpu")
-    results.write(results.ledger_path(kb.root, "THEORY-085", "log-n-cap", "cpu"), {
-        "format": 1, "claim": "THEORY-085", "check": "log-n-cap", "device": "cpu", "verdict": "passed",
-        "metrics": {"excess": 0.0}, "inputs": {"hash": results.input_hash(parts), "parts": parts},
-    })
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     kb, states = graph.load_states(kb_root)
     data = export.as_json(kb, states)
     theory = next(c for c in data["claims"] if c["id"] == "THEORY-085")
     assert (theory["status"], theory["closure"]) == ("verified", "closed")
     assert theory["results"] == [
-        {"check": "log-n-cap", "device": "cpu", "status": "passed", "stale": [], "metrics": {"excess": 0.0}}
+        {"check": "log-n-cap", "device": "cpu", "status": "passed", "stale": [], "flags": [], "off_lock": [],
+         "metrics": {"excess": 0.0}, "last_error": None}
     ]
     assert [s["id"] for s in data["sources"]] == ["LIT-590", "LIT-612"]
     assert [d["id"] for d in data["decisions"]] == ["ADR-011"]

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from assay import graph, results
 from assay import status as vocab
-from assay.loader import load
+from assay.loader import KnowledgeBase, Loaded, load
+from assay.model import Claim
+from tests.conftest import ENVIRONMENT, write_result
 
 # --- helpers ------------------------------------------------------------------------------------
 
 
 def record(root: Path, claim_id: str, check_id: str, device: str, verdict: str, **metrics: float) -> Path:
     """Write a fresh ledger result as the pytest plugin would."""
-    kb = load(root)
-    claim = kb.claims[claim_id]
-    parts = results.input_parts(kb.root, claim, claim.check(check_id), device)
-    path = results.ledger_path(kb.root, claim_id, check_id, device)
-    results.write(path, {
-        "format": results.FORMAT, "claim": claim_id, "check": check_id, "device": device, "verdict": verdict,
-        "metrics": metrics, "inputs": {"hash": results.input_hash(parts), "parts": parts},
-    })
-    return path
+    return write_result(root, claim_id, check_id, device, verdict, **metrics)
 
 
 def verify_all(root: Path) -> None:
@@ -130,26 +125,35 @@ def test_a_result_is_stale_when_its_check_changes_but_not_when_a_citation_does(k
     path.write_text(path.read_text().replace("locator: Eq. (1)", "locator: Eq. (2)"))
     assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
     path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))
-    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [["the check in THEORY-085 changed"]]
+    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [["the definition of check log-n-cap in THEORY-085 changed"]]
 
 
-def test_a_stale_reason_names_the_package_and_both_versions(kb_root):
-    verify_all(kb_root)
-    path = results.ledger_path(kb_root.resolve(), "THEORY-085", "log-n-cap", "cpu")
-    data = json.loads(path.read_text())
-    now = data["inputs"]["parts"]["package:numpy"]
-    data["inputs"]["parts"]["package:numpy"] = "0.0.1"
-    results.write(path, data)
-    assert states(kb_root)["THEORY-085"].checks[0].stale == [f"numpy changed from 0.0.1 to {now}"]
+def test_a_stale_reason_names_the_pinned_package_and_both_versions(kb_root):
+    (kb_root / "requirements.lock").write_text("numpy==2.4.6\n")
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"pin:numpy": "0.0.1"}, excess=0.0)
+    assert states(kb_root)["THEORY-085"].checks[0].stale == ["the lock's pin of numpy changed from 0.0.1 to 2.4.6"]
 
 
-def test_a_ledger_of_another_format_is_not_read(kb_root):
+def test_a_result_computed_with_other_installed_packages_is_fresh_and_off_lock(kb_root):
+    (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\nnumpy==2.4.6\n")
+    env = dict(ENVIRONMENT, packages={**ENVIRONMENT["packages"], "torch": "2.11.0+cu128"}, torch_build="cuda 12.8")
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", environment=env, excess=0.0)
+    check = states(kb_root)["THEORY-085"].checks[0]
+    assert (check.status, check.stale, check.off_lock) == ("passed", [], ["torch 2.11.0+cu128 (lock: 2.13.0+cpu)"])
+    assert check.flags == ["off-lock"]
+
+
+def test_a_ledger_of_another_format_counts_as_an_error_with_a_diagnostic(kb_root):
     path = record(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     data = json.loads(path.read_text())
-    results.write(path, {**data, "format": 99})
-    ledger, bad = results.read_ledger(kb_root)
-    assert (ledger, bad) == ({}, ["results/THEORY-085/log-n-cap.cpu.json"])
-    assert summary(kb_root)["THEORY-085"] == ("not-run", "open")
+    results.write_atomic(path, json.dumps({**data, "format": 99}))
+    ledger = results.read_ledger(kb_root)
+    assert ledger.results == {}
+    assert [d.render() for d in ledger.diagnostics] == [
+        "results/THEORY-085/log-n-cap.cpu.json:1:1: error[ledger-format]: results/THEORY-085/log-n-cap.cpu.json is "
+        "ledger format 99; this Assay reads format 2\n"
+        "  hint: rerun the check with this version (pytest verify --claim ID), or delete the file"]
+    assert summary(kb_root)["THEORY-085"] == ("error", "open")
 
 
 # --- the status vocabulary ----------------------------------------------------------------------
@@ -206,6 +210,43 @@ def test_every_status_has_an_icon_a_colour_and_a_meaning():
 def test_summarise_and_combine_only_answer_with_statuses_of_the_vocabulary():
     assert {vocab.combine_devices([s]) for s in vocab.CHECK} <= set(vocab.CHECK)
     assert {vocab.summarise([s], stale) for s in vocab.CHECK for stale in (True, False)} <= set(vocab.CLAIM)
+
+
+# --- closure over depends_on -------------------------------------------------------------------
+
+
+def in_memory(links: dict[str, list[str]]) -> KnowledgeBase:
+    """A knowledge base of cited-only claims, each depending on the claims ``links`` gives it."""
+    files = []
+    for cid, targets in links.items():
+        claim = Claim.model_validate({
+            "id": cid, "title": cid, "statement": "It holds.", "no_check_reason": "cited only.",
+            "citations": [{"source": "LIT-590", "locator": "§1", "quote": "We present MoCo."}],
+            "relations": [{"type": "depends_on", "target": t} for t in targets]})
+        files.append(Loaded(f"claims/{cid}.yaml", "claims", {"id": cid}, record=claim))
+    return KnowledgeBase(Path("."), files)
+
+
+def test_closure_down_a_chain_of_5000_claims_opens_everything_above_one_unverified_link():
+    # one pass over the chain; a search below each claim would walk 12.5 million links
+    ids = [f"SOTA-{n}" for n in range(1000, 6000)]
+    kb = in_memory({cid: ids[n + 1:n + 2] for n, cid in enumerate(ids)})
+    start = time.perf_counter()
+    assert all(graph.closure(kb, dict.fromkeys(ids, True)).values())
+    closed = graph.closure(kb, {**dict.fromkeys(ids, True), "SOTA-4000": False})
+    assert [cid for cid in ids if closed[cid]] == ids[3001:]
+    assert time.perf_counter() - start < 10
+
+
+def test_a_verified_claim_in_a_depends_on_cycle_is_open_and_so_is_what_rests_on_it():
+    kb = in_memory({"SOTA-001": ["SOTA-002"], "SOTA-002": ["SOTA-003"], "SOTA-003": ["SOTA-002"], "SOTA-004": []})
+    assert graph.closure(kb, dict.fromkeys(["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"], True)) == {
+        "SOTA-001": False, "SOTA-002": False, "SOTA-003": False, "SOTA-004": True}
+
+
+def test_a_claim_resting_on_a_missing_claim_is_open_but_a_link_to_a_source_does_not_count():
+    kb = in_memory({"SOTA-001": ["SOTA-999"], "SOTA-002": ["LIT-590"]})
+    assert graph.closure(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
 
 
 # --- the graph ----------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ def test_a_pattern_mismatch_in_a_nested_field_shows_the_pattern_and_the_value(kb
     path = kb_root / "sources" / "LIT-590.yaml"
     path.write_text(path.read_text().replace("arxiv: 1911.05722v3", "arxiv: 1911.05722v"))
     assert [d.render() for d in load_file(path, kb_root).diagnostics] == [
-        "sources/LIT-590.yaml:10:3: error[wrong-type]: 'identifiers.arxiv' must match ^\\d{4}\\.\\d{4,5}v\\d+$ "
+        "sources/LIT-590.yaml:10:3: error[wrong-type]: 'identifiers.arxiv' must match ^[0-9]{4}\\.[0-9]{4,5}v[0-9]+$ "
         "(got '1911.05722v')"
     ]
 
@@ -258,6 +258,13 @@ def test_of_two_records_with_one_id_the_first_is_the_one_the_knowledge_base_uses
     kb = load(make_kb("duplicate-id"))
     assert kb.by_id["SOTA-364"].path == "claims/SOTA-364.yaml"
     assert [c.id for c in kb.claims["SOTA-364"].checks] == ["bn-cross-sample", "shuffle-bn"]
+
+
+def test_the_indices_are_built_once_when_the_knowledge_base_is_loaded(kb_root):
+    kb = load(kb_root)
+    assert kb.by_id is kb.by_id and kb.claims is kb.claims
+    assert kb.sources is kb.sources and kb.decisions is kb.decisions
+    assert list(kb.by_id) == ["LIT-590", "LIT-612", "SOTA-364", "THEORY-085", "THEORY-090", "ADR-011"]
 
 
 def test_where_falls_back_to_the_deepest_known_prefix(kb_root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from assay.model import MODELS, SERIES, Check, Claim, Expectation, Identifiers, Source, series
+from assay.model import BY_KIND, MODELS, SERIES, Check, Claim, Expectation, Identifiers, Source, series, series_of
 
 CITATION = {"source": "LIT-590", "locator": "§3.3", "quote": "Using BN prevents the model from learning."}
 CHECK = {
@@ -131,5 +131,15 @@ def test_series_is_the_known_prefix_of_an_id(record_id, prefix):
     assert series(record_id) == prefix
 
 
-def test_every_series_lives_in_a_folder_that_has_a_model():
-    assert set(SERIES.values()) == set(MODELS)
+def test_every_series_lives_in_a_folder_whose_model_it_validates_against():
+    assert {s.folder for s in SERIES.values()} == set(MODELS)
+    assert all(MODELS[s.folder] is s.model for s in SERIES.values())
+
+
+def test_each_series_is_its_own_node_kind():
+    assert {k: s.prefix for k, s in BY_KIND.items()} == {"source": "LIT", "claim": "SOTA", "theory": "THEORY", "decision": "ADR"}
+
+
+@pytest.mark.parametrize("record_id, prefix", [("SOTA-364", "SOTA"), ("SOTA-36a", "SOTA"), ("XYZ-001", None), ("LIT-590", "LIT")])
+def test_series_of_reads_the_prefix_even_of_a_malformed_id(record_id, prefix):
+    assert (s.prefix if (s := series_of(record_id)) else None) == prefix

@@ -11,6 +11,7 @@ import pytest
 import torch  # noqa: F401 - imported once here: pytester's in-process runs must not re-import it
 
 from assay import results
+from assay.inputs import input_hash
 
 matplotlib.use("Agg")
 from assay.loader import load
@@ -85,15 +86,17 @@ def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(
     result.assert_outcomes(passed=1)
     data = ledger(root)
     assert data["verdict"] == "passed"
-    assert data["metrics"] == {"gap": 2.0, "control": 0.0}
+    assert data["metrics"] == {"gap": {"value": 2.0, "unit": None, "seeds": []}, "control": {"value": 0.0, "unit": None, "seeds": []}}
     assert data["expectation"] == [
-        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "measured": 2.0, "holds": True}
+        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "measured": 2.0, "holds": True, "paper": None}
     ]
     assert data["environment"]["threads"] == 1
     assert set(data["inputs"]["parts"]) == {
-        "record:SOTA-001#gap", "code:verify/test_kb.py", "package:torch", "package:numpy", "package:scikit-learn", "device",
+        "check:SOTA-001#gap", "statement:SOTA-001", "code:verify/__init__.py", "code:verify/test_kb.py",
+        "pin:torch", "pin:numpy", "pin:scikit-learn", "pin:scipy", "device",
     }
-    assert data["inputs"]["hash"] == results.input_hash(data["inputs"]["parts"])
+    assert results.Result.model_validate(data).format == results.FORMAT
+    assert data["inputs"]["hash"] == input_hash(data["inputs"]["parts"])
     result.stdout.fnmatch_lines(["*assay: claims verified in this run*", "SOTA-001 * verified * gap.cpu: passed"])
 
 
@@ -141,7 +144,8 @@ def test_a_crash_in_a_known_failing_check_is_an_error_not_an_xfail(pytester: pyt
     pytester.runpytest("verify").assert_outcomes(failed=1)
     data = ledger(root)
     assert data["verdict"] == "error"
-    assert "RuntimeError: boom" in data["message"]
+    assert data["last_error"]["kind"] == "error"
+    assert data["last_error"]["message"] == "RuntimeError: boom (at verify/test_kb.py:5 in test_gap)"
 
 
 def test_a_missing_metric_is_an_error_naming_what_was_recorded(pytester: pytest.Pytester) -> None:
@@ -150,6 +154,8 @@ def test_a_missing_metric_is_an_error_naming_what_was_recorded(pytester: pytest.
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"])
     assert ledger(root)["verdict"] == "error"
+    assert ledger(root)["last_error"]["message"] == (
+        "VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)")
 
 
 def test_a_hanging_verifier_times_out_as_an_error_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
@@ -160,12 +166,13 @@ def test_a_hanging_verifier_times_out_as_an_error_and_the_run_goes_on(pytester: 
         time.sleep(30)
     """
     checks = [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
-              check("slow", "test_slow", '[{metric: gap, op: ">", value: 1}]', "timeout: 1\n")]
+              check("slow", "test_slow", '[{metric: gap, op: ">", value: 1}]', "timeout: 0.2\n")]
     root = make_kb(pytester, checks, tests)
-    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    pytester.runpytest("verify", "-o", "assay_wall_floor_s=2").assert_outcomes(passed=1, failed=1)
     data = ledger(root, "slow")
     assert data["verdict"] == "error"
-    assert "Timeout" in data["message"]
+    assert data["last_error"]["kind"] == "timeout"
+    assert data["last_error"]["message"].startswith("timed out: the verifier ran 2 s of wall time, over its limit of 2 s")
     assert ledger(root, "gap")["verdict"] == "passed"
 
 
@@ -267,8 +274,9 @@ def test_figures_are_written_as_svg_beside_the_ledger_file(pytester: pytest.Pyte
         """
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
     pytester.runpytest("verify").assert_outcomes(passed=1)
-    assert ledger(root)["figures"] == ["gap.cpu.line.svg"]
-    assert (root / "results" / "SOTA-001" / "gap.cpu.line.svg").read_text().startswith("<?xml")
+    svg = (root / "results" / "SOTA-001" / "gap.cpu.line.svg").read_bytes()
+    assert svg.startswith(b"<?xml")
+    assert ledger(root)["figures"] == [{"name": "line", "file": "gap.cpu.line.svg", "sha256": results.sha256(svg), "caption": None}]
 
 
 def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytest.Pytester) -> None:
@@ -281,14 +289,14 @@ def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytes
 
 def test_a_killed_write_leaves_the_previous_ledger_file_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "results" / "SOTA-001" / "gap.cpu.json"
-    results.write(path, {"verdict": "passed"})
+    results.write_atomic(path, '{"verdict": "passed"}')
 
     def killed(*_: object) -> None:
         raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
 
     monkeypatch.setattr("os.replace", killed)
     with pytest.raises(KeyboardInterrupt):
-        results.write(path, {"verdict": "failed"})
+        results.write_atomic(path, '{"verdict": "failed"}')
     assert json.loads(path.read_text()) == {"verdict": "passed"}
     assert [p.name for p in path.parent.iterdir()] == ["gap.cpu.json"]
 
@@ -305,7 +313,7 @@ def test_status_tells_fresh_from_stale_and_says_why(pytester: pytest.Pytester) -
     (root / "verify" / "test_kb.py").write_text(GAP_TESTS.replace("2.0", "3.0"))
     state = claim_states(load(root))["SOTA-001"]
     assert state.status == "stale"
-    assert state.checks[0].stale == ["verify/test_kb.py changed", "the check in SOTA-001 changed"]
+    assert state.checks[0].stale == ["the definition of check gap in SOTA-001 changed", "verify/test_kb.py changed"]
 
 
 def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -316,7 +324,11 @@ def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, t
     (root / "claims" / "SOTA-001.yaml").write_text(c)
     pytester.runpytest("verify", "--device", "cpu").assert_outcomes(passed=1)
     cpu = ledger(root)
-    gpu = dict(cpu, device="cuda", inputs={"parts": {**cpu["inputs"]["parts"], "device": "cuda"}, "hash": "x"})
-    results.write(root / "results" / "SOTA-001" / "gap.cuda.json", gpu)  # as if copied from a GPU machine
+    parts = {**cpu["inputs"]["parts"], "device": "cuda"}
+    env = dict(cpu["environment"], packages=dict(cpu["environment"]["packages"], torch="2.11.0+cu128"), torch_build="cuda 12.8")
+    gpu = dict(cpu, device="cuda", inputs={"parts": parts, "hash": input_hash(parts)}, environment=env)
+    results.write_atomic(root / "results" / "SOTA-001" / "gap.cuda.json", json.dumps(gpu))  # as if copied from a GPU box
+    (root / "requirements.lock").write_text(f"torch=={cpu['environment']['packages']['torch']}\n")
     states = claim_states(load(root))["SOTA-001"].checks
-    assert [(s.device, s.status, s.stale) for s in states] == [("cpu", "passed", []), ("cuda", "passed", [])]
+    assert [(s.device, s.status) for s in states] == [("cpu", "passed"), ("cuda", "passed")]
+    assert states[1].off_lock == [f"torch 2.11.0+cu128 (lock: {cpu['environment']['packages']['torch']})"]

@@ -8,19 +8,22 @@ file and line.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import networkx as nx
 
-from assay.diagnostics import Diagnostic
+from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import SERIES, Claim, Source, series
-from assay.results import FORMAT, read_ledger
-from assay.verifiers import scan
+from assay.model import SERIES, Claim, Source, series, series_of
+from assay.results import figure_problems, ledger_path, read_ledger
+from assay.verifiers import Index, Verifier, scan
 
 
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
-    """All diagnostics of ``kb``: per file, across records, and between records and verifiers."""
+    """All diagnostics of ``kb``: per file, across records, and between records and verifiers.
+
+    Sorted by file and line, at most ``PER_FILE`` of a file listed and the rest counted (``capped``).
+    """
     found: list[Diagnostic] = [d for f in kb.files for d in f.diagnostics]
     found += list(_identity(kb))
     found += list(_references(kb))
@@ -29,7 +32,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found += list(_verifiers(kb))
     found += list(_uncited(kb))
     found += list(_ledger(kb))
-    return sorted(set(found))
+    return capped(set(found), {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 
 def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
@@ -38,12 +41,14 @@ def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
         if f.data is None or not isinstance(f.data.get("id"), str):
             continue
         rid, stem = f.data["id"], f.path.rsplit("/", 1)[-1].removesuffix(".yaml")
+        if series(rid) is None:
+            continue  # a malformed id is a bad-id where it is written; the file goes by its stem (Loaded.id)
         if rid != stem:
             yield f.diag(("id",), "id-mismatch", f"id '{rid}' differs from the file name '{stem}.yaml'",
                          f"rename the file to {rid}.yaml or change the id")
         prefix = series(rid)
-        if prefix and SERIES[prefix] != f.folder:
-            yield f.diag(("id",), "wrong-folder", f"'{rid}' is a {prefix} record and belongs in {SERIES[prefix]}/")
+        if prefix and SERIES[prefix].folder != f.folder:
+            yield f.diag(("id",), "wrong-folder", f"'{rid}' is a {prefix} record and belongs in {SERIES[prefix].folder}/")
         if rid in first:
             yield f.diag(("id",), "duplicate-id", f"id '{rid}' is also used by {first[rid].path}",
                          "give this record the next free id (assay new)")
@@ -51,15 +56,20 @@ def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
             first[rid] = f
 
 
-def _suggest(name: str, known: list[str]) -> str | None:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+def _suggest(name: str, known: Collection[str]) -> str | None:
+    """A 'did you mean' hint; it compares ``name`` with every known id, so only a fault may call it."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
 
 
+def _ids_of(kb: KnowledgeBase, kind: str) -> set[str]:
+    """Ids in use whose prefix names the series of ``kind`` (the record may be invalid)."""
+    return {i for i in kb.by_id if (s := series_of(i)) is not None and s.kind == kind}
+
+
 def _references(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    ids = list(kb.by_id)
-    sources = [i for i in ids if i.startswith("LIT-")]
-    decisions = [i for i in ids if i.startswith("ADR-")]
+    ids = set(kb.by_id)
+    sources, decisions = _ids_of(kb, "source"), _ids_of(kb, "decision")
     for f in kb.files:
         record = f.record
         if isinstance(record, Claim):
@@ -74,7 +84,7 @@ def _references(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                                  f"'{comp.decision}' is not a decision", _suggest(comp.decision, decisions))
 
 
-def _claim_references(f: Loaded, claim: Claim, ids: list[str], sources: list[str]) -> Iterator[Diagnostic]:
+def _claim_references(f: Loaded, claim: Claim, ids: set[str], sources: set[str]) -> Iterator[Diagnostic]:
     for field in ("citations", "reported", "discrepancies"):
         for n, item in enumerate(getattr(claim, field)):
             if item.source not in sources:
@@ -106,19 +116,57 @@ def _duplicates(values: list[str]) -> Iterator[tuple[int, str]]:
         seen.add(v)
 
 
+#: How many members of a depends_on knot its diagnostic names before it counts the rest.
+KNOT_NAMES = 20
+
+
 def _cycles(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """One diagnostic per knot of depends_on links (a strongly connected component of two or more claims).
+
+    Listing every simple cycle instead grows exponentially: 10 claims that each rest on the other nine
+    have over a million. The diagnostic names the knot's claims and its shortest cycle through the
+    smallest id, and sits on that id's link which starts the cycle. A claim resting on itself alone is
+    a self-relation, reported as such.
+    """
+    rests_on: dict[str, list[str]] = {
+        cid: [r.target for r in claim.relations if r.type == "depends_on"] for cid, claim in kb.claims.items()
+    }
     g = nx.DiGraph()
-    for cid, claim in kb.claims.items():
-        for rel in claim.relations:
-            if rel.type == "depends_on":
-                g.add_edge(cid, rel.target)
-    for cycle in nx.simple_cycles(g):
-        start = min(cycle)
-        f = kb.by_id[start]
-        ring = cycle[cycle.index(start):] + cycle[: cycle.index(start)] + [start]
+    g.add_nodes_from(rests_on)
+    g.add_edges_from((cid, t) for cid, targets in rests_on.items() for t in targets if t in rests_on)
+    for knot in nx.strongly_connected_components(g):
+        if len(knot) < 2:
+            continue
+        start = min(knot)
+        ring = _shortest_cycle(start, rests_on, knot)
+        members = sorted(knot)
+        message = "depends_on cycle: " + " -> ".join(ring)
+        if len(members) > len(ring) - 1:
+            named = ", ".join(members[:KNOT_NAMES]) + (f" and {len(members) - KNOT_NAMES} more" if len(members) > KNOT_NAMES else "")
+            message += f", in a knot of {len(members)} claims that rest on one another: {named}"
         n = next(i for i, r in enumerate(kb.claims[start].relations) if r.type == "depends_on" and r.target == ring[1])
-        yield f.diag(("relations", n, "target"), "depends-on-cycle", "depends_on cycle: " + " -> ".join(ring),
-                     "a claim cannot rest on itself; make one of these links 'supports'")
+        yield kb.by_id[start].diag(("relations", n, "target"), "depends-on-cycle", message,
+                                   "a claim cannot rest on itself; make one of these links 'supports'")
+
+
+def _shortest_cycle(start: str, rests_on: dict[str, list[str]], knot: set[str]) -> list[str]:
+    """The shortest cycle from ``start`` back to it within ``knot`` (breadth first, links in file order)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        ahead = []
+        for node in frontier:
+            for target in rests_on[node]:
+                if target == start and node != start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return path[::-1] + [start]
+                if target in knot and target != start and target not in came_from:
+                    came_from[target] = node
+                    ahead.append(target)
+        frontier = ahead
+    raise AssertionError(f"{start} is in a knot but no cycle leads back to it")
 
 
 def _order_key(source: Source) -> str:
@@ -132,27 +180,70 @@ def _later(a: str, b: str) -> bool:
 
 
 def _compared_against(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """ADR-011: a source lists only comparisons it could have run, so the target is not later."""
+    """ADR-011: a source lists only comparisons it could have run, so the target is not later, not itself,
+    and the comparison graph is acyclic.
+
+    A link to a later source or to itself is reported where it is; what remains can still form a cycle
+    among sources whose dates do not order them (the same year, or a year against a date in it): one
+    diagnostic per strongly connected component, found in linear time.
+    """
     sources = kb.sources
+    earlier: dict[str, list[str]] = {}  # the links left once later and self links are reported
     for sid, source in sources.items():
+        earlier[sid] = []
         for n, comp in enumerate(source.compared_against):
             target = sources.get(comp.source)
-            if target is not None and _later(_order_key(target), _order_key(source)):
+            if comp.source == sid:
+                yield kb.by_id[sid].diag(("compared_against", n, "source"), "compared-against-self",
+                                         f"{sid} is compared against itself",
+                                         "remove the link; a source lists the other sources it compares itself with (ADR-011)")
+            elif target is not None and _later(_order_key(target), _order_key(source)):
                 yield kb.by_id[sid].diag(
                     ("compared_against", n, "source"), "compared-against-later",
                     f"{sid} ({_order_key(source)}) cannot have compared itself against the later "
                     f"{comp.source} ({_order_key(target)})",
                     f"file the link on {comp.source} instead, if it runs the comparison (ADR-011)",
                 )
+            elif target is not None:
+                earlier[sid].append(comp.source)
+    yield from _comparison_cycles(kb, earlier)
+
+
+def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iterator[Diagnostic]:
+    g = nx.DiGraph()
+    g.add_edges_from((sid, t) for sid, targets in earlier.items() for t in targets)
+    for knot in nx.strongly_connected_components(g):
+        if len(knot) < 2:
+            continue
+        start = min(knot)
+        ring = _shortest_cycle(start, earlier, knot)
+        members = sorted(knot)
+        message = "compared_against cycle: " + " -> ".join(ring)
+        if len(members) > len(ring) - 1:
+            named = ", ".join(members[:KNOT_NAMES]) + (f" and {len(members) - KNOT_NAMES} more" if len(members) > KNOT_NAMES else "")
+            message += f", in a knot of {len(members)} sources compared against one another: {named}"
+        dates = sorted({_order_key(kb.sources[s]) for s in members})
+        n = next(i for i, c in enumerate(kb.sources[start].compared_against) if c.source == ring[1])
+        yield kb.by_id[start].diag(
+            ("compared_against", n, "source"), "compared-against-cycle",
+            f"{message}; their dates ({', '.join(dates)}) do not order them",
+            "give each source its date (YYYY-MM-DD) and keep each link only on the later source (ADR-011)",
+        )
 
 
 def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     tests = scan(kb.root)
+    for path, why in tests.unreadable.items():
+        yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}",
+                         "verifiers are regular files inside the knowledge base")
     claims = kb.claims
+    yield from _duplicate_verifiers(tests, {check.verifier for claim in claims.values() for check in claim.checks})
     for cid, claim in claims.items():
         f = kb.by_id[cid]
         for n, check in enumerate(claim.checks):
             v = tests.get(check.verifier)
+            if v is None and check.verifier.split("::")[0] in tests.unreadable:
+                continue  # reported as unreadable-file, where the module is
             if v is None:
                 yield f.diag(("checks", n, "verifier"), "unknown-verifier", f"verifier '{check.verifier}' does not exist",
                              _suggest(check.verifier, list(tests)) or "write the test, or fix the path")
@@ -174,6 +265,22 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                              _suggest(v.check or "", [c.id for c in claims[v.claim].checks]))
 
 
+def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
+    """A check has one verifier: a second test marked for the same claim and check makes its result ambiguous.
+
+    Reported at the test the check does not name (``named``: the verifiers the records name), else the later one.
+    """
+    first: dict[tuple[str, str], Verifier] = {}
+    for v in sorted(tests.values(), key=lambda v: v.nodeid not in named):  # stable: file order otherwise
+        if v.claim is None or v.check is None:
+            continue
+        other = first.setdefault((v.claim, v.check), v)
+        if other is not v:
+            yield Diagnostic(v.nodeid.split("::")[0], v.line, 1, "duplicate-verifier",
+                             f"'{v.nodeid}' and '{other.nodeid}' are both marked claim({v.claim!r}, {v.check!r})",
+                             "a check has one verifier: tie each test to its own check, or remove one")
+
+
 def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     cited = {c.source for claim in kb.claims.values() for c in claim.citations}
     cited |= {r.source for claim in kb.claims.values() for r in claim.reported}
@@ -184,7 +291,11 @@ def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 
 
 def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Ledger files that cannot be read would otherwise pass silently as 'not run'."""
-    for path in read_ledger(kb.root)[1]:
-        yield Diagnostic(path, 1, 1, "bad-ledger", f"not a format-{FORMAT} result with claim, check, device and verdict",
-                         "rerun the check with pytest verify, or delete the file")
+    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
+    ledger = read_ledger(kb.root)
+    yield from ledger.diagnostics
+    for key, result in ledger.results.items():
+        if result.figures:
+            for problem in figure_problems(kb.root, result):
+                path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+                yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")

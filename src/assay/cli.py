@@ -16,8 +16,8 @@ from typing import Callable
 
 from assay import checks, export, graph, schema
 from assay import status as vocab
-from assay.loader import load
-from assay.model import SERIES
+from assay.loader import KnowledgeBase, Loaded, load
+from assay.model import BY_KIND, SERIES, Claim, series_of
 
 
 class UsageProblem(Exception):
@@ -85,8 +85,8 @@ consequences: >-
 
 def next_id(root: Path, prefix: str) -> str:
     """The next free id of a series: one past the highest number in use."""
-    folder = root / SERIES[prefix]
-    numbers = [int(m.group(1)) for p in folder.glob(f"{prefix}-*.yaml") if (m := re.match(rf"{prefix}-(\d+)$", p.stem))]
+    folder = root / SERIES[prefix].folder
+    numbers = [int(m.group(1)) for p in folder.glob(f"{prefix}-*.yaml") if (m := re.fullmatch(rf"{prefix}-([0-9]+)", p.stem))]
     return f"{prefix}-{(max(numbers) + 1 if numbers else 1):03d}"
 
 
@@ -97,12 +97,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     """
     import datetime as dt
 
-    folder = {"claim": "claims", "source": "sources", "decision": "decisions"}[args.kind]
-    prefix = {"claims": "THEORY" if args.theory else "SOTA", "sources": "LIT", "decisions": "ADR"}[folder]
-    rid = next_id(args.root, prefix)
-    sources = sorted(p.stem for p in (args.root / "sources").glob("LIT-*.yaml"))
+    series = BY_KIND["theory" if args.kind == "claim" and args.theory else args.kind]
+    folder, rid = series.folder, next_id(args.root, series.prefix)
+    lit = BY_KIND["source"]
+    sources = sorted(p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml"))
     today = dt.date.today()
-    text = _TEMPLATES[folder].format(id=rid, source=sources[0] if sources else "LIT-001", year=today.year, date=today.isoformat())
+    text = _TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat())
     path = args.root / folder / f"{rid}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "x", encoding="utf-8") as fh:
@@ -131,10 +131,27 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  status: {st.status} — {vocab.CLAIM[st.status].meaning}")
         print(f"  closure: {st.closure}")
         for c in st.checks:
-            stale = f" (stale: {'; '.join(c.stale)})" if c.stale else ""
-            print(f"  check {c.check} on {c.device}: {c.status}{stale}")
+            print(f"  check {c.check} on {c.device}: {c.status}{_check_notes(c)}")
     print(json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False))
     return 0
+
+
+def _check_notes(c: CheckState) -> str:
+    """What a check's status line adds: the measurement an error sits beside, staleness, flags."""
+    notes = []
+    r = c.result
+    if r is not None and r.last_error is not None:
+        measured = f"last measured {r.verdict} on {r.finished}; " if r.measured else ""
+        notes.append(f"{measured}last run ended in {r.last_error.kind}: {r.last_error.message.splitlines()[0]}")
+    if c.problem is not None:
+        notes.append(c.problem.message)
+    if c.stale:
+        notes.append("stale: " + "; ".join(c.stale))
+    if c.off_lock:
+        notes.append("off-lock: " + "; ".join(c.off_lock))
+    if r is not None and r.unstable is not None:
+        notes.append("unstable: " + " -> ".join(r.unstable.verdicts))
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -152,8 +169,22 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"  {cid:<12} {kb.claims[cid].title}")
             for c in states[cid].stale:
                 print(f"    {c.check}.{c.device} is stale: {'; '.join(c.stale)}")
+    invalid = _invalid_claims(kb)
+    if invalid:
+        print(f"invalid ({len(invalid)}): The file cannot be read, does not validate or repeats an id, "
+              "so it has no status; run assay check.")
+        for f in invalid:
+            print(f"  {f.id:<12} {f.path}")
     print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocab.CLAIM.items()), file=sys.stderr)
     return 0
+
+
+def _invalid_claims(kb: KnowledgeBase) -> list[Loaded]:
+    """Claim files (by folder or by id) whose record is not a claim the knowledge base holds: a file that does
+    not validate or cannot be read, or the second file of an id."""
+    return [f for f in kb.files
+            if (f.folder == BY_KIND["claim"].folder or getattr(series_of(f.id), "model", None) is Claim)
+            and (f.record is None or kb.claims.get(f.record.id) is not f.record)]
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
@@ -211,7 +242,8 @@ def cmd_readme(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="A knowledge base of literature claims that can be run.")
-    parser.add_argument("--root", type=Path, default=Path("."), help="the knowledge base's folder (default: .)")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="the knowledge base's folder (default: the nearest one at or above the current folder)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     # the same options after the command name (`assay check --root kb`); SUPPRESS keeps the earlier value
     common = argparse.ArgumentParser(add_help=False)
@@ -244,10 +276,38 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that work in any folder; every other one needs a knowledge base.
+WITHOUT_KNOWLEDGE_BASE = ("init", "schema", "readme")
+
+
+def is_knowledge_base(path: Path) -> bool:
+    """Whether ``path`` is a folder holding claims/ or sources/."""
+    return path.is_dir() and ((path / "claims").is_dir() or (path / "sources").is_dir())
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that is a knowledge base, as git finds its repository."""
+    start = start.resolve()
+    return next((d for d in (start, *start.parents) if is_knowledge_base(d)), None)
+
+
+def _root(args: argparse.Namespace) -> Path:
+    """The knowledge base a command works on: --root as given, else the nearest one above the current folder."""
+    given = args.root is not None
+    root = args.root if given else find_root(Path.cwd())
+    if args.command in WITHOUT_KNOWLEDGE_BASE:
+        return (root or Path.cwd()).resolve()
+    if root is None or not is_knowledge_base(root):
+        shown = args.root if given else Path.cwd()
+        raise UsageProblem(f"{shown} is not a knowledge base (no claims/ or sources/ folder); "
+                           "run assay init to start one, or pass --root")
+    return root.resolve()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    args.root = args.root.resolve()
     try:
+        args.root = _root(args)
         return args.func(args)
     except UsageProblem as e:
         print(f"assay: error: {e}", file=sys.stderr)

@@ -7,6 +7,8 @@ optional ``hint:`` line.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +24,9 @@ class Code:
     meaning: str
 
 
+#: The most diagnostics listed for one file; one too-many-problems diagnostic counts the rest.
+PER_FILE = 50
+
 _CODES = [
     # reading files
     Code("unreadable-file", "error", "A file is a link leading outside the knowledge base, not a regular file, or too large; "
@@ -33,6 +38,8 @@ _CODES = [
     Code("yaml-alias", "error", "An anchor or alias (`&a`, `*a`) is used; records spell every value out."),
     Code("yaml-not-mapping", "error", "The document is not a mapping of fields, or the file holds several documents."),
     Code("yaml-too-deep", "error", "The document nests deeper than any record does."),
+    Code("too-many-problems", "error", f"A file has more than {PER_FILE} problems; the rest are counted, not listed "
+         "(fix these and run again)."),
     Code("schema-line", "warning", "The `# yaml-language-server: $schema=` line is missing, so editors cannot validate."),
     # the record itself
     Code("bad-id", "error", "The id does not have the form of its series (`LIT-NNN`, `SOTA-NNN`, `THEORY-NNN`, `ADR-NNN`)."),
@@ -55,14 +62,27 @@ _CODES = [
     Code("self-relation", "error", "A record relates to itself."),
     Code("depends-on-cycle", "error", "`depends_on` relations form a cycle, so no claim in it can be verified first."),
     Code("compared-against-later", "error", "ADR-011: a source can only have compared itself against earlier sources."),
+    Code("compared-against-self", "error", "ADR-011: a source is listed as compared against itself."),
+    Code("compared-against-cycle", "error", "ADR-011: `compared_against` links form a cycle among sources whose dates "
+         "do not order them; the comparison graph is acyclic."),
     Code("uncited-source", "warning", "No claim cites the source."),
     # verifiers
     Code("unknown-verifier", "error", "A check names a verifier test that does not exist."),
     Code("verifier-mismatch", "error", "A check's verifier test is tied (by its marker) to another claim or check."),
     Code("orphan-verifier", "error", "A verifier test is tied to a claim or check that does not exist."),
     Code("untied-verifier", "error", "A test in `verify/` carries no `claim` marker."),
+    Code("duplicate-verifier", "error", "Two tests in `verify/` are marked for the same claim and check, so which "
+         "one the result comes from is unclear."),
     # the ledger
-    Code("bad-ledger", "error", "A ledger file is not a result this version of Assay can read."),
+    Code("bad-ledger", "error", "A ledger file cannot be read: not JSON (truncated, say), not a JSON object, or not a "
+         "regular file inside the knowledge base. The check counts as an error."),
+    Code("ledger-format", "error", "A ledger file is of another format version than this Assay reads; the check counts as an error."),
+    Code("ledger-shape", "error", "A ledger file is JSON of the right format but a field is missing or has the wrong type; "
+         "the check counts as an error."),
+    Code("ledger-misplaced", "error", "A ledger file's claim, check or device differs from its path, or its name is not "
+         "`<check>.<device>.json`; it is not read as evidence."),
+    Code("ledger-figure", "warning", "A result names a figure that is missing or is not the one it drew (a run killed "
+         "between the two writes); the figure is not shown."),
 ]
 
 CATALOGUE: dict[str, Code] = {c.name: c for c in _CODES}
@@ -91,6 +111,31 @@ class Diagnostic:
         """``path:line:col: severity[code]: message``, then ``  hint: ...`` when there is one."""
         text = f"{self.path}:{self.line}:{self.col}: {self.severity}[{self.code}]: {self.message}"
         return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+
+def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = None) -> list[Diagnostic]:
+    """``found`` sorted, with at most ``PER_FILE`` diagnostics of each file listed.
+
+    The rest of a file's diagnostics, and the ``unlisted[path]`` problems that were counted but never
+    made into diagnostics, become one too-many-problems diagnostic where the first left out was.
+    """
+    unlisted = unlisted or {}
+    out: list[Diagnostic] = []
+    for path, group in itertools.groupby(sorted(found), key=lambda d: d.path):
+        listed = list(itertools.islice(group, PER_FILE + 1))
+        more = sum(1 for _ in group) + unlisted.get(path, 0)
+        if len(listed) > PER_FILE:
+            where, more = listed.pop(), more + 1
+        elif more:
+            where = listed[-1]
+        else:
+            out += listed
+            continue
+        out += listed
+        out.append(Diagnostic(path, where.line, where.col, "too-many-problems",
+                              f"{more} more {'problem' if more == 1 else 'problems'} in this file "
+                              f"{'is' if more == 1 else 'are'} not listed", "fix these and run assay check again"))
+    return out
 
 
 def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

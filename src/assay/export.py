@@ -56,8 +56,10 @@ def as_json(kb: KnowledgeBase, states: dict[str, ClaimState]) -> dict[str, Any]:
             "status": st.status,
             "closure": st.closure,
             "results": [
-                {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale,
-                 "metrics": c.result.data.get("metrics", {}) if c.result else {}}
+                {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
+                 "off_lock": c.off_lock,
+                 "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
+                 "last_error": c.result.last_error.model_dump(mode="json") if c.result and c.result.last_error else None}
                 for c in st.checks
             ],
         })

@@ -15,8 +15,10 @@ import networkx as nx
 
 from assay import status as vocab
 from assay.loader import KnowledgeBase
-from assay.model import Claim, Decision, Source
-from assay.results import CheckState, Result, check_states, read_ledger
+from assay.model import Claim, Decision, Source, series_of
+from assay.inputs import Inputs
+from assay.results import Ledger, read_ledger
+from assay.status import CheckState, check_states
 
 
 @dataclass(frozen=True)
@@ -34,30 +36,45 @@ class ClaimState:
 
 
 def node_kind(record_id: str) -> str:
-    return {"LIT": "source", "SOTA": "claim", "THEORY": "theory", "ADR": "decision"}.get(record_id.split("-")[0], "record")
+    """The kind of a record's node: its series' kind, or ``record`` when its id names no series."""
+    s = series_of(record_id)
+    return s.kind if s else "record"
 
 
-def claim_states(kb: KnowledgeBase, ledger: dict[tuple[str, str, str], Result] | None = None) -> dict[str, ClaimState]:
+def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, ClaimState]:
     """Status and closure of every valid claim, from the ledger (read from disk when not given)."""
-    if ledger is None:
-        ledger, _ = read_ledger(kb.root)
+    ledger = read_ledger(kb.root) if ledger is None else ledger
+    inputs = Inputs(kb.root)
     summary: dict[str, tuple[str, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
-        states = check_states(kb.root, claim, ledger)
+        states = check_states(inputs, claim, ledger)
         per_check = [vocab.combine_devices([s.status for s in states if s.check == c.id]) for c in claim.checks]
         summary[cid] = (vocab.summarise(per_check, any(s.stale for s in states)), states)
+    closed = closure(kb, {cid: status == "verified" for cid, (status, _) in summary.items()})
+    return {cid: ClaimState(cid, status, "closed" if closed[cid] else "open", states)
+            for cid, (status, states) in summary.items()}
+
+
+def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
+    """Whether each claim is verified together with everything it depends on, transitively.
+
+    Linear: one pass over the knots of depends_on (strongly connected components), what is rested on
+    first. A claim in a cycle is open, since it rests on itself; so is one that rests on an invalid or
+    missing claim, which is why those links are kept.
+    """
     rests_on = nx.DiGraph()
-    rests_on.add_nodes_from(summary)
+    rests_on.add_nodes_from(verified)
     for cid, claim in kb.claims.items():
-        # a claim it rests on that is invalid or missing keeps the closure open, so keep those edges too
         rests_on.add_edges_from((cid, r.target) for r in claim.relations
-                                if r.type == "depends_on" and node_kind(r.target) in ("claim", "theory"))
-    out = {}
-    for cid, (status, states) in summary.items():
-        below = nx.descendants(rests_on, cid) | {cid}
-        closed = all(d in summary and summary[d][0] == "verified" for d in below)
-        out[cid] = ClaimState(cid, status, "closed" if closed else "open", states)
-    return out
+                                if r.type == "depends_on" and (s := series_of(r.target)) is not None and s.model is Claim)
+    knots = nx.condensation(rests_on)
+    closed_knot: dict[int, bool] = {}
+    for k in reversed(list(nx.topological_sort(knots))):
+        members = knots.nodes[k]["members"]
+        one = next(iter(members)) if len(members) == 1 else None
+        closed_knot[k] = (one is not None and verified.get(one, False) and not rests_on.has_edge(one, one)
+                          and all(closed_knot[below] for below in knots.successors(k)))
+    return {cid: closed_knot[knots.graph["mapping"][cid]] for cid in verified}
 
 
 def build(kb: KnowledgeBase, states: dict[str, ClaimState] | None = None) -> nx.MultiDiGraph:

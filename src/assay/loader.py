@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import errno
+import heapq
 import os
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from assay.diagnostics import Diagnostic
+from assay.diagnostics import PER_FILE, Diagnostic
 from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
 
 Loc = tuple[str | int, ...]
@@ -50,8 +53,9 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
     root = Path(root).resolve()
     try:
         resolved = Path(path).resolve(strict=True)
-    except (OSError, RuntimeError) as e:  # missing, a symlink loop
-        raise Unreadable(f"cannot be read ({e.strerror or 'a symlink loop'})") from None
+    except (OSError, RuntimeError) as e:  # missing, a symlink loop (RuntimeError before Python 3.13, ELOOP after)
+        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
     try:
@@ -91,12 +95,17 @@ class Loaded:
     positions: dict[Loc, Pos] = field(default_factory=dict)
     record: Record | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    unlisted: int = 0  # problems found but not made into diagnostics (see _from_pydantic)
 
     @property
     def id(self) -> str:
-        """The record's id as written, or the file stem when it has none."""
+        """The record's id as written, or the file stem when it has none of a known series' shape.
+
+        The key of the file in the graph, the site's paths and the CLI: a malformed id (`' SOTA-364'`,
+        `'SOTA-３６８'`, `'SOTA-1/../x'`) never becomes one; it is reported as bad-id where it is written.
+        """
         value = (self.data or {}).get("id")
-        return value if isinstance(value, str) and value else Path(self.path).stem
+        return value if isinstance(value, str) and series(value) else Path(self.path).stem
 
     def where(self, loc: Loc) -> Pos:
         """Line and column of the deepest known prefix of ``loc``."""
@@ -216,7 +225,7 @@ def load_file(path: Path, root: Path) -> Loaded:
                        f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line")
         )
     prefix = series(data["id"]) if isinstance(data.get("id"), str) else None
-    if prefix and SERIES[prefix] != folder:
+    if prefix and SERIES[prefix].folder != folder:
         return loaded  # validated against the wrong model it would only cascade; assay.checks reports wrong-folder
     model = MODELS[folder]
     try:
@@ -227,11 +236,17 @@ def load_file(path: Path, root: Path) -> Loaded:
 
 
 def _from_pydantic(loaded: Loaded, model: type[BaseModel], error: ValidationError) -> list[Diagnostic]:
-    out = []
-    for err in error.errors(include_url=False):
-        loc = _data_loc(loaded.data, err["loc"])
-        out.append(_one_error(loaded, model, loc, err))
-    return out
+    """Diagnostics for the first ``PER_FILE + 1`` errors in file order; the rest are only counted.
+
+    Making a diagnostic costs a "did you mean" search, so a record of 400,000 junk keys would take a
+    minute and a gigabyte; finding where each error sits is cheap. ``assay.checks`` lists ``PER_FILE``
+    and counts the rest, ``Loaded.unlisted`` included, in one too-many-problems diagnostic.
+    """
+    located = [(loaded.where(loc), loc, err) for err in error.errors(include_url=False)
+               for loc in [_data_loc(loaded.data, err["loc"])]]
+    first = heapq.nsmallest(PER_FILE + 1, range(len(located)), key=lambda i: located[i][0])
+    loaded.unlisted = len(located) - len(first)
+    return [_one_error(loaded, model, located[i][1], located[i][2]) for i in sorted(first)]
 
 
 def _data_loc(data: Any, loc: tuple[Any, ...]) -> Loc:
@@ -278,7 +293,7 @@ def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, 
     if kind == "string_pattern_mismatch":
         pattern = err.get("ctx", {}).get("pattern", "")
         if last == "id" and len(loc) == 1:
-            return loaded.diag(loc, "bad-id", f"id {got!r} does not have the form of its series",
+            return loaded.diag(loc, "bad-id", f"id {got!r} does not have the form of its series{_id_flaw(got)}",
                                "ids look like LIT-590, SOTA-364, THEORY-085, ADR-011")
         return loaded.diag(loc, "wrong-type", f"'{name}' must match {pattern} (got {got!r})")
     if kind == "literal_error":
@@ -287,6 +302,18 @@ def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, 
     if kind in ("value_error", "assertion_error"):
         return loaded.diag(loc, "bad-value", f"{name}: {err['msg'].removeprefix('Value error, ')}")
     return loaded.diag(loc, "wrong-type", f"'{name}' {err['msg'].lower()} (got {got!r} that is a {_type_name(got)})")
+
+
+def _id_flaw(value: Any) -> str:
+    """What makes an id that looks right wrong: a character that is not ASCII, or space around it."""
+    if not isinstance(value, str):
+        return ""
+    odd = next((c for c in value if not c.isascii()), None)
+    if odd is not None:
+        return f": ids are ASCII, and {odd!r} (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')}) is not"
+    if value != value.strip():
+        return ": it has space or a line break around it"
+    return ""
 
 
 def _allowed_fields(model: type[BaseModel], loc: Loc, data: Any) -> list[str]:
@@ -321,37 +348,28 @@ def _type_name(value: Any) -> str:
 
 @dataclass
 class KnowledgeBase:
-    """Every record file under a root, loaded; diagnostics of reading and of each record."""
+    """Every record file under a root, loaded; diagnostics of reading and of each record.
+
+    The indices are built once, when the knowledge base is made: ``files`` is not to change after.
+    """
 
     root: Path
     files: list[Loaded]
+    #: The first file of each id (a duplicate is reported by ``assay.checks``).
+    by_id: dict[str, Loaded] = field(init=False, repr=False)
+    #: Valid records of each kind by id; the first of a duplicated id wins, as in ``by_id``.
+    claims: dict[str, Claim] = field(init=False, repr=False)
+    sources: dict[str, Source] = field(init=False, repr=False)
+    decisions: dict[str, Decision] = field(init=False, repr=False)
 
-    @property
-    def by_id(self) -> dict[str, Loaded]:
-        """The first file of each id (a duplicate is reported by ``assay.checks``)."""
-        out: dict[str, Loaded] = {}
+    def __post_init__(self) -> None:
+        self.by_id, self.claims, self.sources, self.decisions = {}, {}, {}, {}
+        valid: dict[type[Record], dict[str, Any]] = {Claim: self.claims, Source: self.sources, Decision: self.decisions}
         for f in self.files:
-            out.setdefault(f.id, f)
-        return out
-
-    def _valid(self, cls: type[Record]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in self.files:  # the first of a duplicated id wins, as in by_id
-            if isinstance(f.record, cls):
-                out.setdefault(f.record.id, f.record)
-        return out
-
-    @property
-    def claims(self) -> dict[str, Claim]:
-        return self._valid(Claim)
-
-    @property
-    def sources(self) -> dict[str, Source]:
-        return self._valid(Source)
-
-    @property
-    def decisions(self) -> dict[str, Decision]:
-        return self._valid(Decision)
+            self.by_id.setdefault(f.id, f)
+            for cls, index in valid.items():
+                if isinstance(f.record, cls):
+                    index.setdefault(f.record.id, f.record)
 
 
 def load(root: Path) -> KnowledgeBase:

@@ -8,25 +8,25 @@ data: no I/O, no status (status is computed from the ledger, see ``assay.results
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-SOURCE_ID = r"^LIT-\d{3,}$"
-CLAIM_ID = r"^(SOTA|THEORY)-\d{3,}$"
-DECISION_ID = r"^ADR-\d{3,}$"
-RECORD_ID = r"^(LIT|SOTA|THEORY|ADR)-\d{3,}$"
+SOURCE_ID = r"^LIT-[0-9]{3,}$"
+CLAIM_ID = r"^(SOTA|THEORY)-[0-9]{3,}$"
+DECISION_ID = r"^ADR-[0-9]{3,}$"
+RECORD_ID = r"^(LIT|SOTA|THEORY|ADR)-[0-9]{3,}$"
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 VERIFIER = r"^verify/[A-Za-z0-9_/]+\.py::[A-Za-z_][A-Za-z0-9_]*$"
 
-#: Which series an id belongs to, and the folder its records live in.
-SERIES = {"LIT": "sources", "SOTA": "claims", "THEORY": "claims", "ADR": "decisions"}
-
+# Every pattern here is ASCII: `[0-9]`, never `\d`, which also matches '３' and '𝟯' (look-alike ids).
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-SourceId = Annotated[str, StringConstraints(pattern=SOURCE_ID)]
-ClaimId = Annotated[str, StringConstraints(pattern=CLAIM_ID)]
-DecisionId = Annotated[str, StringConstraints(pattern=DECISION_ID)]
-RecordId = Annotated[str, StringConstraints(pattern=RECORD_ID)]
+# Ids match exactly, never stripped: the id as written is the key of the record everywhere else.
+SourceId = Annotated[str, StringConstraints(strip_whitespace=False, pattern=SOURCE_ID)]
+ClaimId = Annotated[str, StringConstraints(strip_whitespace=False, pattern=CLAIM_ID)]
+DecisionId = Annotated[str, StringConstraints(strip_whitespace=False, pattern=DECISION_ID)]
+RecordId = Annotated[str, StringConstraints(strip_whitespace=False, pattern=RECORD_ID)]
 Slug = Annotated[str, StringConstraints(pattern=SLUG)]
 
 
@@ -46,16 +46,16 @@ class Identifiers(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    arxiv: Annotated[str, StringConstraints(pattern=r"^\d{4}\.\d{4,5}v\d+$")] | None = Field(
+    arxiv: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}\.[0-9]{4,5}v[0-9]+$")] | None = Field(
         None, description="arXiv id with the version read, e.g. `1911.05722v3`."
     )
-    doi: Annotated[str, StringConstraints(pattern=r"^10\.\d{4,9}/\S+$")] | None = Field(
+    doi: Annotated[str, StringConstraints(pattern=r"^10\.[0-9]{4,9}/[!-~]+$")] | None = Field(
         None, description="DOI without the resolver prefix, e.g. `10.1109/CVPR42600.2020.00975`."
     )
-    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
+    url: Annotated[str, StringConstraints(pattern=r"^https?://[!-~]+$")] | None = Field(
         None, description="A stable address of the document (a blog post, a code repository)."
     )
-    code: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
+    code: Annotated[str, StringConstraints(pattern=r"^https?://[!-~]+$")] | None = Field(
         None, description="The official code repository, where there is one."
     )
 
@@ -95,7 +95,7 @@ class Source(Record):
     title: Text = Field(description="The title as the document gives it.")
     authors: list[Text] = Field(min_length=1, description="Authors in the document's order.")
     year: int = Field(ge=1900, le=2100, description="Year of first publication.")
-    date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] | None = Field(
+    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$")] | None = Field(
         None, description="Publication date (YYYY-MM or YYYY-MM-DD) where the year does not order sources."
     )
     venue: Text | None = Field(None, description="Conference, journal or site.")
@@ -201,7 +201,17 @@ class Check(BaseModel):
         "reduced (the paper's setting scaled down), full (the paper's setting)."
     )
     devices: list[Device] = Field(min_length=1, description="Devices the check runs on.")
-    timeout: float = Field(30, gt=0, le=3600, description="Seconds before the run is recorded as an error.")
+    timeout: float = Field(
+        30, gt=0, le=3600,
+        description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error. "
+        "A busy machine does not count against it; the wall-clock limit is far above it "
+        "(`assay.limits.wall_limit`), so only a hang trips that.",
+    )
+    reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = Field(
+        default_factory=list,
+        description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
+        "their content is an input of the result.",
+    )
     expect: list[Expectation] = Field(min_length=1, description="Comparisons that must all hold.")
     known_failing: Text | None = Field(
         None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
@@ -259,16 +269,45 @@ class Decision(Record):
     id: DecisionId = Field(description="`ADR-NNN`, equal to the file name.")
     title: Text = Field(description="The decision in a few words.")
     status: Literal["proposed", "accepted", "superseded"] = Field(description="Where the decision stands.")
-    date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] = Field(description="When it was taken.")
+    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(description="When it was taken.")
     context: Text = Field(description="The problem it answers.")
     decision: Text = Field(description="What was decided.")
     consequences: Text = Field(description="What follows, including what the validator enforces.")
 
 
-MODELS: dict[str, type[Record]] = {"sources": Source, "claims": Claim, "decisions": Decision}
+# --- series -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Series:
+    """An id series: the prefix of its ids, where its records live, what they are."""
+
+    prefix: str  # `SOTA` of `SOTA-364`
+    folder: str  # where its records live: `claims/SOTA-364.yaml`
+    kind: str  # its node kind in the graph and the site
+    model: type[Record]  # what its records validate against
+    label: str  # what a reader calls one of its records
+
+
+#: Every series, by prefix; folders in the order the knowledge base is loaded.
+SERIES: dict[str, Series] = {s.prefix: s for s in (
+    Series("LIT", "sources", "source", Source, "source"),
+    Series("SOTA", "claims", "claim", Claim, "empirical claim"),
+    Series("THEORY", "claims", "theory", Claim, "theoretical claim"),
+    Series("ADR", "decisions", "decision", Decision, "decision"),
+)}
+#: The series of each node kind.
+BY_KIND: dict[str, Series] = {s.kind: s for s in SERIES.values()}
+#: The model of each record folder.
+MODELS: dict[str, type[Record]] = {s.folder: s.model for s in SERIES.values()}
+
+
+def series_of(record_id: str) -> Series | None:
+    """The series an id's prefix names (also of a malformed id, `SOTA-36a`), or None when it names none."""
+    return SERIES.get(record_id.split("-", 1)[0])
 
 
 def series(record_id: str) -> str | None:
-    """The series prefix of an id (`LIT`, `SOTA`, ...), or None when it has none we know."""
-    m = re.match(r"^([A-Z]+)-\d+$", record_id)
+    """The series prefix of a well-formed id (`LIT`, `SOTA`, ...), or None when it has none we know."""
+    m = re.fullmatch(r"([A-Z]+)-[0-9]+", record_id)
     return m.group(1) if m and m.group(1) in SERIES else None

@@ -1,72 +1,127 @@
-"""The pytest plugin: ties verifiers to claim records, judges them, and writes the ledger.
+"""The pytest plugin: ties verifiers to claim records, runs them under limits, and writes the ledger.
 
 A verifier is a test marked ``@pytest.mark.claim("SOTA-364", "check-id")`` that records metrics and
-figures through the ``evidence`` fixture. After the test body returns, the plugin evaluates the
-check's ``expect`` list from the claim record; a check declared ``known_failing`` runs as a strict
-xfail. Results travel from xdist workers to the controller in ``user_properties``; only the
-controller writes ``results/``. With no claim test collected the plugin does nothing.
+figures through the ``evidence`` fixture. After the test body returns, the check's expectation is
+judged (``assay.verdicts``); a check declared ``known_failing`` runs as a strict xfail. Each run
+travels from the process that ran it to the controller as one typed ``RunReport`` in
+``user_properties``; only the controller writes ``results/``, by the rules of ``assay.results``.
+With no claim test collected the plugin only declares its options and markers.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import math
 import os
-import platform
 import random
+import re
+import shutil
+import signal
 import subprocess
-import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from assay import results
+from assay import limits, results
+from assay.inputs import Inputs, input_hash, stale_reasons
 from assay.loader import KnowledgeBase, load
 from assay.model import Check, Claim
+from assay.results import NAME, Environment, Evaluated, Figure, Metric, Result, RunError
+from assay.verdicts import (
+    CheckTimeout,
+    ExpectationNotMet,
+    Outcome,
+    OutcomeKind,
+    VerifierError,
+    judge,
+    verdict_of,
+)
 
 PROPERTY = "assay"
-
-
-class ExpectationNotMet(AssertionError):
-    """A check's expectation did not hold for the measured metrics."""
-
-
-class VerifierError(Exception):
-    """The verifier did not record what its check's expectation needs."""
+#: The markers the plugin declares: the one list (pyproject.toml does not repeat it).
+MARKERS = (
+    "claim(claim_id, check_id): ties a verifier to a claim record and one of its checks",
+    "slow: a verifier that trains for longer than a few seconds",
+    "gpu: a verifier that needs a CUDA device",
+    "distributed: a verifier that spawns torch.distributed processes",
+)
+_MESSAGE_MAX = 2000
 
 
 @dataclass
 class Evidence:
-    """What a verifier records: metrics, figures (as SVG text) and notes."""
+    """What a verifier records: metrics (with units and per-seed values), figures (SVG) and notes."""
 
     metrics: dict[str, float] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    seeds: dict[str, list[float]] = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seed: int = 0
 
-    def metric(self, name: str, value: float | int | bool) -> None:
-        """Record one finite number under ``name`` (snake_case)."""
+    def metric(self, name: str, value: float | int | bool, unit: str | None = None, seeds: list[float] | None = None) -> None:
+        """Record one finite number under ``name`` (snake_case), with its unit and the per-seed values it sums up."""
+        _check_name("metric", name)
         number = float(value)
-        if not math.isfinite(number):
-            raise VerifierError(f"metric {name!r} is not finite ({number})")
+        per_seed = [float(s) for s in seeds or []]
+        if not all(math.isfinite(x) for x in [number, *per_seed]):
+            raise VerifierError(f"metric {name!r} is not finite ({number}, seeds {per_seed})")
         self.metrics[name] = number
+        if unit:
+            self.units[name] = unit
+        if per_seed:
+            self.seeds[name] = per_seed
 
-    def figure(self, name: str, fig: Any) -> None:
-        """Record a matplotlib figure; it is stored as SVG beside the ledger file."""
+    def figure(self, name: str, fig: Any, caption: str | None = None) -> None:
+        """Record a matplotlib figure under ``name`` (snake_case); it is stored as SVG beside the ledger file."""
         import matplotlib
 
+        _check_name("figure", name)
         matplotlib.rcParams["svg.hashsalt"] = "assay"  # stable element ids: the same figure gives the same file
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
         self.figures[name] = buf.getvalue()
+        if caption:
+            self.captions[name] = caption
 
     def note(self, text: str) -> None:
         self.notes.append(str(text))
+
+
+def _check_name(what: str, name: object) -> None:
+    if not isinstance(name, str) or not re.match(NAME, name):
+        raise VerifierError(f"{what} name {name!r} must be snake_case ({NAME})")
+
+
+class RunReport(BaseModel):
+    """What the process that ran one phase of a check sends to the controller."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str
+    check: str
+    device: str
+    tier: str
+    when: str
+    outcome: OutcomeKind
+    message: str = ""
+    metrics: dict[str, Metric] = {}
+    expectation: list[Evaluated] = []
+    figures: dict[str, str] = {}  # name -> SVG
+    captions: dict[str, str] = {}
+    notes: list[str] = []
+    parts: dict[str, str]
+    environment: Environment | None = None
+    cpu_s: float | None = None
+    peak_memory_mb: float | None = None
 
 
 # --- options and collection ---------------------------------------------------------------------
@@ -82,74 +137,86 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--stale", action="store_true",
                     help="run only checks whose result on this device is missing, stale or an error")
     group.addoption("--no-ledger", action="store_true", help="do not write results/")
+    group.addoption("--compare", action="store_true",
+                    help="rerun and compare with the ledger (verdict, largest metric change, environment); "
+                         "results are not replaced, a changed verdict with the same inputs is flagged unstable")
+    parser.addini("assay_wall_floor_s", "the least wall-clock limit of a check, in seconds (its CPU limit is the "
+                  "check's `timeout`)", default=str(limits.WALL_FLOOR_S))
 
 
-def _resolve_device(name: str) -> str:
-    if name != "auto":
-        return name
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-@dataclass
-class _Tie:
-    claim: Claim
-    check: Check
+def parse_shard(text: str | None) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); raises ``pytest.UsageError`` with the way out otherwise."""
+    if text is None:
+        return 1, 1
+    m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise pytest.UsageError(f"--shard {text!r}: expected I/N with 1 <= I <= N, e.g. --shard 2/4")
+    return int(m[1]), int(m[2])
 
 
 class _Session:
-    """State of one run in the controller and in each worker."""
+    """State of one run, in the controller and in each worker."""
 
     def __init__(self, config: pytest.Config):
         self.config = config
-        self.root = Path(config.rootpath)
-        self.kb: KnowledgeBase | None = None
+        self.root = Path(config.rootpath).resolve()
+        self.shard = parse_shard(config.getoption("shard"))
+        self._kb: KnowledgeBase | None = None
+        self._inputs: Inputs | None = None
         self.device = "cpu"
-        self.ties: dict[str, _Tie] = {}
-        self.reports: dict[str, list[pytest.TestReport]] = {}
+        self.ties: dict[str, tuple[Claim, Check]] = {}
+        self.parts: dict[str, dict[str, str]] = {}
+        self.reports: dict[str, list[RunReport]] = {}
+        self.durations: dict[str, float] = {}
         self.written: dict[str, list[str]] = {}
-        self.commit = ""
+        self.compared: list[str] = []
+        self.problems: list[str] = []
+        self.notes_dir: Path | None = None
+        self._commit: str | None = None
 
-    def knowledge_base(self) -> KnowledgeBase:
-        if self.kb is None:
-            self.kb = load(self.root)
-        return self.kb
+    @property
+    def kb(self) -> KnowledgeBase:
+        if self._kb is None:
+            self._kb = load(self.root)
+        return self._kb
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Collect a check's reports (its own or those xdist workers send); write its ledger at teardown."""
-        if hasattr(self.config, "workerinput"):
-            return  # workers write nothing
-        if _payload(report) or report.nodeid in self.reports:  # a claim test: its reports carry a payload
-            self.reports.setdefault(report.nodeid, []).append(report)
-        if report.when == "teardown" and report.nodeid in self.reports:
-            _finish(self, report.nodeid)
+    @property
+    def inputs(self) -> Inputs:
+        if self._inputs is None:
+            self._inputs = Inputs(self.root)
+        return self._inputs
+
+    @property
+    def commit(self) -> str:
+        if self._commit is None:
+            try:
+                self._commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=self.root, capture_output=True,
+                                              text=True, timeout=10).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                self._commit = ""
+        return self._commit
 
 
 _KEY = pytest.StashKey[_Session]()
 _EVIDENCE = pytest.StashKey[Evidence]()
 _PROBLEM = pytest.StashKey[str]()
 _EVALUATED = pytest.StashKey[list]()
-_PEAK = pytest.StashKey["float | None"]()
+_MEASURED = pytest.StashKey[dict]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for line in (
-        "claim(claim_id, check_id): ties a verifier to a claim record and one of its checks",
-        "slow: a verifier that trains for longer than a few seconds",
-        "gpu: a verifier that needs a CUDA device",
-        "distributed: a verifier that spawns torch.distributed processes",
-    ):
+    for line in MARKERS:
         config.addinivalue_line("markers", line)
     state = _Session(config)
     config.stash[_KEY] = state
-    config.pluginmanager.register(state, "assay-session")
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Controller(state), "assay-controller")  # only reads reports until a check ends
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
-    if state is not None and config.pluginmanager.is_registered(state):
-        config.pluginmanager.unregister(state)
+    if state is not None and state.notes_dir is not None:
+        shutil.rmtree(state.notes_dir, ignore_errors=True)
 
 
 def _claim_marker(item: pytest.Item) -> tuple[str, str] | None:
@@ -161,7 +228,20 @@ def _claim_marker(item: pytest.Item) -> tuple[str, str] | None:
 
 
 def _shard_of(nodeid: str, n: int) -> int:
+    import hashlib
+
     return int(hashlib.sha256(nodeid.encode()).hexdigest(), 16) % n
+
+
+def _resolve_device(name: str) -> str:
+    import torch
+
+    if name == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError(f"--device cuda: torch {torch.__version__} sees no CUDA device on this machine; "
+                                "use --device cpu, or auto")
+    if name != "auto":
+        return name
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -173,51 +253,67 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     torch.set_num_threads(1)  # small models run many times faster on one intra-op thread; xdist uses the cores
     state.device = _resolve_device(config.getoption("device"))
-    kb = state.knowledge_base()
+    _check_wanted(state, config.getoption("claim"))
     for item, (cid, check_id) in tied:
-        claim = kb.claims.get(cid)
-        check = claim.check(check_id) if claim else None
-        if check is None:
-            what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
-            item.stash[_PROBLEM] = f"{item.nodeid}: the claim marker names {what}; see `assay check`"
-            continue
-        state.ties[item.nodeid] = _Tie(claim, check)
-        item.add_marker(pytest.mark.timeout(check.timeout))
-        if check.known_failing:
-            item.add_marker(pytest.mark.xfail(strict=True, raises=ExpectationNotMet, reason=check.known_failing))
+        _tie(state, item, cid, check_id)
     _select(config, items, state)
+
+
+def _check_wanted(state: _Session, wanted: list[str]) -> None:
+    import difflib
+
+    for cid in wanted:
+        if cid not in state.kb.claims:
+            close = difflib.get_close_matches(cid, list(state.kb.claims), n=1)
+            why = "is not a valid claim; see `assay check`" if cid in state.kb.by_id else "is not a claim"
+            raise pytest.UsageError(f"--claim {cid}: {cid!r} {why}" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def _tie(state: _Session, item: pytest.Item, cid: str, check_id: str) -> None:
+    claim = state.kb.claims.get(cid)
+    check = claim.check(check_id) if claim else None
+    if claim is None or check is None:
+        what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
+        item.stash[_PROBLEM] = f"{item.nodeid}: the claim marker names {what}; see `assay check`"
+        return
+    if item.nodeid.split("[")[0] != check.verifier:
+        item.stash[_PROBLEM] = (f"{item.nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
+                                "a check has one verifier (see `assay check`)")
+        return
+    state.ties[item.nodeid] = (claim, check)
+    if check.known_failing:
+        item.add_marker(pytest.mark.xfail(strict=True, raises=ExpectationNotMet, reason=check.known_failing))
 
 
 def _select(config: pytest.Config, items: list[pytest.Item], state: _Session) -> None:
     wanted = set(config.getoption("claim"))
-    shard = config.getoption("shard")
-    i, n = (int(x) for x in shard.split("/")) if shard else (1, 1)
-    if not 1 <= i <= n:
-        raise pytest.UsageError(f"--shard {shard}: I must be between 1 and N")
-    ledger = results.read_ledger(state.root)[0] if config.getoption("stale") else {}
+    i, n = state.shard
+    stale_only = config.getoption("stale")
+    ledger = results.read_ledger(state.root) if stale_only else None
     keep, drop = [], []
     for item in items:
-        tie = state.ties.get(item.nodeid)
         marker = _claim_marker(item)
-        selected = True
-        if wanted and (marker is None or marker[0] not in wanted):
-            selected = False
+        selected = not (wanted and (marker is None or marker[0] not in wanted))
         if marker is not None and _shard_of(item.nodeid, n) != i - 1:
             selected = False
-        if selected and tie and config.getoption("stale"):
-            selected = _needs_run(state, tie, ledger)
+        tie = state.ties.get(item.nodeid)
+        if selected and tie:
+            # hashed now, before any verifier runs: a file saved during the run is not taken for the one that ran
+            state.parts[item.nodeid] = state.inputs.parts(*tie, state.device)
+            if ledger is not None:
+                selected = _needs_run(state, item.nodeid, ledger)
         (keep if selected else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
 
-def _needs_run(state: _Session, tie: _Tie, ledger: dict[tuple[str, str, str], results.Result]) -> bool:
-    result = ledger.get((tie.claim.id, tie.check.id, state.device))
-    if result is None or result.verdict == "error":
+def _needs_run(state: _Session, nodeid: str, ledger: results.Ledger) -> bool:
+    claim, check = state.ties[nodeid]
+    result = ledger.get((claim.id, check.id, state.device))
+    if result is None or result.status == "error":
         return True
-    current = results.input_parts(state.root, tie.claim, tie.check, state.device)
-    return bool(results.stale_reasons(result.parts, current))
+    return bool(stale_reasons(result.inputs.parts, state.parts[nodeid]))
 
 
 # --- running a verifier (in the worker) ---------------------------------------------------------
@@ -253,58 +349,114 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     tie = state.ties.get(item.nodeid)
     if tie is None:
         return
-    if state.device not in tie.check.devices:
-        pytest.skip(f"{tie.claim.id}/{tie.check.id} declares devices {tie.check.devices}; this run is on {state.device}")
+    claim, check = tie
+    if state.device not in check.devices:
+        pytest.skip(f"{claim.id}/{check.id} declares devices {check.devices}; this run is on {state.device}")
     if item.get_closest_marker("gpu") and state.device != "cuda":
         pytest.skip("needs a GPU")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    outcome = yield
     state = pyfuncitem.config.stash[_KEY]
     tie = state.ties.get(pyfuncitem.nodeid)
-    if tie is not None:
-        ev = pyfuncitem.stash.get(_EVIDENCE, None)
-        if ev is None:
-            raise VerifierError(f"{pyfuncitem.nodeid} does not use the 'evidence' fixture, so it recorded nothing")
-        evaluated = evaluate(tie.claim, tie.check, ev.metrics)
-        pyfuncitem.stash[_EVALUATED] = evaluated
-        failed = [e for e in evaluated if not e["holds"]]
-        if failed:
-            raise ExpectationNotMet(failure_message(tie.claim, tie.check, failed))
+    if tie is None:
+        return (yield)
+    __tracebackhide__ = True
+    with _interrupts() as sigint:
+        try:
+            outcome = yield
+        except KeyboardInterrupt:
+            if sigint:
+                raise  # the user pressed Ctrl-C: stop the run
+            raise VerifierError("the verifier raised KeyboardInterrupt itself") from None
+    ev = pyfuncitem.stash.get(_EVIDENCE, None)
+    if ev is None:
+        raise VerifierError(f"{pyfuncitem.nodeid} does not use the 'evidence' fixture, so it recorded nothing")
+    try:
+        pyfuncitem.stash[_EVALUATED] = judge(*tie, ev.metrics)
+    except ExpectationNotMet as e:
+        pyfuncitem.stash[_EVALUATED] = e.evaluated
+        raise
     return outcome
 
 
-def evaluate(claim: Claim, check: Check, metrics: dict[str, float]) -> list[dict[str, Any]]:
-    """Each expectation of ``check`` with the measured value and whether it holds."""
-    out = []
-    reported = {r.id: r for r in claim.reported}
-    for exp in check.expect:
-        if exp.metric not in metrics:
-            raise VerifierError(
-                f"{claim.id}/{check.id}: the verifier did not record metric '{exp.metric}' "
-                f"(recorded: {', '.join(sorted(metrics)) or 'none'})"
-            )
-        entry = {**exp.model_dump(mode="json"), "measured": metrics[exp.metric], "holds": exp.holds(metrics[exp.metric])}
-        if exp.reported and exp.reported in reported:
-            r = reported[exp.reported]
-            entry["paper"] = {"value": r.value, "unit": r.unit, "locator": r.locator, "source": r.source}
-        out.append(entry)
-    return out
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    state = item.config.stash[_KEY]
+    tie = state.ties.get(item.nodeid)
+    if tie is None:
+        return (yield)
+    cuda = state.device == "cuda"
+    _peak_rss_reset()
+    if cuda:
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+    start = limits.cpu_seconds()
+    hard = _hard_stop(state, item.nodeid) if hasattr(item.config, "workerinput") else None
+    try:
+        wall = limits.wall_limit(tie[1].timeout, float(item.config.getini("assay_wall_floor_s")))
+        with limits.limited(tie[1].timeout, wall, on_hard=hard):
+            return (yield)
+    finally:
+        peak = _peak_rss_mb()
+        if cuda:
+            import torch
+
+            peak = torch.cuda.max_memory_allocated() / 2**20
+        item.stash[_MEASURED] = {"cpu_s": round(limits.cpu_seconds() - start, 3), "peak_memory_mb": peak}
 
 
-def failure_message(claim: Claim, check: Check, failed: list[dict[str, Any]]) -> str:
-    """Names claim, check, metric, measured value, expectation, and the paper's number where there is one."""
-    lines = [f"{claim.id}/{check.id}: {check.tests}"]
-    for e in failed:
-        within = f" within {e['tol']:g}" if e.get("tol") is not None else ""
-        line = f"  {e['metric']} = {e['measured']:.6g}, expected {e['op']} {e['value']:g}{within}"
-        if "paper" in e:
-            p = e["paper"]
-            line += f" (paper: {p['value']:g} {p['unit']}, {p['source']} {p['locator']})"
-        lines.append(line)
-    return "\n".join(lines)
+@dataclass
+class _Sigint:
+    seen: bool = False
+
+    def __bool__(self) -> bool:
+        return self.seen
+
+
+
+@contextmanager
+def _interrupts() -> Iterator[_Sigint]:
+    """Tell a real Ctrl-C (SIGINT) from a ``KeyboardInterrupt`` a verifier raises itself."""
+    flag = _Sigint()
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            flag.seen = True
+            if callable(previous):
+                previous(signum, frame)
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread
+        yield flag
+        return
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _hard_stop(state: _Session, nodeid: str) -> Any:
+    notes = state.config.workerinput.get("assay_notes")  # type: ignore[attr-defined]
+
+    def stop(message: str) -> None:
+        def note() -> None:
+            if notes:
+                results.write_atomic(Path(notes) / _note_name(nodeid), message)
+
+        limits.exit_now(note, message)
+
+    return stop
+
+
+def _note_name(nodeid: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".txt"
 
 
 def _peak_rss_reset() -> None:
@@ -325,182 +477,217 @@ def _peak_rss_mb() -> float | None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    state = item.config.stash[_KEY]
-    if item.nodeid not in state.ties:
-        return (yield)
-    _peak_rss_reset()
-    cuda = state.device == "cuda"
-    if cuda:
-        import torch
-
-        torch.cuda.reset_peak_memory_stats()
-    try:
-        return (yield)
-    finally:
-        peak = _peak_rss_mb()
-        if cuda:
-            import torch
-
-            peak = torch.cuda.max_memory_allocated() / 2**20
-        item.stash[_PEAK] = peak
-
-
-@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     state = item.config.stash[_KEY]
-    if item.nodeid in state.ties and report.when in ("setup", "call"):
-        ev = item.stash.get(_EVIDENCE, Evidence())
-        import torch
-
-        tie = state.ties[item.nodeid]
-        payload = {
-            "claim": tie.claim.id,
-            "check": tie.check.id,
-            "device": state.device,
-            "when": report.when,
-            "expectation_not_met": bool(call.excinfo and call.excinfo.errisinstance(ExpectationNotMet)),
-            "metrics": ev.metrics,
-            "figures": ev.figures,
-            "notes": ev.notes,
-            "evaluated": item.stash.get(_EVALUATED, []),
-            "peak_memory_mb": item.stash.get(_PEAK, None),
-            "threads": torch.get_num_threads(),
-            "seed": ev.seed,
-            "device_name": _device_name(state.device),
-        }
-        report.user_properties.append((PROPERTY, json.dumps(payload)))
+    tie = state.ties.get(item.nodeid)
+    if tie is not None and report.when in ("setup", "call"):
+        report.user_properties.append((PROPERTY, _run_report(state, item, call, report, tie).model_dump_json()))
     return report
 
 
-def _device_name(device: str) -> str:
-    if device == "cuda":
-        import torch
+def _run_report(state: _Session, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
+                tie: tuple[Claim, Check]) -> RunReport:
+    """The typed report of one phase; whatever the verifier left behind, this never raises."""
+    claim, check = tie
+    outcome = _classify(state, call, report)
+    base = {"claim": claim.id, "check": check.id, "device": state.device, "tier": check.tier, "when": report.when,
+            "parts": state.parts.get(item.nodeid, {})}
+    if report.when == "setup":
+        return RunReport(**base, outcome=outcome.kind, message=outcome.message)
+    ev = item.stash.get(_EVIDENCE, Evidence())
+    try:
+        from assay.environment import capture
 
-        return torch.cuda.get_device_name()
-    return platform.processor() or platform.machine()
+        return RunReport(
+            **base, outcome=outcome.kind, message=outcome.message,
+            metrics={k: Metric(value=v, unit=ev.units.get(k), seeds=ev.seeds.get(k, [])) for k, v in ev.metrics.items()},
+            expectation=item.stash.get(_EVALUATED, []),
+            figures=dict(ev.figures), captions=dict(ev.captions), notes=[str(n) for n in ev.notes],
+            environment=capture(state.device).model_copy(update={"seed": ev.seed}),
+            **item.stash.get(_MEASURED, {}),
+        )
+    except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
+        return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {_one_line(e)}")
+
+
+def _classify(state: _Session, call: pytest.CallInfo[None], report: pytest.TestReport) -> Outcome:
+    """What a phase came to, from the exception it raised (never from pytest's message text)."""
+    exc = call.excinfo
+    if report.skipped and hasattr(report, "wasxfail"):
+        return Outcome("known-failing", _clip(str(exc.value)) if exc else str(report.wasxfail))
+    if report.skipped:
+        longrepr = report.longrepr
+        return Outcome("skipped", str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr))
+    if exc is None:
+        return Outcome("xpassed") if report.failed else Outcome("passed")
+    if exc.errisinstance(ExpectationNotMet):
+        return Outcome("not-met", _clip(str(exc.value)))
+    if exc.errisinstance(CheckTimeout):
+        return Outcome("timeout", f"timed out: the verifier {exc.value}")
+    return Outcome("error", _describe(state, exc))
+
+
+def _describe(state: _Session, exc: pytest.ExceptionInfo[BaseException]) -> str:
+    """``Type: message (at verify/x.py:12 in test_y)``: the verifier's last frame, no engine frames, no machine paths."""
+    where = ""
+    for entry in reversed(exc.traceback):
+        path = Path(str(entry.path))
+        if path.is_absolute() and path.is_relative_to(state.root) and "site-packages" not in path.parts \
+                and not path.is_relative_to(Path(__file__).parent):
+            where = f" (at {path.relative_to(state.root).as_posix()}:{entry.lineno + 1} in {entry.name})"
+            break
+    text = f"{exc.type.__name__}: {exc.value}".replace(str(state.root) + os.sep, "")
+    return _clip(text + where)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "…"
+
+
+def _one_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 # --- the ledger (in the controller) -------------------------------------------------------------
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    state = session.config.stash[_KEY]
-    try:
-        state.commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=state.root, capture_output=True,
-                                      text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        state.commit = ""
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: give each worker a folder for the note it leaves when it must end itself (a hard timeout)."""
+    state = node.config.stash[_KEY]
+    if state.notes_dir is None:
+        state.notes_dir = Path(tempfile.mkdtemp(prefix="assay-notes-"))
+    node.workerinput["assay_notes"] = str(state.notes_dir)
 
 
-def verdict_of(reports: list[pytest.TestReport]) -> tuple[str, str]:
-    """The ledger verdict of one check from its setup/call/teardown reports, with a message."""
-    for r in reports:
-        payload = _payload(r)
-        if r.when == "call" and r.passed:
-            return "passed", ""
-        if hasattr(r, "wasxfail") and r.skipped:
-            return "known-failing", str(r.longreprtext or r.wasxfail)
-        if r.skipped:
-            return "skipped", _skip_reason(r)
-        if r.failed:
-            text = r.longreprtext or ""
-            if r.when == "call" and "[XPASS(strict)]" in text:
-                return "failed", "declared known-failing, but the expectation held: " + text.strip()
-            if r.when == "call" and payload.get("expectation_not_met"):
-                return "failed", _last_lines(text)
-            return "error", f"{r.when}: {_last_lines(text)}"
-    return "error", "no report"
+class _Controller:
+    """The controller's hooks: collect each check's reports (its own or those xdist workers send)."""
+
+    def __init__(self, state: _Session):
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Finish a check at its teardown, or when xdist reports that its worker died mid-test."""
+        state = self.state
+        run = _run_report_of(report)
+        if run is not None:
+            state.reports.setdefault(report.nodeid, []).append(run)
+        if report.nodeid not in state.reports:
+            return
+        state.durations[report.nodeid] = state.durations.get(report.nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            _finish(state, report.nodeid)
+        elif report.when not in ("setup", "call"):  # xdist's "???" report of a worker that died
+            _finish(state, report.nodeid, crash=_crash(state, report.nodeid))
 
 
-def _skip_reason(r: pytest.TestReport) -> str:
-    longrepr = r.longrepr
-    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
-
-
-def _last_lines(text: str, n: int = 12) -> str:
-    return "\n".join(text.strip().splitlines()[-n:])
-
-
-def _payload(r: pytest.TestReport) -> dict[str, Any]:
-    for key, value in r.user_properties:
+def _run_report_of(report: pytest.TestReport) -> RunReport | None:
+    for key, value in report.user_properties:
         if key == PROPERTY:
-            return json.loads(value)
-    return {}
+            try:
+                return RunReport.model_validate_json(value)
+            except ValidationError:
+                return None
+    return None
 
 
-def _finish(state: _Session, nodeid: str) -> None:
-    reports = state.reports.pop(nodeid)
-    verdict, message = verdict_of(reports)
+def _finish(state: _Session, nodeid: str, crash: Outcome | None = None) -> None:
+    runs = state.reports.pop(nodeid)
+    duration = round(state.durations.pop(nodeid, 0.0), 3)
+    outcomes = [Outcome(r.outcome, r.message) for r in runs] + ([crash] if crash else [])
+    verdict, message = verdict_of(outcomes)
     if verdict == "skipped" or state.config.getoption("no_ledger"):
         return  # a skip is no evidence, and must not overwrite evidence from another machine
-    payload: dict[str, Any] = {}
-    for r in reports:
-        payload.update(_payload(r))
-    claim = state.knowledge_base().claims[payload["claim"]]
-    check, device = claim.check(payload["check"]), payload["device"]
-    assert check is not None  # the worker found it in the same records
-    parts = results.input_parts(state.root, claim, check, device)
-    path = results.ledger_path(state.root, claim.id, check.id, device)
-    figures = []
-    for name, svg in sorted(payload.get("figures", {}).items()):
-        fig_path = path.with_name(f"{check.id}.{device}.{name}.svg")
-        _write_text_atomic(fig_path, svg)
-        figures.append(fig_path.name)
-    import torch
-
-    data = {
-        "format": results.FORMAT,
-        "claim": claim.id,
-        "check": check.id,
-        "device": device,
-        "verdict": verdict,
-        "message": message,
-        "tier": check.tier,
-        "metrics": payload.get("metrics", {}),
-        "expectation": payload.get("evaluated", []),
-        "notes": payload.get("notes", []),
-        "figures": figures,
-        "duration_s": round(sum(r.duration for r in reports), 3),
-        "peak_memory_mb": payload.get("peak_memory_mb"),
-        "environment": {
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "device_name": payload.get("device_name", ""),
-            "threads": payload.get("threads"),
-            "seed": payload.get("seed"),
-            "git_commit": state.commit,
-            "platform": sys.platform,
-        },
-        "inputs": {"hash": results.input_hash(parts), "parts": parts},
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    results.write(path, data)
-    state.written.setdefault(claim.id, []).append(f"{check.id}.{device}: {verdict}")
+    kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
+    new = _result(state, runs, verdict, message, duration, kind)
+    path = results.ledger_path(state.root, new.claim, new.check, new.device)
+    try:
+        old = results.read_result(state.root, path) if path.exists() else None
+    except results.LedgerProblem:
+        old = None  # a broken file is replaced by this run
+    try:
+        if state.config.getoption("compare"):
+            _compare(state, old, new)
+            return
+        svgs = {results.figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
+        results.write_result(state.root, results.supersede(old, new), svgs)
+    except OSError as e:
+        state.problems.append(f"could not write {path.relative_to(state.root).as_posix()}: {e.strerror or e}")
+        return
+    state.written.setdefault(new.claim, []).append(f"{new.check}.{new.device}: {new.status}")
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _crash(state: _Session, nodeid: str) -> Outcome:
+    """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
+    note = state.notes_dir / _note_name(nodeid) if state.notes_dir else None
+    if note is not None and note.is_file():
+        return Outcome("timeout", f"timed out: the verifier {note.read_text(encoding='utf-8', errors='replace').strip()}")
+    return Outcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)")
+
+
+def _result(state: _Session, runs: list[RunReport], verdict: str, message: str, duration: float, kind: Any) -> Result:
+    run = runs[-1]
+    figures = [Figure(name=name, file=results.figure_file(run.check, run.device, name),
+                      sha256=results.sha256(svg.encode("utf-8")), caption=run.captions.get(name))
+               for name, svg in sorted(run.figures.items())]
+    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    environment = (run.environment or _controller_environment(state, run.device)).model_copy(update={"git_commit": state.commit})
+    inputs = results.Inputs(hash=input_hash(run.parts), parts=run.parts)
+    error = RunError(kind=kind, message=message, finished=finished, inputs_hash=inputs.hash) if verdict == "error" else None
+    return Result(
+        format=results.FORMAT, claim=run.claim, check=run.check, device=run.device, verdict=verdict,
+        message=message if verdict != "passed" else "", tier=run.tier,
+        metrics=run.metrics if verdict != "error" else {}, expectation=run.expectation if verdict != "error" else [],
+        notes=run.notes, figures=figures if verdict != "error" else [], duration_s=duration, cpu_s=run.cpu_s,
+        peak_memory_mb=run.peak_memory_mb, environment=environment, inputs=inputs, finished=finished, last_error=error,
+    )
+
+
+def _controller_environment(state: _Session, device: str) -> Environment:
+    from assay.environment import capture
+
+    return capture(device)
+
+
+def _compare(state: _Session, old: Result | None, new: Result) -> None:
+    """Print how the rerun differs from the ledger; flag the ledger's result unstable if only the verdict moved."""
+    label = f"{new.claim}/{new.check}.{new.device}"
+    if old is None:
+        state.compared.append(f"{label}: no result in the ledger; now {new.status}")
+        return
+    line = f"{label}: {old.status} -> {new.status}; {results.largest_change(old, new)}; {results.environment_change(old, new)}"
+    if old.inputs.hash != new.inputs.hash:
+        line += "; inputs changed since the ledger's run"
+    flagged = results.flag_unstable(old, new)
+    if flagged is not None:
+        results.write_result(state.root, flagged)
+        line += "; verdict changed with the same inputs: flagged unstable"
+    state.compared.append(line)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(_KEY, None)
+    if state is not None and state.problems and not hasattr(session.config, "workerinput") and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
+    state = config.stash.get(_KEY, None)
+    if state is None or hasattr(config, "workerinput"):
         return
-    state = config.stash[_KEY]
+    tr = terminalreporter
+    if state.compared:
+        tr.section("assay: reruns compared with the ledger (not written)")
+        for line in state.compared:
+            tr.write_line(line)
+    for problem in state.problems:
+        tr.write_line(f"assay: error: {problem}", red=True)
     if not state.written:
         return
     from assay.graph import claim_states
 
-    kb = load(state.root)
-    states = claim_states(kb)
-    tr = terminalreporter
+    states = claim_states(state.kb)
     tr.section("assay: claims verified in this run")
     for cid in sorted(state.written):
         status = states[cid].status if cid in states else "invalid"

@@ -80,9 +80,8 @@ def record_reference() -> str:
 def status_legend() -> str:
     """The status vocabulary as Markdown tables."""
     out = []
-    for title, table in (("Claim status", vocab.CLAIM), ("Check status (per device)", vocab.CHECK),
-                         ("Closure", vocab.CLOSURE), ("Freshness", vocab.FRESHNESS)):
-        out += [f"**{title}**", "", "| status | meaning |", "|---|---|"]
+    for title, table in vocab.VOCABULARIES.items():
+        out += [f"**{title}**", "", "| name | meaning |", "|---|---|"]
         out += [f"| `{s.name}` | {s.meaning} |" for s in table.values()]
         out.append("")
     return "\n".join(out).rstrip() + "\n"

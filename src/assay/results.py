@@ -1,126 +1,211 @@
-"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one file per check and device.
+"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
 
-Written atomically (temp file, fsync, rename) and only by the pytest controller. Each result keeps the
-hash of its inputs with the parts it was made from, so staleness can be told, and explained, without
-running anything. Ledgers of different machines merge by copying files.
+``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
+generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
+fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
+reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
+is the key: a file whose claim, check or device differs from its path is not read as evidence.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
+import math
 import os
+import re
 import tempfile
-from dataclasses import dataclass
-from importlib import metadata
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal
 
-from assay.model import Check, Claim
-from assay.verifiers import local_imports
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-FORMAT = 1
-#: Packages whose version is part of every result's inputs.
-PINNED = ("torch", "numpy", "scikit-learn")
-VERDICTS = ("passed", "failed", "known-failing", "error", "skipped")
+from assay.diagnostics import Diagnostic
+from assay.loader import Unreadable, read_regular
+from assay.model import CLAIM_ID, SLUG, Device, Tier
+
+FORMAT = 2
+Verdict = Literal["passed", "failed", "known-failing", "error"]
+ErrorKind = Literal["error", "timeout", "crash"]
+Key = tuple[str, str, str]  # (claim, check, device)
+
+#: A metric or figure name: what `evidence.metric()` and `evidence.figure()` accept.
+NAME = r"^[a-z][a-z0-9_]*$"
+#: When a run finished, in UTC.
+TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+_FILE = re.compile(r"^(?P<check>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<device>cpu|cuda)\.json$")
+
+
+def _finite(x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError("must be a finite number")
+    return x
+
+
+Finite = Annotated[float, AfterValidator(_finite)]
+Name = Annotated[str, StringConstraints(pattern=NAME)]
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Metric(_Part):
+    """One number a verifier recorded."""
+
+    value: Finite = Field(description="The number the expectation reads (a mean or an extreme over seeds).")
+    unit: str | None = Field(None, description="Its unit (`nats`, `fraction`, `MSE`), where the verifier gave one.")
+    seeds: list[Finite] = Field(default_factory=list, description="The per-seed values it summarises, where there are several.")
+
+
+class PaperNumber(_Part):
+    """The reported number an expectation is linked to."""
+
+    value: float = Field(description="The number as the source reports it.")
+    unit: str = Field(description="Its unit.")
+    source: str = Field(description="The source that reports it.")
+    locator: str = Field(description="Where the source reports it.")
+
+
+class Evaluated(_Part):
+    """One expectation of the check, as evaluated against what was measured."""
+
+    metric: Name = Field(description="Metric name.")
+    op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
+    value: float = Field(description="Threshold.")
+    tol: float | None = Field(None, description="Absolute tolerance of `==`.")
+    reported: str | None = Field(None, description="The `reported` number it is linked to.")
+    measured: Finite = Field(description="The measured value.")
+    holds: bool = Field(description="Whether the comparison held.")
+    paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
+
+
+class Figure(_Part):
+    """A figure the verifier drew, stored as SVG beside the ledger file."""
+
+    name: Name = Field(description="The name the verifier gave it.")
+    file: str = Field(pattern=r"^[a-z0-9-]+\.(cpu|cuda)\.[a-z][a-z0-9_]*\.svg$", description="The SVG file beside the result.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Hash of the SVG, so a result and its figure are known to match.")
+    caption: str | None = Field(None, description="What the figure shows, where the verifier said.")
+
+
+class Gpu(_Part):
+    """The accelerator a result was computed on."""
+
+    name: str = Field(description="Device name, e.g. `NVIDIA H200`.")
+    memory_mb: float | None = Field(None, description="Total device memory.")
+    capability: str | None = Field(None, description="CUDA compute capability.")
+    driver: str | None = Field(None, description="Driver version, where it could be read.")
+
+
+class Environment(_Part):
+    """What the machine had when the result was computed. Recorded and shown; never a reason for staleness."""
+
+    python: str = Field(description="Python version.")
+    platform: str = Field(description="Operating system and architecture.")
+    hostname: str = Field(description="A hash of the host name: tells machines apart without naming them.")
+    packages: dict[str, str] = Field(description="Installed versions of the packages whose pins are inputs.")
+    torch_build: str = Field(description="`cpu`, or the CUDA version torch was built for.")
+    cudnn: str | None = Field(None, description="cuDNN version, on CUDA builds.")
+    cpu_model: str = Field(description="CPU model name.")
+    cpu_capability: str | None = Field(None, description="The instruction set torch dispatches to (`AVX2`, `AVX512`).")
+    blas: list[str] = Field(default_factory=list, description="BLAS/OpenMP libraries loaded, with version and architecture.")
+    cores: int = Field(description="CPUs this process may run on.")
+    threads: int = Field(description="torch intra-op threads.")
+    gpu: Gpu | None = Field(None, description="The GPU, on `cuda` results.")
+    seed: int | None = Field(None, description="The seed the `evidence` fixture set.")
+    git_commit: str = Field("", description="The repository's commit when the run started, where git could tell.")
+
+
+class Inputs(_Part):
+    """What the result was computed from: each part hashed or versioned, and the hash of them all."""
+
+    hash: str = Field(description="Hash of `parts`.")
+    parts: dict[str, str] = Field(description="Input name -> hash or version (see `assay.inputs`).")
+
+
+class RunError(_Part):
+    """A run that measured nothing: it crashed, timed out or raised."""
+
+    kind: ErrorKind = Field(description="`error` (an exception), `timeout` (over its CPU or wall limit), `crash` (the process died).")
+    message: str = Field(description="What happened, without the engine's frames.")
+    finished: Timestamp = Field(description="When it ended.")
+    inputs_hash: str | None = Field(None, description="The inputs it ran with.")
+
+
+class Unstable(_Part):
+    """Reruns with the same inputs gave different verdicts."""
+
+    verdicts: list[Verdict] = Field(min_length=2, description="The verdicts seen, oldest first.")
+    since: Timestamp = Field(description="When the verdict first changed without its inputs changing.")
+
+
+class Result(_Part):
+    """One ledger file: the last completed measurement of a check on a device, and the last run's error."""
+
+    format: Literal[2] = Field(description="The ledger format version.")
+    claim: Annotated[str, StringConstraints(pattern=CLAIM_ID)] = Field(description="The claim.")
+    check: Annotated[str, StringConstraints(pattern=SLUG)] = Field(description="The check.")
+    device: Device = Field(description="The device kind it ran on.")
+    verdict: Verdict = Field(description="The verdict of the measurement (`error` only when nothing was ever measured).")
+    message: str = Field("", description="Why it failed or is known-failing; empty when it passed.")
+    tier: Tier = Field(description="The check's evidence tier.")
+    metrics: dict[Name, Metric] = Field(default_factory=dict, description="Every metric the verifier recorded.")
+    expectation: list[Evaluated] = Field(default_factory=list, description="The check's expectation, as evaluated.")
+    notes: list[str] = Field(default_factory=list, description="Notes the verifier recorded.")
+    figures: list[Figure] = Field(default_factory=list, description="Figures, as SVG files beside this one.")
+    duration_s: float = Field(ge=0, description="Wall time of setup, call and teardown.")
+    cpu_s: float | None = Field(None, ge=0, description="CPU time of the verifier's process (and the children it waited for).")
+    peak_memory_mb: float | None = Field(None, ge=0, description="Peak resident memory (CPU) or peak allocated memory (CUDA).")
+    environment: Environment = Field(description="What the machine had.")
+    inputs: Inputs = Field(description="What the result was computed from.")
+    finished: Timestamp = Field(description="When the measurement finished, in UTC.")
+    last_error: RunError | None = Field(None, description="The latest run errored: shown beside this measurement, which it never replaces.")
+    unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
+
+    @property
+    def key(self) -> Key:
+        return (self.claim, self.check, self.device)
+
+    @property
+    def status(self) -> str:
+        """The check status this file gives (a key of ``assay.status.CHECK``)."""
+        return "error" if self.last_error is not None else self.verdict
+
+    @property
+    def measured(self) -> bool:
+        """Whether the file holds a completed measurement (not only an error)."""
+        return self.verdict != "error"
 
 
 def ledger_path(root: Path, claim: str, check: str, device: str) -> Path:
-    return root / "results" / claim / f"{check}.{device}.json"
+    return Path(root) / "results" / claim / f"{check}.{device}.json"
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
+def figure_file(check: str, device: str, name: str) -> str:
+    return f"{check}.{device}.{name}.svg"
 
 
-def input_parts(root: Path, claim: Claim, check: Check, device: str) -> dict[str, str]:
-    """What a result depends on, each part hashed or versioned.
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
-    The record part is the check's own definition (its sentence, verifier, expectation, devices,
-    timeout, whether it is declared known-failing) and the claim's statement, not the whole file:
-    fixing a citation's typo or rewording a note does not invalidate evidence, changing what is
-    checked does.
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file beside it, fsync, rename; cleaned up on failure.
+
+    The one writer of the ledger: a killed run leaves either the old file or the new one, never half.
     """
-    definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
-    definition["known_failing"] = check.known_failing is not None
-    record = {"claim": claim.id, "statement": claim.statement, "check": definition}
-    parts = {f"record:{claim.id}#{check.id}": _sha(json.dumps(record, sort_keys=True).encode())}
-    module = root / check.verifier.split("::")[0]
-    for path in local_imports(root, module):
-        parts[f"code:{path.relative_to(root.resolve()).as_posix()}"] = _file_sha(path, path.stat().st_mtime_ns)
-    parts.update(_package_versions())
-    parts["device"] = device
-    return parts
-
-
-@functools.lru_cache(maxsize=4096)
-def _file_sha(path: Path, mtime_ns: int) -> str:
-    """The hash of a file, cached per modification time (many results share one verifier module)."""
-    return _sha(path.read_bytes())
-
-
-@functools.lru_cache(maxsize=1)
-def _package_versions() -> dict[str, str]:
-    """Versions of the pinned packages; installed packages do not change under a running process."""
-    versions = {}
-    for package in PINNED:
-        try:
-            versions[f"package:{package}"] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[f"package:{package}"] = "absent"
-    return versions
-
-
-def input_hash(parts: dict[str, str]) -> str:
-    return _sha(json.dumps(parts, sort_keys=True).encode())
-
-
-def stale_reasons(recorded: dict[str, str], current: dict[str, str]) -> list[str]:
-    """Why a result computed from ``recorded`` inputs is stale against ``current`` ones; empty if fresh."""
-    reasons = []
-    for key in sorted(set(recorded) | set(current)):
-        before, now = recorded.get(key), current.get(key)
-        if before == now:
-            continue
-        kind, _, name = key.partition(":")
-        if before is None:
-            reasons.append(f"{name or kind} is a new input")
-        elif now is None:
-            reasons.append(f"{name or kind} is no longer an input")
-        elif kind == "package":
-            reasons.append(f"{name} changed from {before} to {now}")
-        elif kind == "record":
-            reasons.append(f"the check in {name.split('#')[0]} changed")
-        else:
-            reasons.append(f"{name or kind} changed")
-    return reasons
-
-
-@dataclass(frozen=True)
-class Result:
-    """One ledger file, as read."""
-
-    path: Path
-    data: dict[str, Any]
-
-    @property
-    def verdict(self) -> str:
-        return self.data["verdict"]
-
-    @property
-    def parts(self) -> dict[str, str]:
-        return self.data.get("inputs", {}).get("parts", {})
-
-
-def write(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON atomically: a killed run leaves the previous file intact."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -129,44 +214,184 @@ def write(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def read_ledger(root: Path) -> tuple[dict[tuple[str, str, str], Result], list[str]]:
-    """Every readable result under ``results/``, keyed by (claim, check, device); and unreadable paths."""
-    found: dict[tuple[str, str, str], Result] = {}
-    bad: list[str] = []
+def to_json(result: Result) -> str:
+    return json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None) -> Path:
+    """Write the figures (``Figure.file`` -> SVG text), then the result that names them by hash."""
+    path = ledger_path(root, result.claim, result.check, result.device)
+    for fig in result.figures:
+        if svgs and fig.file in svgs:
+            write_atomic(path.with_name(fig.file), svgs[fig.file])
+    write_atomic(path, to_json(result))
+    return path
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Ledger:
+    """Every result under ``results/`` that can be trusted, and a diagnostic for every file that cannot.
+
+    ``broken`` maps the key a bad file's path names to its diagnostic: such a check counts as an
+    error, and no other result is affected.
+    """
+
+    results: dict[Key, Result] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    broken: dict[Key, Diagnostic] = field(default_factory=dict)
+
+    def get(self, key: Key) -> Result | None:
+        return self.results.get(key)
+
+
+def read_result(root: Path, path: Path) -> Result:
+    """One ledger file, validated; raises ``LedgerProblem`` with the diagnostic's code and message."""
+    rel = path.relative_to(root).as_posix()
+    try:
+        raw = read_regular(root, path)
+    except Unreadable as e:
+        raise LedgerProblem("bad-ledger", f"{rel} {e}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise LedgerProblem("bad-ledger", f"{rel} is not JSON ({_first_line(e)}); it may be truncated") from None
+    if not isinstance(data, dict):
+        raise LedgerProblem("bad-ledger", f"{rel} is not a JSON object")
+    if data.get("format") != FORMAT:
+        raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
+    try:
+        result = Result.model_validate(data)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "the file"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise LedgerProblem("ledger-shape", f"{rel}: '{where}': {err['msg'].lower()}{more}") from None
+    named = _key_of(path)
+    if named != result.key:
+        raise LedgerProblem("ledger-misplaced",
+                            f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}")
+    return result
+
+
+class LedgerProblem(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+_HINTS = {
+    "bad-ledger": "rerun the check with pytest verify, or delete the file",
+    "ledger-format": "rerun the check with this version (pytest verify --claim ID), or delete the file",
+    "ledger-shape": "rerun the check with pytest verify; ledger files are written by the plugin, not by hand",
+    "ledger-misplaced": "a result lives at results/<claim>/<check>.<device>.json; delete the stray copy",
+}
+
+
+def _key_of(path: Path) -> Key | None:
+    m = _FILE.match(path.name)
+    return (path.parent.name, m["check"], m["device"]) if m and re.match(CLAIM_ID, path.parent.name) else None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def read_ledger(root: Path) -> Ledger:
+    """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file."""
+    root = Path(root).resolve()
+    ledger = Ledger()
     for path in sorted((root / "results").glob("*/*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            key = (data["claim"], data["check"], data["device"])
-            if data.get("format") != FORMAT or data["verdict"] not in VERDICTS:
-                raise ValueError
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            bad.append(path.relative_to(root).as_posix())
+            result = read_result(root, path)
+        except LedgerProblem as e:
+            diag = Diagnostic(path.relative_to(root).as_posix(), 1, 1, e.code, e.message, _HINTS[e.code])
+            ledger.diagnostics.append(diag)
+            key = _key_of(path)
+            if key is not None and e.code != "ledger-misplaced":
+                ledger.broken[key] = diag
             continue
-        found[key] = Result(path, data)
-    return found, bad
+        ledger.results[result.key] = result
+    return ledger
 
 
-@dataclass(frozen=True)
-class CheckState:
-    """A check's status on one device, with why it is stale if it is."""
+def figure_problems(root: Path, result: Result) -> list[str]:
+    """Figures the result names that are missing or do not match their hash (a run killed between writes)."""
+    out = []
+    folder = ledger_path(root, result.claim, result.check, result.device).parent
+    for fig in result.figures:
+        try:
+            ok = sha256(read_regular(root, folder / fig.file)) == fig.sha256
+        except Unreadable as e:
+            out.append(f"{fig.file} {e}")
+            continue
+        if not ok:
+            out.append(f"{fig.file} is not the figure this result drew (its hash differs)")
+    return out
 
-    claim: str
-    check: str
-    device: str
-    status: str  # a key of assay.status.CHECK
-    stale: list[str]
-    result: Result | None
+
+def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
+    """The SVG of a figure if it is readable and matches the result's hash; else None."""
+    path = ledger_path(root, result.claim, result.check, result.device).with_name(fig.file)
+    try:
+        data = read_regular(root, path)
+    except Unreadable:
+        return None
+    return data if sha256(data) == fig.sha256 else None
 
 
-def check_states(root: Path, claim: Claim, ledger: dict[tuple[str, str, str], Result]) -> list[CheckState]:
-    """The state of every check of ``claim`` on every device it declares."""
-    states = []
-    for check in claim.checks:
-        for device in check.devices:
-            result = ledger.get((claim.id, check.id, device))
-            if result is None:
-                states.append(CheckState(claim.id, check.id, device, "not-run", [], None))
-                continue
-            reasons = stale_reasons(result.parts, input_parts(root, claim, check, device))
-            states.append(CheckState(claim.id, check.id, device, result.verdict, reasons, result))
-    return states
+# --- the rules between an old result and a new one ----------------------------------------------
+
+
+def supersede(old: Result | None, new: Result) -> Result:
+    """What the ledger holds after ``new`` ran where ``old`` was.
+
+    An error never replaces a completed measurement: it is kept beside it as ``last_error``. A
+    verdict that changed while the inputs did not marks the result unstable, and stays marked
+    until the inputs change.
+    """
+    if new.verdict == "error":
+        if old is not None and old.measured:
+            return old.model_copy(update={"last_error": new.last_error})
+        return new
+    unstable = old.unstable if old is not None and old.inputs.hash == new.inputs.hash else None
+    return new.model_copy(update={"unstable": _moved(old, new) or unstable})
+
+
+def flag_unstable(old: Result, new: Result) -> Result | None:
+    """``old`` marked unstable when a rerun with the same inputs gave another verdict; None otherwise."""
+    moved = _moved(old, new)
+    return old.model_copy(update={"unstable": moved}) if moved else None
+
+
+def _moved(old: Result | None, new: Result) -> Unstable | None:
+    if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
+        return None
+    if old.verdict == new.verdict:
+        return None
+    seen = old.unstable.verdicts if old.unstable else [old.verdict]
+    return Unstable(verdicts=[*seen, new.verdict], since=old.unstable.since if old.unstable else new.finished)
+
+
+def largest_change(old: Result, new: Result) -> str:
+    """The metric that moved most between two results, in words."""
+    shared = sorted(set(old.metrics) & set(new.metrics))
+    if not shared:
+        return "no metric in common"
+    name = max(shared, key=lambda m: (abs(new.metrics[m].value - old.metrics[m].value), m))
+    delta = abs(new.metrics[name].value - old.metrics[name].value)
+    same = sum(old.metrics[m].value == new.metrics[m].value for m in shared)
+    return f"largest metric change |Δ| {delta:.3g} ({name}); {same} of {len(shared)} metrics identical"
+
+
+_MACHINE = ("python", "platform", "hostname", "packages", "torch_build", "cudnn", "cpu_model", "cpu_capability",
+            "blas", "cores", "threads", "gpu")
+
+
+def environment_change(old: Result, new: Result) -> str:
+    """Which parts of the machine differ between two results, or that none does."""
+    a, b = old.environment, new.environment
+    differs = [f"{name} {getattr(a, name)!s} -> {getattr(b, name)!s}" for name in _MACHINE if getattr(a, name) != getattr(b, name)]
+    return "environment differs: " + ", ".join(differs) if differs else "same environment"

@@ -40,9 +40,18 @@ def json_schema(folder: str) -> dict[str, Any]:
     return {"$schema": DRAFT, "$id": f"{folder[:-1]}.schema.json", **schema}
 
 
+def result_schema() -> dict[str, Any]:
+    """The draft-07 schema of a ledger file, ``results/<CLAIM>/<check>.<device>.json``."""
+    from assay.results import Result
+
+    return {"$schema": DRAFT, "$id": "result.schema.json", **_draft7(Result.model_json_schema(mode="validation"))}
+
+
 def schema_files() -> dict[str, str]:
-    """File name -> text of every schema file."""
-    return {f"{folder[:-1]}.schema.json": json.dumps(json_schema(folder), indent=2, sort_keys=True) + "\n" for folder in MODELS}
+    """File name -> text of every schema file: one per record folder, and the ledger's."""
+    schemas = {f"{folder[:-1]}.schema.json": json_schema(folder) for folder in MODELS}
+    schemas["result.schema.json"] = result_schema()
+    return {name: json.dumps(schema, indent=2, sort_keys=True) + "\n" for name, schema in schemas.items()}
 
 
 def write(root: Path) -> list[Path]:

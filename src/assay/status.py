@@ -7,7 +7,14 @@ checks; closure statuses look at everything a claim depends on. The legends on t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from assay.diagnostics import Diagnostic
+    from assay.inputs import Inputs
+    from assay.model import Claim
+    from assay.results import Ledger, Result
 
 
 @dataclass(frozen=True)
@@ -24,7 +31,8 @@ CHECK = {s.name: s for s in [
     Status("passed", "material-check-circle", "#2e7d32", "The expectation held when the verifier last ran."),
     Status("failed", "material-close-circle", "#c62828", "The expectation did not hold, or a known failure unexpectedly passed."),
     Status("known-failing", "material-alert-circle-outline", "#ef6c00", "Declared not to hold at our scale, and it did not: a strict xfail."),
-    Status("error", "material-alert-octagon", "#6a1b9a", "The verifier crashed or timed out; nothing was measured."),
+    Status("error", "material-alert-octagon", "#6a1b9a",
+           "The last run crashed or timed out, or its ledger file is unreadable; the last measurement, if any, is kept beside it."),
     Status("skipped", "material-skip-next-circle-outline", "#607d8b", "Not run on this device, e.g. it needs a GPU."),
     Status("not-run", "material-circle-outline", "#9e9e9e", "No result in the ledger. Never a pass."),
 ]}
@@ -45,9 +53,19 @@ CLOSURE = {s.name: s for s in [
 ]}
 
 FRESHNESS = {s.name: s for s in [
-    Status("fresh", "material-leaf", "#2e7d32", "The inputs are those the result was computed from."),
-    Status("stale", "material-update", "#0277bd", "The record, verifier code, packages or device changed since."),
+    Status("fresh", "material-leaf", "#2e7d32", "The inputs in the repository are those the result was computed from."),
+    Status("stale", "material-update", "#0277bd",
+           "An input in the repository changed since: the check, the sentences it tests, the verifier code, "
+           "a data file, a pin of the lock file, or the device kind."),
     Status("none", "material-minus", "#9e9e9e", "No result to be fresh or stale."),
+]}
+
+#: Flags a result can carry beside its status.
+FLAGS = {s.name: s for s in [
+    Status("off-lock", "material-lock-open-variant-outline", "#8d6e63",
+           "The machine had other package versions than the lock file pins (another torch, say); recorded, not stale."),
+    Status("unstable", "material-sine-wave", "#ad1457",
+           "A rerun with the same inputs gave another verdict: the check does not decide the question reliably."),
 ]}
 
 
@@ -74,3 +92,46 @@ def summarise(check_statuses: list[str], any_stale: bool) -> str:
     if "passed" not in check_statuses and "not-run" not in check_statuses:
         return "contradicted"
     return "partly-verified"
+
+
+#: Every vocabulary by its title: the legends of the site and the README are printed from this.
+VOCABULARIES = {"Claim": CLAIM, "Check": CHECK, "Closure": CLOSURE, "Freshness": FRESHNESS, "Flags": FLAGS}
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """A check's status on one device, with why it is stale and how its machine differed from the lock."""
+
+    claim: str
+    check: str
+    device: str
+    status: str  # a key of CHECK
+    stale: list[str]
+    result: Result | None
+    off_lock: list[str] = field(default_factory=list)
+    problem: Diagnostic | None = None  # the ledger file exists and cannot be read
+
+    @property
+    def flags(self) -> list[str]:
+        """Keys of FLAGS that apply."""
+        return [name for name, on in (("off-lock", self.off_lock), ("unstable", self.result and self.result.unstable)) if on]
+
+
+def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckState]:
+    """The state of every check of ``claim`` on every device it declares."""
+    from assay.inputs import off_lock, stale_reasons
+
+    states = []
+    for check in claim.checks:
+        for device in check.devices:
+            key = (claim.id, check.id, device)
+            result, problem = ledger.get(key), ledger.broken.get(key)
+            if problem is not None:
+                states.append(CheckState(claim.id, check.id, device, "error", [], None, problem=problem))
+            elif result is None:
+                states.append(CheckState(claim.id, check.id, device, "not-run", [], None))
+            else:
+                reasons = stale_reasons(result.inputs.parts, inputs.parts(claim, check, device))
+                states.append(CheckState(claim.id, check.id, device, result.status, reasons, result,
+                                         off_lock(result.environment.packages, inputs.pins)))
+    return states

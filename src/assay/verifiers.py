@@ -7,9 +7,10 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
-import functools
 from dataclasses import dataclass
 from pathlib import Path
+
+from assay.loader import Unreadable, read_regular
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | 
         call = dec if isinstance(dec, ast.Call) else None
         func = call.func if call else dec
         if isinstance(func, ast.Attribute) and func.attr == "claim":
-            args = [a.value for a in (call.args if call else []) if isinstance(a, ast.Constant)]
+            # a marker argument counts when it is a literal string; any other keeps its place as None
+            args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
+                    for a in (call.args if call else [])]
             return (args[0] if args else None, args[1] if len(args) > 1 else None)
     return None
 
@@ -42,14 +45,29 @@ def _module_marker(tree: ast.Module) -> tuple[str | None, str | None] | None:
     return None
 
 
-def scan(root: Path) -> dict[str, Verifier]:
-    """Every ``test_*`` function in ``verify/test_*.py`` under ``root``, by node id."""
-    out: dict[str, Verifier] = {}
+class Index(dict[str, Verifier]):
+    """The tests of ``verify/`` by node id, and the modules that could not be read (path -> why)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unreadable: dict[str, str] = {}
+
+
+def scan(root: Path) -> Index:
+    """Every ``test_*`` function in ``verify/test_*.py`` under ``root``, by node id.
+
+    A module is read by ``read_regular``'s rule: a link leading outside the knowledge base, a FIFO or an
+    oversized file is not read; it is listed in ``Index.unreadable`` and none of its tests is indexed.
+    """
+    out = Index()
     for path in sorted((root / "verify").glob("**/test_*.py")):
         rel = path.relative_to(root).as_posix()
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError):
+            tree = ast.parse(read_regular(root, path).decode("utf-8"))
+        except Unreadable as e:
+            out.unreadable[rel] = str(e)
+            continue
+        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
             continue  # pytest reports it when it collects the module
         module_marker = _module_marker(tree)
         for node in tree.body:
@@ -62,35 +80,37 @@ def scan(root: Path) -> dict[str, Verifier]:
     return out
 
 
-def local_imports(root: Path, module: Path) -> list[Path]:
-    """``module`` and every module under ``root`` it imports, transitively (sorted, deduplicated)."""
-    stamp = tuple(sorted((p.as_posix(), p.stat().st_mtime_ns) for p in (root / "verify").glob("**/*.py")))
-    return list(_local_imports(root.resolve(), module.resolve(), stamp))
+def imported_names(tree: ast.Module, package: str) -> list[str]:
+    """Dotted names of the modules a module imports, absolute, relative or by ``importlib``.
+
+    ``package`` is the dotted package the module sits in (``verify.sub``), for relative imports.
+    ``importlib.import_module("x.y")`` and ``__import__("x")`` count when the name is a literal.
+    Every prefix of a dotted name is listed too: importing ``verify.sub.mod`` runs ``verify/__init__.py``
+    and ``verify/sub/__init__.py``.
+    """
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: max(0, len(package.split(".")) - (node.level - 1))] if package else []
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            if base:
+                names += [base] + [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node.func) and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                names.append(arg.value)
+    out: list[str] = []
+    for name in names:
+        parts = name.split(".")
+        out += [".".join(parts[: i + 1]) for i in range(len(parts))]
+    return list(dict.fromkeys(out))
 
 
-@functools.lru_cache(maxsize=1024)
-def _local_imports(root: Path, module: Path, stamp: tuple[tuple[str, int], ...]) -> tuple[Path, ...]:
-    """Cached per state of ``verify/`` (``stamp``: its files and modification times)."""
-    seen: set[Path] = set()
-    todo = [module.resolve()]
-    while todo:
-        path = todo.pop()
-        if path in seen or not path.is_file():
-            continue
-        seen.add(path)
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            for name in names:
-                parts = name.split(".")
-                for candidate in (root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")):
-                    if candidate.is_file():
-                        todo.append(candidate.resolve())
-    return tuple(sorted(seen))
+def _is_dynamic_import(func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from assay import status as vocab
 from assay.graph import to_json
+from assay.model import BY_KIND
 from assay.site.graph_layout import layout
 from assay.site.markup import chip, esc, legend, script_json
 from assay.site.neighbourhood import KIND_FILL
 from assay.site.pages import Page
 from assay.site.views import SiteIndex
 
+SHAPES = {"claim": "circle", "theory": "border", "source": "square", "decision": "square"}  # in legend order
 KINDS = {  # kind -> (shape, what it is)
-    "claim": ("circle", "empirical claim (SOTA)"),
-    "theory": ("border", "theoretical claim (THEORY), ringed"),
-    "source": ("square", "source (LIT)"),
-    "decision": ("square", "decision (ADR)"),
+    **{k: (shape, f"{BY_KIND[k].label} ({BY_KIND[k].prefix})" + (", ringed" if shape == "border" else ""))
+       for k, shape in SHAPES.items()},
     "record": ("circle", "record that does not validate"),
 }
-FOLDERS = {"claim": "claims", "theory": "claims", "source": "sources", "decision": "decisions", "record": ""}
+FOLDERS = {**{k: BY_KIND[k].folder for k in SHAPES}, "record": ""}
 
 
 def data(ix: SiteIndex) -> dict:

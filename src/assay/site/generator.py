@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.export import as_json, bibtex_all
+from assay.results import figure_bytes
 from assay.site import dashboard, explorer, pages, reference
 from assay.site.markup import VOCABULARIES, esc, icon_css, script_json
 from assay.site.pages import Options, Page
@@ -60,8 +61,8 @@ def _files(ix: SiteIndex) -> list[Output]:
            Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
     for view in ix.claims.values():
         for state in view.results:
-            for name in state.result.data.get("figures", []):
-                path = state.result.path.parent / name
-                if pages._safe_name(name) and path.is_file():
-                    out.append(Output(f"figures/{view.claim.id}/{name}", path.read_bytes()))
+            for fig in state.result.figures:
+                svg = figure_bytes(ix.kb.root, state.result, fig)  # None when missing or not the one the result drew
+                if svg is not None:
+                    out.append(Output(f"figures/{view.claim.id}/{fig.file}", svg))
     return out

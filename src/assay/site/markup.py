@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assay import status as vocab
+from assay.model import series_of
 from assay.status import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
@@ -52,8 +53,8 @@ def href(here: str, target: str) -> str:
 
 def record_doc(record_id: str) -> str:
     """The page of a record, by the series of its id."""
-    folder = {"LIT": "sources", "SOTA": "claims", "THEORY": "claims", "ADR": "decisions"}.get(record_id.split("-")[0])
-    return f"{folder}/{record_id}.md" if folder else "index.md"
+    series = series_of(record_id)
+    return f"{series.folder}/{record_id}.md" if series else "index.md"
 
 
 def anchor(text: str) -> str:
@@ -94,7 +95,7 @@ def plain_chip(label: str, title: str = "") -> str:
     return f'<span class="assay-chip assay-chip-plain"{attr}>{esc(label)}</span>'
 
 
-VOCABULARIES = {"Claim": vocab.CLAIM, "Check": vocab.CHECK, "Closure": vocab.CLOSURE, "Freshness": vocab.FRESHNESS}
+VOCABULARIES = vocab.VOCABULARIES
 
 
 @lru_cache(maxsize=32)

@@ -11,12 +11,15 @@ from pathlib import Path
 
 from assay import status as vocab
 from assay.export import bibtex
+from assay.loader import Unreadable, read_regular
 from assay.model import Claim, Decision, Source
+from assay.results import Environment
 from assay.site import neighbourhood
 from assay.site.markup import (
     anchor, chip, esc, href, legend, link, number, paragraphs, plain_chip, record_doc, record_link, table,
 )
 from assay.site.views import ClaimView, SiteIndex
+from assay.status import CheckState
 
 
 @dataclass(frozen=True)
@@ -157,45 +160,66 @@ def _check(ix: SiteIndex, view: ClaimView, i: int, here: str) -> str:
         parts.append(f'<p class="assay-note">{esc(check.note)}</p>')
     rows = []
     for s in states:
-        evaluated = {e.get("metric"): e for e in (s.result.data.get("expectation", []) if s.result else [])}
+        evaluated = {e.metric: e for e in (s.result.expectation if s.result else [])}
         for exp in check.expect:
-            got = evaluated.get(exp.metric, {})
+            got = evaluated.get(exp.metric)
             paper = reported.get(exp.reported) if exp.reported else None
             paper_cell = "—"
             if paper:
                 paper_cell = (f"{number(paper.value)} {esc(paper.unit)} "
                               f'<span class="assay-locator">({link(here, f"sources/{paper.source}.md#cited-{anchor(paper.locator)}", paper.locator)})</span>')
-            holds = got.get("holds")
+            holds = got.holds if got else None
             mark = "—" if holds is None else ("holds" if holds else "does not hold")
             rows.append([esc(s.device), chip(vocab.CHECK[s.status]), f"<code>{esc(exp.metric)}</code>", paper_cell,
-                         number(got.get("measured")), f"<code>{esc(str(exp))}</code>",
+                         number(got.measured if got else None), f"<code>{esc(str(exp))}</code>",
                          f'<span class="assay-holds-{str(holds).lower()}">{mark}</span>'])
     parts.append(table(["Device", "Verdict", "Metric", "Paper", "Ours", "Expectation", "Holds"], rows, "assay-check-table"))
-    parts += [_run_details(s, here) for s in states if s.result]
+    parts += [_run_details(s, here) for s in states if s.result or s.problem]
     return '<div class="assay-check">' + "".join(parts) + "</div>"
 
 
-def _run_details(s, here: str) -> str:
-    data = s.result.data
-    env = data.get("environment", {}) or {}
-    env_text = ", ".join(f"{k} {v}" for k, v in sorted(env.items()) if v not in (None, ""))
-    rows = [("Verdict", chip(vocab.CHECK[s.status])), ("Environment", esc(env_text) or "—"),
-            ("Duration", f"{number(data.get('duration_s'))} s"),
-            ("Peak memory", f"{number(data.get('peak_memory_mb'))} MB" if data.get("peak_memory_mb") is not None else "—"),
-            ("Finished", esc(data.get("finished", "—")))]
+def _run_details(s: CheckState, here: str) -> str:
+    """One device's run: its environment, limits used, the last error beside the measurement, flags, figures."""
+    summary = f'<summary>Run on {esc(s.device)}</summary>'
+    if s.result is None:  # the ledger file is there and unreadable
+        problem = s.problem.message if s.problem else "no result"
+        return f'<details class="assay-run" open>{summary}<p class="assay-error">The ledger file cannot be read: {esc(problem)}</p></details>'
+    r = s.result
+    rows = [("Verdict", chip(vocab.CHECK[r.verdict]) + (" (last measurement)" if r.last_error else "")),
+            ("Environment", esc(environment_text(r.environment))),
+            ("Duration", f"{number(r.duration_s)} s" + (f" ({number(r.cpu_s)} s CPU)" if r.cpu_s is not None else "")),
+            ("Peak memory", f"{number(r.peak_memory_mb)} MB" if r.peak_memory_mb is not None else "—"),
+            ("Finished", esc(r.finished))]
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
-    message = f'<pre class="assay-message"><code>{esc(data["message"])}</code></pre>' if data.get("message") else ""
-    stale = f'<p class="assay-stale">Stale: {esc("; ".join(s.stale))}</p>' if s.stale else ""
+    notes = []
+    if r.last_error:
+        notes.append(f'<p class="assay-error">Last run ({esc(r.last_error.finished)}) ended in {esc(r.last_error.kind)}: '
+                     f'{esc(r.last_error.message)}</p>')
+    if s.off_lock:
+        notes.append(f'<p class="assay-off-lock">{chip(vocab.FLAGS["off-lock"])} {esc("; ".join(s.off_lock))}</p>')
+    if r.unstable:
+        notes.append(f'<p class="assay-unstable">{chip(vocab.FLAGS["unstable"])} verdicts with the same inputs: '
+                     f'{esc(" → ".join(r.unstable.verdicts))} (since {esc(r.unstable.since)})</p>')
+    if s.stale:
+        notes.append(f'<p class="assay-stale">Stale: {esc("; ".join(s.stale))}</p>')
+    message = f'<pre class="assay-message"><code>{esc(r.message)}</code></pre>' if r.message and r.verdict != "error" else ""
     figures = "".join(
-        f'<figure class="assay-figure"><img src="{esc(href(here, f"figures/{s.claim}/{name}"))}" '
-        f'alt="{esc(name)}" loading="lazy"><figcaption>{esc(name)}</figcaption></figure>'
-        for name in data.get("figures", []) if _safe_name(name))
-    return (f'<details class="assay-run" open><summary>Run on {esc(s.device)}</summary>'
-            f'<dl class="assay-dl">{dl}</dl>{stale}{message}{figures}</details>')
+        f'<figure class="assay-figure"><img src="{esc(href(here, f"figures/{s.claim}/{fig.file}"))}" '
+        f'alt="{esc(fig.caption or fig.name)}" loading="lazy"><figcaption>{esc(fig.caption or fig.name)}</figcaption></figure>'
+        for fig in r.figures)
+    return f'<details class="assay-run" open>{summary}<dl class="assay-dl">{dl}</dl>{"".join(notes)}{message}{figures}</details>'
 
 
-def _safe_name(name: str) -> bool:
-    return isinstance(name, str) and name.endswith(".svg") and "/" not in name and "\\" not in name and not name.startswith(".")
+def environment_text(env: Environment) -> str:
+    """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
+    bits = [f"Python {env.python}", f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
+            f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
+            f"{env.cores} cores, {env.threads} thread(s)"]
+    if env.blas:
+        bits.append("BLAS " + ", ".join(env.blas))
+    if env.gpu:
+        bits.append(f"GPU {env.gpu.name}" + (f", driver {env.gpu.driver}" if env.gpu.driver else ""))
+    return "; ".join(bits)
 
 
 def _stale(view: ClaimView) -> str:
@@ -226,8 +250,8 @@ def _record_source(root: Path, loaded, options: Options) -> str:
     if options.edit_url:
         edit = f" · {_external(options.edit_url.format(path=loaded.path, line=1), 'edit')}"
     try:
-        text = (root / loaded.path).read_text(encoding="utf-8")
-    except OSError:
+        text = read_regular(root, root / loaded.path).decode("utf-8", "replace")
+    except Unreadable:
         text = ""
     lines = "".join(f'<span id="yaml-L{n}" class="assay-line-row"><span class="assay-ln">{n}</span>{esc(line)}\n</span>'
                     for n, line in enumerate(text.splitlines(), 1))
@@ -363,8 +387,16 @@ def invalid_page(loaded) -> Page:
 
 
 def code_page(root: Path, module: str) -> Page:
-    """A verifier module's source with line anchors, and an anchor at each function."""
-    text = (root / module).read_text(encoding="utf-8") if (root / module).is_file() else ""
+    """A verifier module's source with line anchors, and an anchor at each function.
+
+    The module is read by ``read_regular``'s rule: a link leading outside the knowledge base (to a secret),
+    a FIFO or an oversized file gets a page that says it is not shown, never its content.
+    """
+    try:
+        text = read_regular(root, root / module).decode("utf-8", "replace")
+    except Unreadable as e:
+        return Page(f"code/{module}.md", module, f"<h1>{esc(module)}</h1>"
+                    f'<p class="assay-unreadable">{esc(module)} {esc(e)}; it is not shown.</p>')
     rows, seen = [], set()
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.lstrip()

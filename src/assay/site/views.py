@@ -17,7 +17,8 @@ import networkx as nx
 from assay.graph import ClaimState, build, claim_states
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import Claim, Decision, Source, Tier
-from assay.results import CheckState, read_ledger
+from assay.results import read_ledger
+from assay.status import CheckState
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
 
@@ -69,7 +70,7 @@ class ClaimView:
 
     @property
     def last_run(self) -> str:
-        return max((c.result.data.get("finished", "") for c in self.results if c.result), default="")
+        return max((c.result.finished for c in self.results if c.result), default="")
 
     @property
     def sources(self) -> list[str]:
@@ -109,8 +110,7 @@ def index(root: Path) -> SiteIndex:
     from assay.loader import load
 
     kb = load(root)
-    ledger, _ = read_ledger(kb.root)
-    states = claim_states(kb, ledger)
+    states = claim_states(kb, read_ledger(kb.root))
     ix = SiteIndex(kb, states, build(kb, states), sources=kb.sources, decisions=kb.decisions, by_id=kb.by_id)
     by_id = ix.by_id
     for cid, claim in sorted(kb.claims.items()):

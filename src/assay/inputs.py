@@ -1,0 +1,193 @@
+"""What a result depends on, and whether it still does: freshness that every machine agrees on.
+
+A result's inputs are all **in the repository**: the check's definition, the claim sentences it tests,
+the verifier module with the local modules it imports (absolute, relative and ``importlib`` imports,
+package ``__init__`` files, the ``conftest.py`` chain), the data files the check declares it reads,
+the pins of the committed lock file, and the device kind. Each part is a short hash or a version;
+the result is stale when a part differs. What the machine had (its torch build, CPU, GPU) is the
+result's environment (``assay.environment``): shown, compared with the lock ("off-lock"), never a
+reason for staleness.
+
+``Inputs(root)`` reads each file once, so the parts of every check of a large knowledge base cost
+one pass over the files they name.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from assay.loader import Unreadable, read_regular
+from assay.model import Check, Claim
+from assay.verifiers import imported_names
+
+#: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
+LOCK_FILE = "requirements.lock"
+#: Packages whose pinned version is an input of every result: what the verifiers compute with.
+PINNED = ("torch", "numpy", "scikit-learn", "scipy")
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def input_hash(parts: dict[str, str]) -> str:
+    return digest(json.dumps(parts, sort_keys=True).encode())
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_pins(root: Path) -> dict[str, str]:
+    """``name -> version`` of every ``name==version`` line of the lock file (empty when there is none)."""
+    try:
+        text = read_regular(root, Path(root) / LOCK_FILE).decode("utf-8", "replace")
+    except Unreadable:
+        return {}
+    pins = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;\\#]+)", line)
+        if m:
+            pins[_normalise(m[1])] = m[2]
+    return pins
+
+
+def public(version: str) -> str:
+    """The version without its local build tag: ``2.13.0+cpu`` -> ``2.13.0``."""
+    return version.split("+", 1)[0]
+
+
+def off_lock(packages: dict[str, str], pins: dict[str, str]) -> list[str]:
+    """The packages a machine had at another version than the lock pins (build tags aside)."""
+    out = []
+    for name, version in sorted(packages.items()):
+        pin = pins.get(_normalise(name))
+        if pin is not None and public(pin) != public(version):
+            out.append(f"{name} {version} (lock: {pin})")
+    return out
+
+
+class Inputs:
+    """The input parts of every check, for one state of the repository under ``root``."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        self.pins = lock_pins(self.root)
+        self._digests: dict[Path, str] = {}
+        self._imports: dict[Path, list[Path]] = {}
+        self._closures: dict[Path, tuple[Path, ...]] = {}
+
+    def parts(self, claim: Claim, check: Check, device: str) -> dict[str, str]:
+        """Every input of ``check``'s result on ``device``, each hashed or versioned."""
+        definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
+        definition["known_failing"] = check.known_failing is not None
+        parts = {
+            f"check:{claim.id}#{check.id}": digest(json.dumps(definition, sort_keys=True).encode()),
+            f"statement:{claim.id}": digest(claim.statement.encode()),
+        }
+        module = self.root / check.verifier.split("::")[0]
+        for path in self.closure(module):
+            parts[f"code:{self._rel(path)}"] = self.file_digest(path)
+        for name in check.reads:
+            parts[f"data:{name}"] = self.file_digest(self.root / name)
+        for package in PINNED:
+            parts[f"pin:{package}"] = self.pins.get(package, "unpinned")
+        parts["device"] = device
+        return parts
+
+    def closure(self, module: Path) -> tuple[Path, ...]:
+        """``module``, the conftest files above it, and every local module they import, transitively."""
+        module = Path(module).absolute()
+        if module not in self._closures:
+            seen: set[Path] = set()
+            todo = [module, *self._conftests(module)]
+            while todo:
+                path = todo.pop()
+                if path not in seen:
+                    seen.add(path)
+                    todo += self._direct_imports(path)
+            self._closures[module] = tuple(sorted(seen))
+        return self._closures[module]
+
+    def file_digest(self, path: Path) -> str:
+        """The hash of a file in the repository, or why it cannot be read (which is itself an input)."""
+        path = Path(path).absolute()
+        if path not in self._digests:
+            try:
+                self._digests[path] = digest(read_regular(self.root, path))
+            except Unreadable as e:
+                self._digests[path] = f"unreadable: {e}"
+        return self._digests[path]
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.as_posix()
+
+    def _conftests(self, module: Path) -> list[Path]:
+        """The ``conftest.py`` and package ``__init__.py`` files pytest runs before ``module``, up to the root."""
+        folder, out = module.parent, []
+        while folder.is_relative_to(self.root):
+            out += [folder / name for name in ("conftest.py", "__init__.py") if (folder / name).is_file()]
+            if folder == self.root:
+                break
+            folder = folder.parent
+        return out
+
+    def _direct_imports(self, path: Path) -> list[Path]:
+        if path not in self._imports:
+            self._imports[path] = self._read_imports(path)
+        return self._imports[path]
+
+    def _read_imports(self, path: Path) -> list[Path]:
+        try:
+            tree = ast.parse(read_regular(self.root, path))
+        except (Unreadable, SyntaxError, ValueError):
+            return []  # the digest says it is unreadable; pytest reports the syntax error
+        folder = path.parent
+        package = ".".join(folder.relative_to(self.root).parts) if folder.is_relative_to(self.root) else ""
+        found = []
+        for name in imported_names(tree, package):
+            bits = name.split(".")
+            # pytest puts the root on sys.path (pythonpath = ["."]) and a test module's own folder too
+            for base in (self.root, folder):
+                for candidate in (base.joinpath(*bits).with_suffix(".py"), base.joinpath(*bits, "__init__.py")):
+                    if candidate.is_file() and candidate.absolute().is_relative_to(self.root):
+                        found.append(candidate.absolute())
+        return found
+
+
+def stale_reasons(recorded: dict[str, str], current: dict[str, str]) -> list[str]:
+    """Why a result computed from ``recorded`` inputs is stale against ``current`` ones; empty if fresh."""
+    reasons = []
+    for key in sorted(set(recorded) | set(current)):
+        before, now = recorded.get(key), current.get(key)
+        if before != now:
+            reasons.append(_reason(key, before, now))
+    return reasons
+
+
+def _reason(key: str, before: str | None, now: str | None) -> str:
+    kind, _, name = key.partition(":")
+    if kind == "check":
+        claim, _, check = name.partition("#")
+        what = f"the definition of check {check} in {claim}"
+    elif kind == "statement":
+        what = f"the statement of {name}"
+    elif kind == "code":
+        what = name
+    elif kind == "data":
+        what = f"the data file {name}"
+    elif kind == "pin":
+        return f"the lock's pin of {name} changed from {before} to {now}" if before and now else f"the lock's pin of {name} changed"
+    else:
+        what = name or kind
+    if before is None:
+        return f"{what} is a new input"
+    if now is None:
+        return f"{what} is no longer an input"
+    if kind == "device":
+        return f"the device changed from {before} to {now}"
+    return f"{what} changed"

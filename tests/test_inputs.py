@@ -1,0 +1,144 @@
+"""assay.inputs: what a result depends on, each part in the repository, and why a result is stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.inputs import Inputs, lock_pins, off_lock, stale_reasons
+from assay.loader import load
+
+
+def parts(root: Path, claim: str = "SOTA-364", check: str = "bn-cross-sample", device: str = "cpu") -> dict[str, str]:
+    kb = load(root)
+    c = kb.claims[claim]
+    return Inputs(root).parts(c, c.check(check), device)
+
+
+def reasons_after(root: Path, change, **where: str) -> list[str]:
+    before = parts(root, **where)
+    change()
+    return stale_reasons(before, parts(root, **where))
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def test_the_parts_name_the_check_the_statement_the_code_the_pins_and_the_device(kb_root):
+    (kb_root / "requirements.lock").write_text("# a comment\ntorch==2.13.0+cpu\nnumpy==2.4.6  # why\nscipy==1.17.1\n")
+    assert sorted(parts(kb_root)) == [
+        "check:SOTA-364#bn-cross-sample", "code:verify/helpers.py", "code:verify/test_sota364.py", "device",
+        "pin:numpy", "pin:scikit-learn", "pin:scipy", "pin:torch", "statement:SOTA-364",
+    ]
+    assert parts(kb_root)["pin:torch"] == "2.13.0+cpu"
+    assert parts(kb_root)["pin:scikit-learn"] == "unpinned"
+
+
+def test_a_changed_check_definition_is_named(kb_root):
+    change = lambda: edit(kb_root / "claims" / "SOTA-364.yaml", "tier: analytic", "tier: toy")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
+
+
+def test_a_changed_statement_is_named_as_the_statement_not_the_check(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    change = lambda: edit(path, "statement: >-\n  ", "statement: >-\n  Indeed, ")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["the statement of SOTA-364 changed"]
+
+
+def test_a_changed_note_or_citation_does_not_stale_the_result(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    change = lambda: path.write_text(path.read_text().replace("locator:", "locator: p. 2,", 1))  # noqa: E731
+    assert reasons_after(kb_root, change) == []
+
+
+def test_a_changed_verifier_helper_is_named(kb_root):
+    change = lambda: (kb_root / "verify" / "helpers.py").write_text("# changed\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/helpers.py changed"]
+
+
+def test_a_helper_reached_by_a_relative_import_is_an_input(kb_root):
+    (kb_root / "verify" / "__init__.py").write_text("")
+    (kb_root / "verify" / "rel.py").write_text("X = 1\n")
+    edit(kb_root / "verify" / "test_sota364.py", "import pytest", "import pytest\nfrom .rel import X")
+    assert "code:verify/rel.py" in parts(kb_root)
+    change = lambda: (kb_root / "verify" / "rel.py").write_text("X = 2\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/rel.py changed"]
+
+
+def test_a_subpackage_and_its_init_are_inputs(kb_root):
+    (kb_root / "verify" / "sub").mkdir()
+    (kb_root / "verify" / "sub" / "__init__.py").write_text("from .deep import Y\n")
+    (kb_root / "verify" / "sub" / "deep.py").write_text("Y = 1\n")
+    edit(kb_root / "verify" / "test_sota364.py", "import pytest", "import pytest\nimport verify.sub")
+    change = lambda: (kb_root / "verify" / "sub" / "deep.py").write_text("Y = 2\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/sub/deep.py changed"]
+
+
+def test_a_module_loaded_with_importlib_import_module_is_an_input(kb_root):
+    (kb_root / "verify" / "dyn.py").write_text("Z = 1\n")
+    edit(kb_root / "verify" / "test_sota364.py", "import pytest", "import importlib\nimport pytest\nDYN = importlib.import_module('verify.dyn')")
+    change = lambda: (kb_root / "verify" / "dyn.py").write_text("Z = 2\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/dyn.py changed"]
+
+
+def test_the_conftest_chain_is_an_input(kb_root):
+    (kb_root / "conftest.py").write_text("")
+    (kb_root / "verify" / "conftest.py").write_text("import pytest\n")
+    change = lambda: (kb_root / "verify" / "conftest.py").write_text("import pytest\n# a fixture changed\n")  # noqa: E731
+    assert "code:conftest.py" in parts(kb_root)
+    assert reasons_after(kb_root, change) == ["verify/conftest.py changed"]
+
+
+def test_a_declared_data_file_is_an_input(kb_root):
+    (kb_root / "verify" / "table.csv").write_text("a,b\n1,2\n")
+    edit(kb_root / "claims" / "SOTA-364.yaml", "    tier: analytic", "    reads: [verify/table.csv]\n    tier: analytic")
+    change = lambda: (kb_root / "verify" / "table.csv").write_text("a,b\n1,3\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["the data file verify/table.csv changed"]
+
+
+def test_a_changed_pin_in_the_lock_file_is_named_with_both_versions(kb_root):
+    (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\n")
+    change = lambda: (kb_root / "requirements.lock").write_text("torch==2.14.1\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["the lock's pin of torch changed from 2.13.0+cpu to 2.14.1"]
+
+
+def test_a_pin_of_a_package_no_verifier_uses_is_not_an_input(kb_root):
+    (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\nplaywright==1.0\n")
+    change = lambda: (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\nplaywright==2.0\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == []
+
+
+def test_the_device_is_an_input(kb_root):
+    before = parts(kb_root, check="shuffle-bn", device="cpu")
+    now = parts(kb_root, check="shuffle-bn", device="cuda")
+    assert stale_reasons(before, now) == ["the device changed from cpu to cuda"]
+
+
+def test_installed_packages_are_not_inputs(kb_root, monkeypatch: pytest.MonkeyPatch):
+    before = parts(kb_root)
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "99.0")
+    assert stale_reasons(before, parts(kb_root)) == []
+
+
+def test_a_verifier_symlinked_outside_the_root_is_hashed_as_unreadable_not_read(kb_root, tmp_path):
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'x'\n")
+    target = kb_root / "verify" / "helpers.py"
+    target.unlink()
+    target.symlink_to(secret)
+    assert parts(kb_root)["code:verify/helpers.py"] == "unreadable: is a link to a file outside the knowledge base"
+
+
+def test_off_lock_compares_public_versions_and_names_both(tmp_path):
+    pins = {"torch": "2.13.0+cpu", "numpy": "2.4.6"}
+    assert off_lock({"torch": "2.13.0+cu128", "numpy": "2.4.6"}, pins) == []
+    assert off_lock({"torch": "2.11.0+cu128", "numpy": "2.4.6"}, pins) == ["torch 2.11.0+cu128 (lock: 2.13.0+cpu)"]
+
+
+def test_lock_pins_read_name_equals_version_lines_and_normalise_names(tmp_path):
+    (tmp_path / "requirements.lock").write_text("# header\nScikit_Learn==1.9.1\ntorch == 2.13.0+cpu ; python_version>'3'\n-e .\n")
+    assert lock_pins(tmp_path) == {"scikit-learn": "1.9.1", "torch": "2.13.0+cpu"}
