@@ -48,7 +48,7 @@ def test_a_blog_post_is_misc_with_its_site_as_howpublished():
 
 def test_bibtex_specials_in_text_are_escaped():
     text = export.bibtex(source(title="100% of {BN} & co_ops cost $5 #1"))
-    assert "  title = {100\\% of \\{BN\\} \\& co\\_ops cost \\$5 \\#1},\n" in text
+    assert "  title = {100\\% of \\textbraceleft{}BN\\textbraceright{} \\& co\\_ops cost \\$5 \\#1},\n" in text
 
 
 def test_bibtex_all_lists_sources_in_id_order(kb_root):

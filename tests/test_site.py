@@ -202,6 +202,23 @@ def test_payload_records_show_as_text_in_the_search_index(built: Path) -> None:
     assert not [t for t in texts if any(p in t for p in PAYLOADS)]
 
 
+def test_the_search_finds_a_claim_by_id_title_statement_and_its_sources_arxiv_id(built: Path, site_kb: Path) -> None:
+    from assay.loader import load
+
+    claim = load(site_kb).claims["SOTA-364"]
+    index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    docs = {d["location"]: d for d in index["docs"] if d["location"].startswith("claims/SOTA-364.html")}
+    assert docs["claims/SOTA-364.html"]["title"] == "SOTA-364 Batch norm leaks the positive through batch statistics"
+    assert " ".join(claim.statement.split()) in docs["claims/SOTA-364.html#statement"]["text"]
+    assert "arXiv:1911.05722v3" in docs["claims/SOTA-364.html#citations"]["text"]
+    assert "claims/SOTA-364.html#neighbourhood" not in docs  # the search document, not the page's markup
+
+
+def test_a_page_indexed_from_its_search_document_is_rendered_in_full(built: Path) -> None:
+    html = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
+    assert '<h2 id="neighbourhood">Neighbourhood</h2>' in html and 'class="assay-yaml"' in html
+
+
 def test_payload_records_show_as_text_in_the_graph_data(built: Path) -> None:
     script = (built / "graph-data.js").read_text(encoding="utf-8")
     assert "<" not in script and ">" not in script

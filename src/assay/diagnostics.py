@@ -108,9 +108,22 @@ class Diagnostic:
         return CATALOGUE[self.code].severity
 
     def render(self) -> str:
-        """``path:line:col: severity[code]: message``, then ``  hint: ...`` when there is one."""
-        text = f"{self.path}:{self.line}:{self.col}: {self.severity}[{self.code}]: {self.message}"
-        return f"{text}\n  hint: {self.hint}" if self.hint else text
+        """``path:line:col: severity[code]: message``, then ``  hint: ...`` when there is one.
+
+        Path, message and hint pass through ``printable``: what a record says cannot reach the terminal
+        as a control sequence, nor fake a line of output.
+        """
+        text = f"{printable(self.path)}:{self.line}:{self.col}: {self.severity}[{self.code}]: {printable(self.message)}"
+        return f"{text}\n  hint: {printable(self.hint)}" if self.hint else text
+
+
+def printable(text: str) -> str:
+    """``text`` with every character Python does not call printable (controls such as ESC and line breaks,
+    bidirectional overrides such as U+202E, other invisible format characters) written as its escape:
+    ``\\x1b``, ``\\n``, ``\\u202e``. For text from records on its way to a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = None) -> list[Diagnostic]:

@@ -16,8 +16,20 @@ def bibkey(source: Source) -> str:
     return f"{surname.lower()}{source.year}{word.lower()}"
 
 
+# LaTeX's special characters, in one pass so the braces an escape brings are not escaped again. A lone brace
+# is a command, not `\{`: BibTeX counts braces even after a backslash, so the field's stay balanced.
+_BIB_SPECIAL = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                "{": r"\textbraceleft{}", "}": r"\textbraceright{}", **{c: "\\" + c for c in "%&$#_"}}
+
+
 def _bib_escape(text: str) -> str:
-    return re.sub(r"([{}%&$#_])", r"\\\1", text)
+    """Record text as BibTeX field text: no brace can close the field, no backslash start a command."""
+    return "".join(_BIB_SPECIAL.get(c, c) for c in text)
+
+
+def _bib_url(text: str) -> str:
+    """A URL or DOI as a BibTeX field, read verbatim: braces and backslashes percent-encoded, so none closes it."""
+    return text.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")
 
 
 def bibtex(source: Source) -> str:
@@ -38,7 +50,7 @@ def bibtex(source: Source) -> str:
     if ids.url:
         fields.append(("url", ids.url))
     fields.append(("note", f"Assay {source.id}"))
-    body = ",\n".join(f"  {k} = {{{_bib_escape(v) if k not in ('url', 'doi') else v}}}" for k, v in fields)
+    body = ",\n".join(f"  {k} = {{{_bib_escape(v) if k not in ('url', 'doi') else _bib_url(v)}}}" for k, v in fields)
     return f"@{kind}{{{bibkey(source)},\n{body}\n}}\n"
 
 

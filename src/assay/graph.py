@@ -7,6 +7,7 @@ edges are typed: ``cites`` (claim -> source), the relation types (claim -> recor
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import networkx as nx
 
 from assay import status as vocab
+from assay.diagnostics import printable
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Decision, Source, series_of
 from assay.inputs import Inputs
@@ -134,20 +136,25 @@ def to_dot(g: nx.MultiDiGraph) -> str:
     for n, a in sorted(g.nodes(data=True)):
         shape = {"source": "box", "decision": "note", "theory": "diamond"}.get(a["kind"], "ellipse")
         colour = vocab.CLAIM[a["status"]].colour if "status" in a else "#5d4037"
-        label = f"{n}\\n{a['title']}".replace('"', '\\"')
-        lines.append(f'  "{n}" [label="{label}", shape={shape}, color="{colour}"];')
+        label = f"{_dot_string(n)}\\n{_dot_string(a['title'])}"
+        lines.append(f'  "{_dot_string(n)}" [label="{label}", shape={shape}, color="{colour}"];')
     for e in to_json(g)["edges"]:
-        lines.append(f'  "{e["source"]}" -> "{e["target"]}" [label="{e["type"]}"];')
+        lines.append(f'  "{_dot_string(e["source"])}" -> "{_dot_string(e["target"])}" [label="{e["type"]}"];')
     return "\n".join(lines + ["}"]) + "\n"
+
+
+def _dot_string(text: str) -> str:
+    """Text for a DOT double-quoted string: backslash first, then quote, escaped; a line break as DOT's ``\\n``."""
+    return printable(text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n"))
 
 
 def to_mermaid(g: nx.MultiDiGraph) -> str:
     def nid(n: str) -> str:
-        return n.replace("-", "_")
+        return re.sub(r"[^A-Za-z0-9_]", "_", n)  # an id from a file name may hold anything
 
     lines = ["graph LR"]
     for n, a in sorted(g.nodes(data=True)):
-        text = f"{n}: {a['title']}".replace('"', "#quot;")
+        text = printable(f"{n}: {a['title']}".replace("\n", " ")).replace('"', "#quot;")
         lines.append(f'  {nid(n)}["{text}"]' if a["kind"] != "source" else f'  {nid(n)}[("{text}")]')
     for e in to_json(g)["edges"]:
         lines.append(f"  {nid(e['source'])} -->|{e['type']}| {nid(e['target'])}")

@@ -3,9 +3,10 @@
 A check's ``timeout`` is CPU seconds of the verifier's process (all its threads), so a machine busy
 with other work does not trip it. The wall-clock limit is ``wall_limit(timeout)``: it catches a
 verifier that sleeps or waits on a child for ever. When a limit passes, ``CheckTimeout`` is raised in
-the test (SIGALRM; Python code stops at its next bytecode). Native code that does not return within
-``GRACE_S`` more is ended the only way it can be: the process exits, after leaving a note that the
-controller records as the check's timeout error (under pytest-xdist, which starts a new worker).
+the test (SIGALRM; Python code stops at its next bytecode). Native code that holds the GIL never
+reaches a bytecode, and no thread of its process can run; under pytest-xdist a ``HardStop`` watcher
+process kills the worker ``GRACE_S`` past the limit after leaving a note, which the controller records
+as the check's timeout error (xdist starts a new worker). Without xdist such code runs to its end.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from assay.verdicts import CheckTimeout
@@ -40,12 +42,8 @@ def cpu_seconds() -> float:
 
 
 @contextmanager
-def limited(cpu_limit: float, wall: float | None = None, on_hard: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Run the body under the limits; raises ``CheckTimeout`` in it when one passes.
-
-    ``on_hard(message)`` is called from the watchdog thread when the body has not stopped ``GRACE_S``
-    after the signal (native code); it is expected to end the process. Without it the run goes on.
-    """
+def limited(cpu_limit: float, wall: float | None = None) -> Iterator[None]:
+    """Run the body under the limits; raises ``CheckTimeout`` in it when one passes (at the next bytecode)."""
     wall = wall_limit(cpu_limit) if wall is None else wall
     if threading.current_thread() is not threading.main_thread():
         yield  # signals reach only the main thread; the wall limit of the caller's runner applies
@@ -67,8 +65,6 @@ def limited(cpu_limit: float, wall: float | None = None, on_hard: Callable[[str]
                 tripped.append(f"ran {elapsed:.0f} s of wall time, over its limit of {wall:g} s")
             if tripped:
                 signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGALRM)
-                if not done.wait(GRACE_S) and on_hard is not None:
-                    on_hard(f"{tripped[0]}, and did not stop within {GRACE_S:g} s (native code)")
                 return
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -82,11 +78,70 @@ def limited(cpu_limit: float, wall: float | None = None, on_hard: Callable[[str]
         thread.join()
 
 
-def exit_now(note: Callable[[], None], message: str) -> None:
-    """Leave a note and end the process at once: the last resort against native code past its limit."""
-    try:
-        note()
-    finally:
-        sys.stderr.write(f"assay: {message}; ending this worker\n")
-        sys.stderr.flush()
-        os._exit(70)
+# The watcher: a separate process, because native code that holds the GIL (a regex in C, a long kernel
+# call) keeps every Python thread of its own process from running. It reads "name<TAB>cpu<TAB>wall<TAB>message"
+# lines (arm) or empty lines (disarm) on stdin, and when the armed process passes its CPU deadline (from
+# /proc/PID/stat, all threads) or its wall deadline, writes the message to NOTES/name and kills it.
+_WATCHER = r"""
+import os, select, signal, sys, time
+pid, notes = int(sys.argv[1]), sys.argv[2]
+tick, buf, armed = os.sysconf("SC_CLK_TCK"), b"", None
+def cpu():
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / tick
+while True:
+    if select.select([0], [], [], 0.2)[0]:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            armed = line.decode().split("\t", 3) if line else None
+    if armed:
+        name, cpu_limit, wall_limit, message = armed[0], float(armed[1]), float(armed[2]), armed[3]
+        try:
+            over = cpu() > cpu_limit or time.monotonic() > wall_limit
+        except OSError:
+            break
+        if over:
+            with open(os.path.join(notes, name + ".tmp"), "w") as f:
+                f.write(message)
+            os.replace(os.path.join(notes, name + ".tmp"), os.path.join(notes, name))
+            os.kill(pid, signal.SIGKILL)
+            break
+"""
+
+
+class HardStop:
+    """Ends this process from outside when it runs ``GRACE_S`` past a limit without stopping (native code).
+
+    For pytest-xdist workers, whose death the controller records (with the note left in ``notes``) and
+    survives. Linux only (``/proc``); elsewhere it does nothing.
+    """
+
+    def __init__(self, notes: str):
+        self.notes = notes
+        self.proc: subprocess.Popen[bytes] | None = None
+        if os.path.exists(f"/proc/{os.getpid()}/stat"):
+            self.proc = subprocess.Popen([sys.executable, "-c", _WATCHER, str(os.getpid()), notes],
+                                         stdin=subprocess.PIPE, close_fds=True)
+
+    def arm(self, name: str, cpu_limit: float, wall: float, label: str) -> None:
+        cpu_deadline = time.process_time() + cpu_limit + GRACE_S
+        wall_deadline = time.monotonic() + wall + GRACE_S
+        message = (f"{label} ran past its limit ({cpu_limit:g} s of CPU time, {wall:g} s of wall time) and did not "
+                   f"stop within {GRACE_S:g} s (native code)")
+        self._send(f"{name}\t{cpu_deadline}\t{wall_deadline}\t{message}\n")
+
+    def disarm(self) -> None:
+        self._send("\n")
+
+    def _send(self, line: str) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.write(line.encode())
+                self.proc.stdin.flush()
+            except OSError:
+                self.proc = None

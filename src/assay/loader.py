@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import gc
 import errno
 import heapq
 import os
@@ -20,6 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from assay.cache import ParseCache, stamp
 from assay.diagnostics import PER_FILE, Diagnostic
 from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
 
@@ -31,6 +33,7 @@ MAX_DEPTH = 24
 #: The largest file Assay reads from a knowledge base (records, verifiers, ledgers, figures).
 MAX_BYTES = 8 * 2**20
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
+_STR = "tag:yaml.org,2002:str"
 
 
 class _Refused(Exception):
@@ -152,6 +155,21 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
     return data, positions, []
 
 
+# Field paths and positions repeat across records (every claim has ('checks', 0, 'id')): one tuple each
+# saves a third of a loaded record's memory. Bounded, so a file of junk keys cannot grow them without end.
+_SHARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_SHARED_MAX = 200_000
+
+
+def _shared(t: tuple[Any, ...]) -> tuple[Any, ...]:
+    found = _SHARED.get(t)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            return t
+        found = _SHARED[t] = t
+    return found
+
+
 def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int, seen: dict[int, int]) -> Any:
     """Turn a composed node into dicts, lists and scalars, recording positions and refusing tags and aliases.
 
@@ -161,16 +179,23 @@ def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int, see
     if id(node) in seen:
         raise _Refused("yaml-alias", f"an alias repeats the value anchored on line {seen[id(node)]}",
                        None, "write the value out in full")
-    seen[id(node)] = node.start_mark.line + 1
+    mark = node.start_mark
+    seen[id(node)] = mark.line + 1
     if depth > MAX_DEPTH:
-        raise _Refused("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", node.start_mark)
+        raise _Refused("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", mark)
     if node.tag not in _PLAIN_TAGS:
-        raise _Refused("yaml-tag", f"tag '{node.tag}' is not allowed", node.start_mark, "remove the tag; records are plain data")
-    positions[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        raise _Refused("yaml-tag", f"tag '{node.tag}' is not allowed", mark, "remove the tag; records are plain data")
+    positions[_shared(loc)] = _shared((mark.line + 1, mark.column + 1))
+    if node.tag == _STR and type(node) is yaml.ScalarNode:
+        return node.value  # what the str constructor returns, without its three calls (most scalars are text)
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = _plain(key_node, loc + ("<key>",), {}, depth + 1, seen)
+            if type(key_node) is yaml.ScalarNode and key_node.tag == _STR and id(key_node) not in seen and depth < MAX_DEPTH:
+                seen[id(key_node)] = key_node.start_mark.line + 1  # the usual key, as the call below would read it
+                key = key_node.value
+            else:
+                key = _plain(key_node, loc + ("<key>",), {}, depth + 1, seen)
             if not isinstance(key, str):
                 raise _Refused("yaml-syntax", f"key {key!r} is not a string", key_node.start_mark, "field names are plain words")
             if key in out:
@@ -185,7 +210,7 @@ def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int, see
                 e.mark = e.mark or key_node.start_mark  # an alias has no mark of its own: point at its key
                 raise
             # a field's diagnostics point at its key, which is where the reader looks
-            positions[loc + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            positions[_shared(loc + (key,))] = _shared((key_node.start_mark.line + 1, key_node.start_mark.column + 1))
         return out
     if isinstance(node, yaml.SequenceNode):
         items = []
@@ -372,8 +397,48 @@ class KnowledgeBase:
                     index.setdefault(f.record.id, f.record)
 
 
-def load(root: Path) -> KnowledgeBase:
-    """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/."""
+#: From this many record files on, parses are kept between runs (``assay.cache``); below, parsing takes
+#: well under a second.
+CACHE_FROM = 1000
+
+
+def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
+    """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
+
+    ``cache``: reuse the parse of every file unchanged since the last run (``assay.cache``); by default
+    when there are ``CACHE_FROM`` files or more.
+    """
     root = Path(root).resolve()
-    files = [load_file(p, root) for folder in MODELS for p in sorted((root / folder).glob("*.yaml"))]
+    paths = [(folder, root / folder / name) for folder in MODELS for name in _yaml_names(root / folder)]
+    # a file's stamp stands for its content only where no link lies between the root and the file
+    direct = {folder for folder in MODELS if (root / folder).resolve() == root / folder}
+    collecting = gc.isenabled()
+    gc.disable()  # loading makes millions of objects and no cycles: collections would only rescan them
+    try:
+        store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
+        files = [_load_cached(p, root, store if folder in direct else None) for folder, p in paths]
+        if store is not None:
+            store.save()
+    finally:
+        if collecting:
+            gc.enable()
     return KnowledgeBase(root, files)
+
+
+def _yaml_names(folder: Path) -> list[str]:
+    """Names ending in .yaml in ``folder``, sorted (what ``sorted(folder.glob('*.yaml'))`` gives, faster)."""
+    try:
+        return sorted(n for n in os.listdir(folder) if n.endswith(".yaml"))
+    except OSError:  # missing, or not a folder
+        return []
+
+
+def _load_cached(path: Path, root: Path, store: ParseCache | None) -> Loaded:
+    if store is None:
+        return load_file(path, root)
+    rel, current = f"{path.parent.name}/{path.name}", stamp(path)  # stamped before it is read
+    loaded = store.get(rel, current)
+    if loaded is None:
+        loaded = load_file(path, root)
+        store.put(rel, current, loaded)
+    return loaded

@@ -3,6 +3,14 @@
 Generated pages carry finished HTML, so the plugin skips Markdown for them: ``on_page_markdown``
 returns nothing to convert and ``on_page_content`` puts the HTML back. This keeps the per-page cost
 of a 10,000-claim build small, and keeps record text away from the Markdown engine.
+
+A record page also carries a small search document (``assay.site.search``): for the search plugin's
+turn (``on_page_context``) the page holds that document, and its full HTML again before the theme
+renders it, so the index is built from the words of the record, not from the markup around them.
+
+The theme's navigation sidebars are the costliest part of rendering a page in the theme. For a
+generated page outside the navigation they are the same for every page of its folder, so the plugin's
+``main.html`` (``site/theme/``) takes them from ``assay_once``, which renders them once per folder.
 """
 
 from __future__ import annotations
@@ -12,10 +20,19 @@ from typing import Any
 
 from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from assay.site import Options, Output, generate
+
+
+ASSETS = Path(__file__).parent / "site" / "assets"
+THEME = Path(__file__).parent / "site" / "theme"  # main.html: Material's, with the sidebars rendered once per folder
+
+
+def engine_assets() -> list[tuple[str, Path]]:
+    """The engine's stylesheet, scripts and vendored graph renderer (with their licences), docs-relative."""
+    return sorted((f"assets/{p.relative_to(ASSETS).as_posix()}", p) for p in ASSETS.rglob("*") if p.is_file())
 
 
 class AssayConfig(Config):
@@ -29,10 +46,19 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def __init__(self) -> None:
         self.pages: dict[str, Output] = {}
+        self.held: dict[str, str] = {}  # a page's HTML while the search plugin reads its search document
+        self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
+        self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
 
     def _root(self, config: Any) -> Path:
         base = Path(config.config_file_path or ".").resolve().parent
         return (base / self.config.root).resolve() if self.config.root else base
+
+    def on_config(self, config: Any) -> Any:
+        dirs = config.theme.dirs
+        if str(THEME) not in dirs:
+            dirs.insert(1 if config.theme.custom_dir else 0, str(THEME))
+        return config
 
     def on_files(self, files: Files, *, config: Any) -> Files:
         options = Options(edit_url=self.config.edit_url, depth=self.config.depth)
@@ -41,7 +67,31 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         for o in outputs:
             inclusion = InclusionLevel.INCLUDED if o.in_nav or o.title is None else InclusionLevel.NOT_IN_NAV
             files.append(File.generated(config, o.path, content=o.content, inclusion=inclusion))
+        for rel, path in engine_assets():
+            if files.get_file_from_path(rel) is None:  # a knowledge base may override any of them in its docs_dir
+                files.append(File.generated(config, rel, abs_src_path=str(path)))
         return files
+
+    def on_nav(self, nav: Any, *, config: Any, files: Any) -> Any:
+        self.in_nav = {p.file.src_uri for p in nav.pages}
+        self.once = {}
+        return nav
+
+    def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
+        env.globals["assay_once"] = self._once
+        return env
+
+    def _once(self, block: str, page: Any, render: Any) -> str:
+        """The theme's ``block`` for ``page``: rendered once per folder for a generated page outside the
+        navigation and without a table of contents (its sidebars differ only in the relative links);
+        rendered as usual for any other page."""
+        uri = page.file.src_uri if page is not None else None
+        if uri not in self.pages or uri in self.in_nav or page.toc.items:
+            return render()
+        key = (block, page.url.rpartition("/")[0], tuple(page.meta.get("hide", ())))
+        if key not in self.once:
+            self.once[key] = render()
+        return self.once[key]
 
     @event_priority(100)
     def on_page_markdown(self, markdown: str, *, page: Any, config: Any, files: Any) -> str:
@@ -59,6 +109,22 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             return html
         page.title = out.title
         return str(out.content)
+
+    @event_priority(100)  # before the search plugin (priority 0) indexes page.content
+    def _search_document_in(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+        out = self.pages.get(page.file.src_uri)
+        if out is not None and out.search is not None:
+            self.held[page.file.src_uri] = page.content
+            page.content = out.search
+        return context
+
+    @event_priority(-100)  # after it, before the theme renders the page
+    def _page_html_back(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+        if page.file.src_uri in self.held:
+            page.content = self.held.pop(page.file.src_uri)
+        return context
+
+    on_page_context = CombinedEvent(_search_document_in, _page_html_back)
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
         root = self._root(config)

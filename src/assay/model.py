@@ -129,7 +129,7 @@ class Reported(BaseModel):
 
     id: Slug = Field(description="Name of the number, unique in the claim; expectations refer to it.")
     what: Text = Field(description="What was measured, in words.")
-    value: float = Field(description="The number as reported.")
+    value: float = Field(allow_inf_nan=False, description="The number as reported.")
     unit: Text = Field(description="Its unit (`%`, `MSE`, `hours`, `nats`).")
     source: SourceId = Field(description="The source that reports it.")
     locator: Text = Field(description="Where the source reports it.")
@@ -156,8 +156,8 @@ class Expectation(BaseModel):
 
     metric: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name.")
     op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
-    value: float = Field(description="Threshold, from the measured spread over seeds.")
-    tol: float | None = Field(None, ge=0, description="Absolute tolerance; only with `==`.")
+    value: float = Field(allow_inf_nan=False, description="Threshold, from the measured spread over seeds.")
+    tol: float | None = Field(None, ge=0, allow_inf_nan=False, description="Absolute tolerance; only with `==`.")
     reported: Slug | None = Field(None, description="The `reported` number this compares with, if any.")
 
     @model_validator(mode="after")

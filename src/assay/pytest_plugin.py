@@ -172,6 +172,7 @@ class _Session:
         self.compared: list[str] = []
         self.problems: list[str] = []
         self.notes_dir: Path | None = None
+        self.hard_stop: limits.HardStop | None = None
         self._commit: str | None = None
 
     @property
@@ -394,12 +395,16 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
         torch.cuda.reset_peak_memory_stats()
     start = limits.cpu_seconds()
-    hard = _hard_stop(state, item.nodeid) if hasattr(item.config, "workerinput") else None
+    wall = limits.wall_limit(tie[1].timeout, float(item.config.getini("assay_wall_floor_s")))
+    hard = _hard_stop(state)
+    if hard is not None:
+        hard.arm(_note_name(item.nodeid), tie[1].timeout, wall, "the verifier")
     try:
-        wall = limits.wall_limit(tie[1].timeout, float(item.config.getini("assay_wall_floor_s")))
-        with limits.limited(tie[1].timeout, wall, on_hard=hard):
+        with limits.limited(tie[1].timeout, wall):
             return (yield)
     finally:
+        if hard is not None:
+            hard.disarm()
         peak = _peak_rss_mb()
         if cuda:
             import torch
@@ -440,17 +445,14 @@ def _interrupts() -> Iterator[_Sigint]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _hard_stop(state: _Session, nodeid: str) -> Any:
-    notes = state.config.workerinput.get("assay_notes")  # type: ignore[attr-defined]
-
-    def stop(message: str) -> None:
-        def note() -> None:
-            if notes:
-                results.write_atomic(Path(notes) / _note_name(nodeid), message)
-
-        limits.exit_now(note, message)
-
-    return stop
+def _hard_stop(state: _Session) -> limits.HardStop | None:
+    """The worker's watcher process, started at its first check (xdist workers only: their death is survivable)."""
+    notes = getattr(state.config, "workerinput", {}).get("assay_notes")
+    if notes is None:
+        return None
+    if state.hard_stop is None:
+        state.hard_stop = limits.HardStop(notes)
+    return state.hard_stop
 
 
 def _note_name(nodeid: str) -> str:
@@ -508,6 +510,8 @@ def _run_report(state: _Session, item: pytest.Item, call: pytest.CallInfo[None],
             **item.stash.get(_MEASURED, {}),
         )
     except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
+        if outcome.kind in ("error", "timeout"):
+            return RunReport(**base, outcome=outcome.kind, message=outcome.message)
         return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {_one_line(e)}")
 
 
@@ -622,7 +626,7 @@ def _crash(state: _Session, nodeid: str) -> Outcome:
     """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
     note = state.notes_dir / _note_name(nodeid) if state.notes_dir else None
     if note is not None and note.is_file():
-        return Outcome("timeout", f"timed out: the verifier {note.read_text(encoding='utf-8', errors='replace').strip()}")
+        return Outcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}")
     return Outcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)")
 
 

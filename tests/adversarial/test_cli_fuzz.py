@@ -37,31 +37,45 @@ PLACES = st.sampled_from(RECORDS + ["claims/SOTA-999.yaml", "sources/LIT-999.yam
                                     "verify/test_sota364.py", "verify/test_fuzz.py"])
 
 
+IDS = ["SOTA-364", "THEORY-085", "THEORY-090", "LIT-590", "LIT-612", "ADR-011", "SOTA-３６４", "LIT-٥٩٠", "SOTA-1/../x"]
+# an id as a quoted YAML string, perhaps with space or a line break around it or look-alike digits in it
+TRICKY_ID = st.tuples(st.sampled_from(["", " ", "\n"]), st.sampled_from(IDS), st.sampled_from(["", " ", "\n"])).map(
+    lambda t: json.dumps("".join(t), ensure_ascii=False))
+
+
 @st.composite
-def mutated(draw) -> bytes:
-    """A fixture record with one line replaced by random YAML-ish text: mostly well-formed, oddly valued."""
-    lines = (VALID / draw(st.sampled_from(RECORDS))).read_text(encoding="utf-8").splitlines()
-    n = draw(st.integers(0, len(lines) - 1))
-    indent = lines[n][: len(lines[n]) - len(lines[n].lstrip())]
-    key = lines[n].strip().split(":")[0] + ": " if ":" in lines[n] else ""
-    lines[n] = indent + key + draw(st.one_of(YAMLISH, st.text(max_size=20)))
-    return "\n".join(lines).encode("utf-8", "surrogatepass")
+def mutated(draw) -> tuple[str, bytes]:
+    """A fixture record with one field's value replaced: mostly well-formed, oddly valued.
+
+    Half the time the field is one that names a record (``id``, ``source``, ``target``) and the value a
+    tricky id, since ids are the keys everything else looks records up by.
+    """
+    record = draw(st.sampled_from(RECORDS))
+    lines = (VALID / record).read_text(encoding="utf-8").splitlines()
+    fields = [n for n, ln in enumerate(lines) if ":" in ln and not ln.startswith("#")]
+    naming = [n for n in fields if lines[n].strip().lstrip("- ").split(":")[0] in ("id", "source", "target")]
+    aim = draw(st.booleans()) and naming
+    n = draw(st.sampled_from(naming if aim else fields))
+    head = lines[n][: lines[n].index(":") + 1] + " "
+    lines[n] = head + draw(TRICKY_ID if aim else st.one_of(YAMLISH, st.text(max_size=20), TRICKY_ID))
+    return record, "\n".join(lines).encode("utf-8", "surrogatepass")
 
 
 CONTENT = st.one_of(
     st.binary(max_size=200),
     YAMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")),
-    mutated(),
     VALUES.map(lambda v: json.dumps(v).encode()),
     st.dictionaries(st.sampled_from(["format", "claim", "check", "device", "verdict", "metrics", "figures", "inputs",
                                      "finished", "environment", "message"]), VALUES, max_size=8).map(lambda d: json.dumps(d).encode()),
 )
-FILES = st.lists(st.tuples(PLACES, CONTENT), max_size=4)
+# mostly a record mutated in its own place; else anything anywhere
+FILES = st.lists(st.one_of(mutated(), mutated(), st.tuples(PLACES, st.one_of(CONTENT, mutated().map(lambda m: m[1])))),
+                 max_size=4)
 
 
 @settings(max_examples=150, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(files=FILES, command=st.one_of(COMMANDS, ARGV))
+@given(files=FILES, command=st.one_of(COMMANDS, COMMANDS, COMMANDS, ARGV))  # mostly real commands
 def test_the_cli_never_gives_an_internal_error_or_a_traceback(tmp_path_factory, files, command):
     root = tmp_path_factory.mktemp("kb") / "kb"
     shutil.copytree(VALID, root)

@@ -1,7 +1,7 @@
 // Copies each bundled package's licence beside the bundle (npm run vendor).
 const fs = require("fs");
 const path = require("path");
-const out = path.join(__dirname, "..", "vendor", "LICENSES");
+const out = path.join(__dirname, "..", "..", "..", "src", "assay", "site", "assets", "vendor", "LICENSES");
 fs.mkdirSync(out, { recursive: true });
 for (const pkg of ["sigma", "graphology", "@sigma/node-square", "@sigma/node-border", "iframe-worker", "events", "graphology-utils", "obliterator"]) {
   const dir = path.join(__dirname, "..", "..", "..", "node_modules", pkg);

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from assay import status as vocab
+from assay.site import search
 from assay.site.markup import chip, esc, legend, link, record_doc
 from assay.site.pages import Page
 from assay.site.views import TIER_ORDER, SiteIndex
@@ -27,7 +28,8 @@ def page(ix: SiteIndex) -> Page:
         _filters(ix),
         _table(ix),
     ]
-    return Page(HERE, "Dashboard", "".join(body), True)
+    summary = f"{len(ix.claims)} claims, {len(ix.sources)} sources, {len(ix.decisions)} decisions, by status."
+    return Page(HERE, "Dashboard", "".join(body), True, search=search.listing(summary))
 
 
 def _select(name: str, label: str, values: list[tuple[str, str]]) -> str:

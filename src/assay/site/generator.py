@@ -25,6 +25,7 @@ class Output:
     content: str | bytes
     title: str | None = None  # set for pages, HTML-escaped: the theme inserts it unescaped
     in_nav: bool = False
+    search: str | None = None  # a page's search document, when the index should not parse its HTML
 
 
 def generate(root: Path, options: Options | None = None) -> list[Output]:
@@ -36,7 +37,7 @@ def generate(root: Path, options: Options | None = None) -> list[Output]:
 
 
 def _page(p: Page) -> Output:
-    return Output(p.path, p.html, esc(p.title), p.in_nav)
+    return Output(p.path, p.html, esc(p.title), p.in_nav, p.search)
 
 
 def _pages(ix: SiteIndex, options: Options) -> list[Page]:

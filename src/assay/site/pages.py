@@ -14,7 +14,7 @@ from assay.export import bibtex
 from assay.loader import Unreadable, read_regular
 from assay.model import Claim, Decision, Source
 from assay.results import Environment
-from assay.site import neighbourhood
+from assay.site import neighbourhood, search
 from assay.site.markup import (
     anchor, chip, esc, href, legend, link, number, paragraphs, plain_chip, record_doc, record_link, table,
 )
@@ -30,6 +30,7 @@ class Page:
     title: str
     html: str
     in_nav: bool = False
+    search: str | None = None  # what the search index holds for it (see ``search``); None: its HTML
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def claim_page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
         _section("neighbourhood", "Neighbourhood", neighbourhood.figure(ix, claim.id, here, options.depth)),
         _section("record", "Record", _record_source(ix.kb.root, view.loaded, options)),
     ]
-    return Page(here, f"{claim.id} {claim.title}", "".join(body))
+    return Page(here, f"{claim.id} {claim.title}", "".join(body), search=search.claim(ix, view))
 
 
 def device_status(view: ClaimView, device: str) -> str:
@@ -286,7 +287,7 @@ def source_page(ix: SiteIndex, source: Source) -> Page:
         _section("claims", "Claims that cite it", _citing_claims(ix, source, here)),
         _section("compared-against", "Compared against", _comparisons(ix, source, here)),
     ]
-    return Page(here, f"{source.id} {source.title}", "".join(body))
+    return Page(here, f"{source.id} {source.title}", "".join(body), search=search.source(ix, source))
 
 
 def _passages(ix: SiteIndex, source: Source, here: str) -> str:
@@ -347,7 +348,8 @@ def sources_index(ix: SiteIndex) -> Page:
     rows = [[record_link(here, s.id), esc(s.title), esc(", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")),
              esc(s.year), esc(len({p.claim for p in ix.cited_by.get(s.id, [])}))] for _, s in sorted(ix.sources.items())]
     dl = f'<p>Download: {link(here, "assay.bib", "BibTeX of every source")} · {link(here, "assay.json", "the knowledge base as JSON")}</p>'
-    return Page(here, "Sources", "<h1>Sources</h1>" + dl + table(["Id", "Title", "Authors", "Year", "Claims"], rows), True)
+    return Page(here, "Sources", "<h1>Sources</h1>" + dl + table(["Id", "Title", "Authors", "Year", "Claims"], rows), True,
+                search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"))
 
 
 def anthology_pages(ix: SiteIndex) -> list[Page]:
@@ -369,7 +371,8 @@ def tag_pages(ix: SiteIndex) -> list[Page]:
     for tag in sorted(ix.tags):
         here = f"tags/{tag}.md"
         rows = [[record_link(here, rid), esc(ix.titles.get(rid, rid)), _status_cell(ix, rid)] for rid in ix.tags[tag]]
-        pages.append(Page(here, f"Tag: {tag}", f'<h1>Tag: {esc(tag)}</h1>' + table(["Record", "Title", "Status"], rows)))
+        pages.append(Page(here, f"Tag: {tag}", f'<h1>Tag: {esc(tag)}</h1>' + table(["Record", "Title", "Status"], rows),
+                          search=search.listing(f"{len(rows)} records tagged {tag}")))
         items.append(f'{link("tags/index.md", here, tag)} <span class="assay-count">{len(rows)}</span>')
     pages.append(Page("tags/index.md", "Tags", "<h1>Tags</h1>" + _ul(items, "assay-tag-list"), True))
     return pages

@@ -1,0 +1,71 @@
+"""What the search index holds for a record page: its words under its section anchors, without the markup.
+
+A claim page is mostly markup a reader never searches for (chips, tables, the neighbourhood SVG, the
+YAML record); the search plugin would parse all of it on every page. The plugin hands it this small
+document instead: the same headings and anchors as the page, so a hit still lands on its section, and
+the text a reader looks a record up by (id, title, statement, the arXiv id of its sources).
+"""
+
+from __future__ import annotations
+
+from assay.model import Source
+from assay.site.markup import anchor, esc
+from assay.site.views import ClaimView, SiteIndex
+
+
+def _h(level: int, slug: str, title: str, texts: list[str]) -> str:
+    """A heading with its paragraphs; nothing when there are no words under it (as the page omits it).
+
+    The search plugin starts a section only at a heading with an id; the h1's becomes the page's own entry."""
+    words = "".join(f"<p>{esc(t)}</p>" for t in texts if t)
+    if not words and level > 1:
+        return ""
+    return f'<h{level} id="{esc(slug)}">{esc(title)}</h{level}>{words}'
+
+
+
+def _identifiers(source: Source | None) -> str:
+    if source is None:
+        return ""
+    ids = source.identifiers
+    return " ".join(x for x in (f"arXiv:{ids.arxiv}" if ids.arxiv else "", f"doi:{ids.doi}" if ids.doi else "") if x)
+
+
+def claim(ix: SiteIndex, view: ClaimView) -> str:
+    """The claim's search document: title, status, statement, conditions, citations, checks, relations."""
+    c, st = view.claim, view.state
+    cited = []
+    for cit in c.citations:
+        source = ix.sources.get(cit.source)
+        title = f"{cit.source}: {source.title}" if source else cit.source
+        cited += [" · ".join(x for x in (title, cit.locator, _identifiers(source)) if x), cit.quote, cit.note or ""]
+    checks = "".join(_h(3, f"check-{k.id}", k.id, [k.tests, k.verifier, k.known_failing or "", k.note or ""]) for k in c.checks)
+    related = [f"{r.type.replace('_', ' ')} {r.target}: {ix.titles.get(r.target, '')}" for r in c.relations]
+    related += [f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}" for b in ix.backlinks.get(c.id, [])]
+    return "".join([
+        _h(1, anchor(c.id), f"{c.id} {c.title}", [f"{st.status} · {st.closure} · freshness: {view.freshness}", " ".join(c.tags)]),
+        _h(2, "statement", "Statement", [c.statement, c.refined or "", c.no_check_reason or ""]),
+        _h(2, "conditions", "Conditions", list(c.conditions)),
+        _h(2, "citations", "Citations", cited),
+        f'<h2 id="checks">Checks</h2>{checks}' if checks else "",
+        _h(2, "relations", "Relations", related),
+        _h(2, "discrepancies", "Discrepancies", [f"{d.filed} {d.source} {d.locator}: {d.source_says}" for d in c.discrepancies]),
+    ])
+
+
+def source(ix: SiteIndex, s: Source) -> str:
+    """The source's search document: bibliography, identifiers, takeaways, note, and the passages cited."""
+    venue = ", ".join(str(x) for x in (s.venue, s.year) if x)
+    passages = [f"{p.locator}: {p.quote} (cited by {p.claim})" for p in ix.cited_by.get(s.id, [])]
+    return "".join([
+        _h(1, anchor(s.id), f"{s.id} {s.title}", [", ".join(s.authors), venue, _identifiers(s), " ".join(s.tags)]),
+        _h(2, "takeaways", "Takeaways", list(s.takeaways)),
+        _h(2, "note", "Note", [s.note or ""]),
+        _h(2, "cited-passages", "Cited passages", passages),
+    ])
+
+
+def listing(summary: str) -> str:
+    """A listing page's search document (the dashboard, a tag): what it lists, not the rows, which the
+    records' own pages already index; its entry takes the page's title."""
+    return f"<p>{esc(summary)}</p>"

@@ -1,0 +1,201 @@
+"""Attacks through the pytest plugin: verifiers that crash, hang, lie in their evidence or interrupt the
+run, two verifiers for one check, a results/ that cannot be written, and bad options. Nothing a verifier
+does may stop the other checks, and an error never replaces a completed measurement."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ..test_pytest_plugin import GAP_TESTS, check, ledger, make_kb
+
+pytest_plugins = ["pytester"]
+
+GAP = '[{metric: gap, op: ">", value: 1}]'
+
+
+def two_checks(pytester: pytest.Pytester, bad_body: str, extra: str = "") -> Path:
+    """SOTA-001 with a good check `gap` and a check `bad` whose verifier body is ``bad_body``."""
+    tests = textwrap.dedent(GAP_TESTS) + "\n@pytest.mark.claim(\"SOTA-001\", \"bad\")\ndef test_bad(evidence):\n" + "".join(
+        f"    {line}\n" for line in bad_body.splitlines())
+    return make_kb(pytester, [check("gap", "test_gap", GAP), check("bad", "test_bad", GAP, extra)], tests)
+
+
+def test_a_verifier_that_kills_its_worker_is_recorded_as_a_crash_beside_its_last_measurement(pytester):
+    root = two_checks(pytester, "evidence.metric('gap', 2.0)")
+    pytester.runpytest_subprocess("verify", "-n", "1").assert_outcomes(passed=2)
+    test = root / "verify" / "test_kb.py"
+    test.write_text(test.read_text().replace("evidence.metric('gap', 2.0)", "import os; os._exit(1)"))
+    result = pytester.runpytest_subprocess("verify", "-n", "1")
+    result.assert_outcomes(passed=1, failed=1)
+    data = ledger(root, "bad")
+    assert data["verdict"] == "passed"  # the last completed measurement stays
+    assert data["last_error"]["kind"] == "crash"
+    assert data["last_error"]["message"] == "the process running the verifier died (os._exit, a segfault, or killed for memory)"
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_a_metric_set_to_nan_by_hand_is_an_error_of_that_check_only(pytester):
+    root = two_checks(pytester, "evidence.metrics['gap'] = float('nan')")
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=1, failed=1)
+    assert ledger(root, "bad")["last_error"]["message"].startswith(
+        "VerifierError: metric 'gap' is nan, not a finite number; record metrics with evidence.metric()")
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_a_figure_name_that_is_a_path_is_an_error_of_that_check_only(pytester):
+    root = two_checks(pytester, "evidence.figure('sub/dir', None)")
+    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    assert ledger(root, "bad")["last_error"]["message"].startswith(
+        "VerifierError: figure name 'sub/dir' must be snake_case")
+    assert not (root / "results" / "SOTA-001" / "sub").exists()
+
+
+def test_a_keyboard_interrupt_raised_by_a_verifier_does_not_end_the_run(pytester):
+    root = two_checks(pytester, "raise KeyboardInterrupt")
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=1, failed=1)
+    assert ledger(root, "bad")["last_error"]["message"].startswith("VerifierError: the verifier raised KeyboardInterrupt itself")
+
+
+def test_a_cpu_bound_verifier_past_its_cpu_limit_times_out_and_the_run_goes_on(pytester):
+    root = two_checks(pytester, "while True:\n    pass", "timeout: 0.5\n")
+    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    error = ledger(root, "bad")["last_error"]
+    assert error["kind"] == "timeout"
+    assert error["message"].startswith("timed out: the verifier used ")
+    assert error["message"].endswith("s of CPU time, over its limit of 0.5 s")
+
+
+def test_native_code_past_its_limit_is_ended_under_xdist_and_recorded_as_a_timeout(pytester):
+    body = "import re\nre.match(r'(a+)+$', 'a' * 40 + 'b')  # catastrophic backtracking: C code, never checks signals"
+    root = two_checks(pytester, body, "timeout: 0.5\n")
+    started = time.monotonic()
+    pytester.runpytest_subprocess("verify", "-n", "1", "-o", "assay_wall_floor_s=1")
+    assert time.monotonic() - started < 60
+    error = ledger(root, "bad")["last_error"]
+    assert error["kind"] == "timeout"
+    assert error["message"] == ("timed out: the verifier ran past its limit (0.5 s of CPU time, 5 s of wall time) "
+                                "and did not stop within 10 s (native code)")
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_checks_keep_to_their_cpu_limit_while_other_processes_load_the_machine(pytester):
+    body = "import time\nend = time.process_time() + 1.0\nwhile time.process_time() < end:\n    pass\nevidence.metric('gap', 2.0)"
+    root = two_checks(pytester, body, "timeout: 3\n")
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3)]
+    try:
+        pytester.runpytest_subprocess("verify", "-n", "1").assert_outcomes(passed=2)
+    finally:
+        for hog in hogs:
+            hog.kill()
+    bad = ledger(root, "bad")
+    assert bad["verdict"] == "passed"
+    assert 1.0 <= bad["cpu_s"] < 3  # what the limit reads: the verifier's own CPU time, whatever the load
+
+
+def test_a_second_test_marked_for_the_same_check_fails_and_does_not_write(pytester):
+    tests = textwrap.dedent(GAP_TESTS) + '\n@pytest.mark.claim("SOTA-001", "gap")\ndef test_impostor(evidence):\n    evidence.metric("gap", 0.0)\n'
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_impostor is marked for SOTA-001/gap, whose verifier is "
+                                 "verify/test_kb.py::test_gap; a check has one verifier (see `assay check`)"])
+    assert ledger(root)["verdict"] == "passed"
+
+
+def test_a_results_folder_that_cannot_be_written_is_reported_and_the_run_fails(pytester):
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    (root / "results").write_text("a file where the ledger folder should be")
+    result = pytester.runpytest("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["assay: error: could not write results/SOTA-001/gap.cpu.json: *"])
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--shard", "abc"], "ERROR: --shard 'abc': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
+    (["--shard", "3/2"], "ERROR: --shard '3/2': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
+    (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim"),
+    (["--claim", "SOTA-01"], "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim; did you mean 'SOTA-001'?"),
+])
+def test_a_bad_option_is_a_usage_error_naming_it(pytester, args, message):
+    make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    result = pytester.runpytest("verify", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_device_cuda_without_a_gpu_is_a_usage_error(pytester):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    result = pytester.runpytest("verify", "--device", "cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --device cuda: torch * sees no CUDA device on this machine; use --device cpu, or auto"])
+
+
+def test_the_plugin_is_inert_without_claim_tests_no_git_no_thread_count(pytester, tmp_path):
+    spy = tmp_path / "bin"
+    spy.mkdir()
+    (spy / "git").write_text(f"#!/bin/sh\ntouch {tmp_path}/git-was-run\n")
+    (spy / "git").chmod(0o755)
+    pytester.makepyfile(test_plain="import torch\n\ndef test_plain():\n    assert torch.get_num_threads() == THREADS\n"
+                        .replace("THREADS", str(__import__("os").cpu_count())))
+    import os
+
+    env_path = f"{spy}:{os.environ['PATH']}"
+    pytester._monkeypatch.setenv("PATH", env_path)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    assert not (tmp_path / "git-was-run").exists()
+    assert not (pytester.path / "results").exists()
+
+
+def test_compare_reruns_without_replacing_and_flags_a_verdict_that_moved_with_the_same_inputs(pytester, monkeypatch):
+    tests = """\
+        import os
+        import pytest
+
+        @pytest.mark.claim("SOTA-001", "gap")
+        def test_gap(evidence):
+            evidence.metric("gap", float(os.environ.get("GAP", "2.0")))
+        """
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    before = ledger(root)
+    monkeypatch.setenv("GAP", "0.5")
+    result = pytester.runpytest("verify", "--compare")
+    result.stdout.fnmatch_lines([
+        "*assay: reruns compared with the ledger (not written)*",
+        "SOTA-001/gap.cpu: passed -> failed; largest metric change |Δ| 1.5 (gap); 0 of 1 metrics identical; "
+        "same environment; verdict changed with the same inputs: flagged unstable",
+    ])
+    after = ledger(root)
+    assert after["metrics"] == before["metrics"] and after["verdict"] == "passed"  # not replaced
+    assert after["unstable"]["verdicts"] == ["passed", "failed"]
+    from assay.graph import claim_states
+    from assay.loader import load
+
+    assert claim_states(load(root))["SOTA-001"].checks[0].flags == ["unstable"]
+
+
+def test_a_rerun_that_changes_the_verdict_with_the_same_inputs_is_flagged_unstable(pytester, monkeypatch):
+    tests = GAP_TESTS.replace('evidence.metric("gap", 2.0)', 'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))')
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    monkeypatch.setenv("GAP", "0.5")
+    pytester.runpytest("verify").assert_outcomes(failed=1)
+    data = ledger(root)
+    assert (data["verdict"], data["unstable"]["verdicts"]) == ("failed", ["passed", "failed"])
+    json.dumps(data)

@@ -1,0 +1,50 @@
+"""Attacks through record values and the files beside them: numbers that are not numbers, and `assay new`
+led out of the knowledge base."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay import checks, cli
+from assay.loader import load
+
+
+@pytest.mark.parametrize("number", [".inf", "-.inf", ".nan"])
+def test_a_reported_number_that_is_not_finite_is_an_error_so_the_json_export_stays_json(kb_root, capsys, number):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace("    value: 60.6\n", f"    value: {number}\n", 1))
+    got = "-inf" if number == "-.inf" else number.lstrip(".")
+    assert [d.render() for d in checks.run(load(kb_root))] == [
+        f"claims/SOTA-364.yaml:17:5: error[wrong-type]: 'reported[0].value' input should be a finite number "
+        f"(got {got} that is a float)"
+    ]
+    assert cli.main(["--root", str(kb_root), "export", "json"]) == 0
+    json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON export"))
+
+
+def test_an_expectation_threshold_of_minus_infinity_cannot_make_a_check_pass_trivially(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace("        value: 50\n", "        value: -.inf\n", 1))
+    assert [d.code for d in checks.run(load(kb_root))] == ["wrong-type"]
+
+
+def test_new_refuses_to_write_through_a_claims_folder_that_links_outside(kb_root, tmp_path, capsys):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for p in (kb_root / "claims").iterdir():
+        p.rename(outside / p.name)
+    (kb_root / "claims").rmdir()
+    (kb_root / "claims").symlink_to(outside)
+    assert cli.main(["--root", str(kb_root), "new", "claim"]) == 2
+    assert capsys.readouterr().err == (
+        "assay: error: claims/ is a link to a folder outside the knowledge base; assay new writes only inside it\n")
+    assert sorted(p.name for p in outside.iterdir()) == ["SOTA-364.yaml", "THEORY-085.yaml", "THEORY-090.yaml"]
+
+
+def test_new_writes_no_odd_file_name_into_the_record_it_scaffolds(kb_root, capsys):
+    (kb_root / "sources" / "LIT-1\ntitle: injected.yaml").write_text("junk\n")
+    assert cli.main(["--root", str(kb_root), "new", "claim"]) == 0
+    text = (kb_root / "claims" / "SOTA-365.yaml").read_text()
+    assert "injected" not in text and "  - source: LIT-590\n" in text

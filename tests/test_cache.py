@@ -1,0 +1,107 @@
+"""assay.cache: parses kept between runs, used only while the file, the engine and the cache are what they were."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from assay import cache, checks, loader
+from assay.loader import load
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    """The files the loader parses (rather than takes from the cache), in order; the cache lives in tmp_path."""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "RACY_S", -1.0)  # files written by the test are older than the tick that stamps them
+    seen: list[str] = []
+    real = loader.load_file
+
+    def counting(path: Path, root: Path) -> loader.Loaded:
+        seen.append(f"{path.parent.name}/{path.name}")
+        return real(path, root)
+
+    monkeypatch.setattr(loader, "load_file", counting)
+    return seen
+
+
+def rendered(root: Path) -> list[str]:
+    return [d.render() for d in checks.run(load(root, cache=True))]
+
+
+def test_a_second_load_parses_nothing_and_gives_the_same_diagnostics(make_kb, parsed):
+    root = make_kb("unknown-field")
+    first = rendered(root)
+    assert len(parsed) == 7 and first[0].startswith("claims/SOTA-380.yaml:")
+    parsed.clear()
+    assert rendered(root) == first
+    assert parsed == []
+
+
+def test_a_changed_file_alone_is_parsed_again(make_kb, parsed):
+    root = make_kb()
+    load(root, cache=True)
+    parsed.clear()
+    path = root / "claims" / "THEORY-090.yaml"
+    path.write_text(path.read_text().replace("title: ", "title: Retitled, ", 1))
+    kb = load(root, cache=True)
+    assert parsed == ["claims/THEORY-090.yaml"]
+    assert kb.claims["THEORY-090"].title.startswith("Retitled, ")
+
+
+def test_a_file_written_within_the_racy_window_is_not_kept(make_kb, parsed, monkeypatch):
+    monkeypatch.setattr(cache, "RACY_S", 3600.0)
+    root = make_kb()
+    load(root, cache=True)
+    parsed.clear()
+    load(root, cache=True)
+    assert len(parsed) == 6
+
+
+def test_a_corrupt_cache_file_is_ignored_and_replaced(make_kb, parsed):
+    root = make_kb()
+    load(root, cache=True)
+    (store,) = (Path(os.environ["ASSAY_CACHE_DIR"])).glob("*.pickle")
+    store.write_bytes(b"\x80\x05not a pickle at all")
+    parsed.clear()
+    assert list(load(root, cache=True).claims) == ["SOTA-364", "THEORY-085", "THEORY-090"]
+    assert len(parsed) == 6
+    parsed.clear()
+    load(root, cache=True)
+    assert parsed == []
+
+
+def test_a_cache_folder_others_can_write_is_neither_read_nor_written(make_kb, parsed):
+    root = make_kb()
+    load(root, cache=True)
+    os.chmod(os.environ["ASSAY_CACHE_DIR"], 0o777)
+    parsed.clear()
+    load(root, cache=True)
+    assert len(parsed) == 6
+
+
+def test_another_version_of_the_engine_starts_afresh(make_kb, parsed, monkeypatch):
+    root = make_kb()
+    load(root, cache=True)
+    monkeypatch.setattr(cache, "_engine", lambda: "another engine")
+    parsed.clear()
+    load(root, cache=True)
+    assert len(parsed) == 6
+
+
+def test_a_record_reached_through_a_linked_folder_is_never_taken_from_the_cache(make_kb, parsed, tmp_path):
+    root = make_kb()
+    (root / "claims").rename(tmp_path / "elsewhere")
+    (root / "claims").symlink_to(tmp_path / "elsewhere")
+    load(root, cache=True)
+    parsed.clear()
+    kb = load(root, cache=True)
+    assert parsed == ["claims/SOTA-364.yaml", "claims/THEORY-085.yaml", "claims/THEORY-090.yaml"]
+    assert kb.by_id["SOTA-364"].diagnostics[0].message == "claims/SOTA-364.yaml is a link to a file outside the knowledge base"
+
+
+def test_a_small_knowledge_base_keeps_no_cache_unless_asked(make_kb, parsed):
+    load(make_kb())
+    assert not Path(os.environ["ASSAY_CACHE_DIR"]).exists()
