@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -105,3 +106,13 @@ def test_a_record_reached_through_a_linked_folder_is_never_taken_from_the_cache(
 def test_a_small_knowledge_base_keeps_no_cache_unless_asked(make_kb, parsed):
     load(make_kb())
     assert not Path(os.environ["ASSAY_CACHE_DIR"]).exists()
+
+
+def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
+    # else a change to that module would not start the cache afresh
+    src = Path(cache.__file__).parent
+    for name in cache.PARSE_MODULES:
+        tree = ast.parse((src / f"{name}.py").read_text())
+        imported = {n.module.removeprefix("assay.") for n in ast.walk(tree)
+                    if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("assay")}
+        assert imported <= set(cache.PARSE_MODULES), name

@@ -5,6 +5,7 @@ Each broken fixture is laid over the valid knowledge base and the run's whole ou
 
 from __future__ import annotations
 
+import difflib
 import time
 
 import pytest
@@ -19,6 +20,15 @@ from .conftest import BROKEN
 
 def test_the_valid_fixture_has_no_diagnostic(diagnose):
     assert diagnose() == ""
+
+
+def test_a_valid_knowledge_base_is_checked_without_a_single_did_you_mean_search(kb_root, monkeypatch):
+    # each search compares one name with every id: fine for a fault, quadratic if every reference paid it
+    def refuse(*args, **kwargs):
+        raise AssertionError("get_close_matches called on a valid knowledge base")
+
+    monkeypatch.setattr(difflib, "get_close_matches", refuse)
+    assert checks.run(load(kb_root)) == []
 
 
 # --- identity -----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 from assay import export, graph, results
@@ -79,3 +80,14 @@ def test_the_json_export_leaves_out_invalid_records_but_the_graph_keeps_them(mak
     assert "SOTA-380" not in [c["id"] for c in data["claims"]]
     assert {"id": "SOTA-380", "invalid": True} in [{"id": n["id"], "invalid": n["invalid"]} for n in data["graph"]["nodes"]
                                                   if n["invalid"]]
+
+
+def test_the_streamed_json_export_is_the_same_data_a_record_per_line(kb_root):
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    kb, states = graph.load_states(kb_root)
+    out = io.StringIO()
+    export.write_json(kb, states, out)
+    assert json.loads(out.getvalue()) == export.as_json(kb, states)
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == ["{", ' "claims": [', "  {"]
+    assert lines[3].startswith('   "checks": [{"devices": ["cpu"], ') and lines[-2:] == [" ]", "}"]

@@ -26,9 +26,11 @@ GOLDEN = REPO / "tests" / "fixtures" / "site_golden"
 PAYLOADS = ("<script", "<img", "<svg", "<i>", "<b>")  # as raw tags; as escaped text they are the record's words
 
 
-def build_site(root: Path, out: Path, strict: bool = True) -> Path:
-    """Build the site of the knowledge base at ``root`` with the repository's mkdocs.yml into ``out``."""
+def build_site(root: Path, out: Path, strict: bool = True, theme: dict | None = None) -> Path:
+    """Build the site of the knowledge base at ``root`` with the repository's mkdocs.yml into ``out``
+    (with ``theme`` settings added to its own)."""
     cfg = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    cfg["theme"].update(theme or {})
     cfg["docs_dir"] = str(REPO / "site")
     cfg["site_dir"] = str(out / "site")
     cfg["plugins"] = [p if p != "assay" else {"assay": {"root": str(root)}} for p in cfg["plugins"]]
@@ -217,6 +219,17 @@ def test_the_search_finds_a_claim_by_id_title_statement_and_its_sources_arxiv_id
 def test_a_page_indexed_from_its_search_document_is_rendered_in_full(built: Path) -> None:
     html = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
     assert '<h2 id="neighbourhood">Neighbourhood</h2>' in html and 'class="assay-yaml"' in html
+
+
+def test_sidebars_rendered_once_per_folder_are_those_the_theme_renders_per_page(
+        built: Path, site_kb: Path, tmp_path: Path) -> None:
+    own = tmp_path / "overrides"
+    own.mkdir()
+    (own / "main.html").write_text('{% extends "base.html" %}\n', encoding="utf-8")  # a knowledge base's own main.html wins
+    per_page = build_site(site_kb, tmp_path, theme={"custom_dir": str(own)})
+    pages = sorted(p.relative_to(built).as_posix() for p in built.rglob("*.html"))
+    assert pages == sorted(p.relative_to(per_page).as_posix() for p in per_page.rglob("*.html"))
+    assert [p for p in pages if (built / p).read_bytes() != (per_page / p).read_bytes()] == []
 
 
 def test_payload_records_show_as_text_in_the_graph_data(built: Path) -> None:

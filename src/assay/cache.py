@@ -4,7 +4,8 @@ An entry is the parse of one file, kept under what ``stat`` says of it (device, 
 modification and change times in nanoseconds): a file written since has another change time, which no
 program can set back. A file changed within ``RACY_S`` of being stamped is not kept, since a second
 write within the same clock tick could leave its times as they were (git's "racily clean" entries).
-The cache is keyed by the engine too: another version of Assay, pydantic or PyYAML starts it afresh.
+The cache is keyed by the engine too: another version of the loader or the model, of pydantic or of
+PyYAML starts it afresh.
 
 The entries are pickles, and unpickling runs code, so they live outside the knowledge base, in the
 user's cache folder (``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), in a
@@ -32,6 +33,8 @@ RACY_S = 2.0
 UNUSED_DAYS = 30
 
 Stamp = tuple[int, int, int, int, int]
+#: The modules of Assay a parse depends on (they import no other): a change to one starts the cache afresh.
+PARSE_MODULES = ("loader", "model", "diagnostics", "cache")
 
 
 def folder() -> Path:
@@ -53,15 +56,15 @@ def stamp(path: Path) -> Stamp | None:
 
 
 def _engine() -> str:
-    """The code a parse depends on: Python, pydantic, PyYAML and every module of Assay itself."""
+    """The code a parse depends on: Python, pydantic, PyYAML and the ``PARSE_MODULES`` of Assay."""
     h = hashlib.sha256(sys.version.encode())
     for package in ("pydantic", "pydantic-core", "PyYAML"):
         try:
             h.update(f"{package}={metadata.version(package)}".encode())
         except metadata.PackageNotFoundError:
             h.update(package.encode())
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
-        h.update(path.as_posix().encode() + path.read_bytes())
+    for name in PARSE_MODULES:
+        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
     return h.hexdigest()
 
 
@@ -71,7 +74,10 @@ class ParseCache:
     def __init__(self, root: Path, kind: str):
         self.root, self.kind = Path(root).resolve(), kind
         key = hashlib.sha256(f"{self.root}\0{kind}".encode()).hexdigest()[:24]
-        self.path = folder() / f"{key}.pickle"
+        try:
+            self.path: Path | None = folder() / f"{key}.pickle"
+        except (RuntimeError, KeyError):  # no home folder to hold a cache
+            self.path = None
         self.engine = _engine()
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}
@@ -94,7 +100,7 @@ class ParseCache:
 
     def save(self) -> None:
         """Write the entries used or made in this run (files gone or changed drop out), if any changed."""
-        if not self._changed and len(self._new) == len(self._old):
+        if self.path is None or (not self._changed and len(self._new) == len(self._old)):
             return
         data = {"engine": self.engine, "root": str(self.root), "kind": self.kind, "entries": self._new}
         try:
@@ -114,7 +120,7 @@ class ParseCache:
 
     def _read(self) -> dict[str, tuple[Stamp, Any]]:
         try:
-            if not _private(self.path.parent) or not _private(self.path):
+            if self.path is None or not _private(self.path.parent) or not _private(self.path):
                 return {}
             with open(self.path, "rb") as fh:
                 data = pickle.load(fh)

@@ -222,7 +222,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
     else:
-        print(json.dumps(export.as_json(kb, states), indent=2, ensure_ascii=False, sort_keys=True))
+        export.write_json(kb, states, sys.stdout)
     return 0
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from assay.graph import ClaimState, build, to_json
 from assay.loader import KnowledgeBase
-from assay.model import Source
+from assay.model import Claim, Source
 
 
 def bibkey(source: Source) -> str:
@@ -60,24 +62,54 @@ def bibtex_all(kb: KnowledgeBase) -> str:
 
 def as_json(kb: KnowledgeBase, states: dict[str, ClaimState]) -> dict[str, Any]:
     """Every valid record as the YAML says it, claims with their computed status, and the graph."""
-    claims = []
-    for cid, claim in sorted(kb.claims.items()):
-        st = states[cid]
-        claims.append({
-            **claim.model_dump(mode="json"),
-            "status": st.status,
-            "closure": st.closure,
-            "results": [
-                {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
-                 "off_lock": c.off_lock,
-                 "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
-                 "last_error": c.result.last_error.model_dump(mode="json") if c.result and c.result.last_error else None}
-                for c in st.checks
-            ],
-        })
+    return {key: value if isinstance(value, dict) else list(value) for key, value in _parts(kb, states).items()}
+
+
+def write_json(kb: KnowledgeBase, states: dict[str, ClaimState], out: TextIO) -> None:
+    """``as_json`` written to ``out`` a record at a time, never whole in memory, down to depth 2 a value per line."""
+    _write(_parts(kb, states), out, 0)
+    out.write("\n")
+
+
+def _parts(kb: KnowledgeBase, states: dict[str, ClaimState]) -> dict[str, Any]:
     return {
-        "claims": claims,
-        "sources": [s.model_dump(mode="json") for _, s in sorted(kb.sources.items())],
-        "decisions": [d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())],
+        "claims": (_claim(claim, states[cid]) for cid, claim in sorted(kb.claims.items())),
+        "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
+        "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
         "graph": to_json(build(kb, states)),
     }
+
+
+def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
+    return {
+        **claim.model_dump(mode="json"),
+        "status": st.status,
+        "closure": st.closure,
+        "results": [
+            {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
+             "off_lock": c.off_lock,
+             "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
+             "last_error": c.result.last_error.model_dump(mode="json") if c.result and c.result.last_error else None}
+            for c in st.checks
+        ],
+    }
+
+
+def _write(value: Any, out: TextIO, depth: int) -> None:
+    """JSON of ``value``: mappings and lists (or iterators) down to depth 2 spread a value per line, deeper ones compact."""
+    pad = "\n" + " " * (depth + 1)
+    if depth <= 2 and isinstance(value, dict):
+        out.write("{")
+        for n, (key, item) in enumerate(sorted(value.items())):
+            out.write(("," if n else "") + pad + json.dumps(key, ensure_ascii=False) + ": ")
+            _write(item, out, depth + 1)
+        out.write("\n" + " " * depth + "}" if value else "}")
+    elif depth <= 2 and isinstance(value, (list, Iterator)):
+        out.write("[")
+        n = 0
+        for n, item in enumerate(value, 1):
+            out.write(("," if n > 1 else "") + pad)
+            _write(item, out, depth + 1)
+        out.write("\n" + " " * depth + "]" if n else "]")
+    else:
+        out.write(json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False))

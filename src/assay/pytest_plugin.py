@@ -599,7 +599,7 @@ def _run_report_of(report: pytest.TestReport) -> RunReport | None:
 def _finish(state: _Session, nodeid: str, crash: Outcome | None = None) -> None:
     runs = state.reports.pop(nodeid)
     duration = round(state.durations.pop(nodeid, 0.0), 3)
-    outcomes = [Outcome(r.outcome, r.message) for r in runs] + ([crash] if crash else [])
+    outcomes = [Outcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
     verdict, message = verdict_of(outcomes)
     if verdict == "skipped" or state.config.getoption("no_ledger"):
         return  # a skip is no evidence, and must not overwrite evidence from another machine
@@ -626,8 +626,8 @@ def _crash(state: _Session, nodeid: str) -> Outcome:
     """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
     note = state.notes_dir / _note_name(nodeid) if state.notes_dir else None
     if note is not None and note.is_file():
-        return Outcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}")
-    return Outcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)")
+        return Outcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}", "crash")
+    return Outcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)", "crash")
 
 
 def _result(state: _Session, runs: list[RunReport], verdict: str, message: str, duration: float, kind: Any) -> Result:

@@ -21,10 +21,10 @@ from assay.diagnostics import CATALOGUE
 from assay.model import Claim, Decision, Source
 
 
-def record_models() -> list[type[BaseModel]]:
-    """The three record models, then every model nested in them, in order of first mention."""
+def models_under(*roots: type[BaseModel]) -> list[type[BaseModel]]:
+    """``roots``, then every model nested in them, in order of first mention."""
     out: list[type[BaseModel]] = []
-    todo: list[type[BaseModel]] = [Claim, Source, Decision]
+    todo: list[type[BaseModel]] = list(roots)
     while todo:
         model = todo.pop(0)
         if model in out:
@@ -33,6 +33,37 @@ def record_models() -> list[type[BaseModel]]:
         for info in model.model_fields.values():
             todo += [m for m in _nested(info.annotation) if m not in out]
     return out
+
+
+def record_models() -> list[type[BaseModel]]:
+    """The three record models and every model nested in them."""
+    return models_under(Claim, Source, Decision)
+
+
+def ledger_models() -> list[type[BaseModel]]:
+    """The ledger record (one result file) and every model nested in it."""
+    from assay.results import Result
+
+    return models_under(Result)
+
+
+#: What freshness, off-lock and unstable mean: the README and the site's reference print this text.
+FRESHNESS = (
+    "A result is stale only when an input *in the repository* changed since it was computed: the check's "
+    "definition in the record, the claim sentences it tests, the verifier module and every local module it imports "
+    "(absolute, relative and `importlib` imports, package `__init__` files, the `conftest.py` chain), the data files "
+    "the check declares in `reads`, the pins of torch, numpy, scikit-learn and scipy in the committed lock file "
+    "(`requirements.lock`), and the device kind. The inputs are hashed when the test is collected, before it runs. "
+    "What the machine had (Python, the torch build and its CUDA and cuDNN, BLAS and the instruction set it "
+    "dispatched to, CPU model, cores, threads, GPU and driver, a hash of the host name) is the result's "
+    "environment: recorded in full and shown, never a reason for staleness, so every machine computes the "
+    "same freshness and a `cuda` result written on a GPU box is fresh on a CPU laptop. A result whose machine had "
+    "other versions of the pinned packages than the lock is marked off-lock, with both versions. A rerun with "
+    "the same inputs that changes the verdict marks the result unstable (`pytest verify --compare` reruns "
+    "without replacing anything and prints, per check, the verdict then and now, the largest metric change and "
+    "whether the environments differ). A crash or a timeout is recorded as an error beside the last completed "
+    "measurement, which stays in the ledger and on the page; it never replaces it."
+)
 
 
 def _nested(annotation: Any) -> list[type[BaseModel]]:
@@ -65,8 +96,18 @@ def _markdown_type(annotation: Any) -> str:
 
 def record_reference() -> str:
     """Markdown tables of every record kind and the structures inside them, from the model."""
+    return model_reference(record_models())
+
+
+def ledger_reference() -> str:
+    """What a ledger file holds, from ``assay.results.Result``, after what freshness means."""
+    return FRESHNESS + "\n\n" + model_reference(ledger_models())
+
+
+def model_reference(models: list[type[BaseModel]]) -> str:
+    """Markdown tables of ``models``: each field with its type, whether it is required, and its meaning."""
     out: list[str] = []
-    for model in record_models():
+    for model in models:
         doc = " ".join((model.__doc__ or "").split())
         out += [f"### {model.__name__}", "", doc, "", "| field | type | required | meaning |", "|---|---|---|---|"]
         for name, info in model.model_fields.items():
@@ -93,7 +134,7 @@ def diagnostics_catalogue() -> str:
     return "\n".join(["| code | severity | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
-SECTIONS = {"status-legend": status_legend, "record-reference": record_reference}
+SECTIONS = {"status-legend": status_legend, "record-reference": record_reference, "ledger-reference": ledger_reference}
 
 
 def render_readme(text: str) -> str:

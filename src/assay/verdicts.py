@@ -36,10 +36,11 @@ class CheckTimeout(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """One phase of a run (setup or call), classified."""
+    """One phase of a run (``setup``, ``call``, or the ``crash`` the controller saw), classified."""
 
     kind: OutcomeKind
     message: str = ""
+    when: str = "call"
 
 
 def evaluate(claim: Claim, check: Check, metrics: dict[str, float]) -> list[Evaluated]:
@@ -92,7 +93,7 @@ def verdict_of(outcomes: list[Outcome]) -> tuple[Verdict | Literal["skipped"], s
             return "skipped", o.message
         if o.kind in ERROR_KINDS:
             return "error", o.message
-        if o.kind == "passed" and o is outcomes[-1]:
+        if o.kind == "passed" and o.when == "call":
             return "passed", ""
         if o.kind == "not-met":
             return "failed", o.message

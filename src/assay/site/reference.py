@@ -32,16 +32,23 @@ def records_page() -> Page:
     parts = ["<h1>Record reference</h1>",
              "<p>Generated from <code>assay.model</code>: the same classes validate the records and produce the "
              "JSON Schemas under <code>schema/</code>.</p>"]
-    for model in reference.record_models():
-        rows = [[f"<code>{esc(name)}</code>", type_name(info.annotation), "yes" if info.is_required() else "no",
-                 _default(info), code_spans(info.description or "")] for name, info in model.model_fields.items()]
-        doc = (model.__doc__ or "").strip().split("\n\n")[0]
-        parts.append(f'<h2 id="{anchor(model.__name__)}">{esc(model.__name__)}</h2><p>{code_spans(doc)}</p>'
-                     + table(["Field", "Type", "Required", "Default", "Description"], rows))
+    parts += [_model_section(model) for model in reference.record_models()]
     parts.append('<h2 id="statuses">Statuses</h2><p>Computed from the ledger, never typed (<code>assay.status</code>).</p>')
-    for title, vocabulary in (("Check", vocab.CHECK), ("Claim", vocab.CLAIM), ("Closure", vocab.CLOSURE), ("Freshness", vocab.FRESHNESS)):
-        parts.append(f"<h3>{esc(title)}</h3>" + table(["Status", "Meaning"], [[chip(s), esc(s.meaning)] for s in vocabulary.values()]))
+    for title, vocabulary in vocab.VOCABULARIES.items():
+        parts.append(f"<h3>{esc(title)}</h3>" + table(["Name", "Meaning"], [[chip(s), esc(s.meaning)] for s in vocabulary.values()]))
+    parts.append('<h2 id="ledger">The ledger</h2><p>One file per check and device, '
+                 "<code>results/&lt;CLAIM&gt;/&lt;check&gt;.&lt;device&gt;.json</code>, validated against "
+                 "<code>schema/result.schema.json</code>.</p><p>" + code_spans(reference.FRESHNESS) + "</p>")
+    parts += [_model_section(model) for model in reference.ledger_models()]
     return Page("reference/records.md", "Record reference", "".join(parts), True)
+
+
+def _model_section(model: type) -> str:
+    rows = [[f"<code>{esc(name)}</code>", type_name(info.annotation), "yes" if info.is_required() else "no",
+             _default(info), code_spans(info.description or "")] for name, info in model.model_fields.items()]
+    doc = (model.__doc__ or "").strip().split("\n\n")[0]
+    return (f'<h2 id="{anchor(model.__name__)}">{esc(model.__name__)}</h2><p>{code_spans(doc)}</p>'
+            + table(["Field", "Type", "Required", "Default", "Description"], rows))
 
 
 def diagnostics_page() -> Page:
