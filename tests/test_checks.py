@@ -343,3 +343,51 @@ def test_scan_finds_each_test_with_the_marker_on_it_or_on_its_module(kb_root):
 def test_scan_skips_a_module_that_does_not_parse(kb_root):
     (kb_root / "verify" / "test_broken.py").write_text("def test_x(:\n")
     assert "verify/test_broken.py::test_x" not in scan(kb_root)
+
+
+# --- assertions ---------------------------------------------------------------------------------
+
+
+def test_an_assertion_whose_words_are_not_in_the_text_is_reported_at_the_span(diagnose):
+    assert diagnose("span-not-in-text") == (
+        "claims/THEORY-085.yaml:4:1: error[uncovered-sentence]: no assertion of THEORY-085 covers: "
+        "'The InfoNCE bound on mutual information can never exceed the log of the batch size.'\n"
+        "  hint: quote it in an assertion's filed: list\n"
+        "claims/THEORY-085.yaml:23:13: error[span-not-in-text]: assertion 'cap': 'The InfoNCE bound can never exceed log N.' "
+        "is not in the statement or a condition of THEORY-085\n"
+        "  hint: copy the words exactly; an assertion quotes the filed text"
+    )
+
+
+def test_a_sentence_no_assertion_covers_is_reported_with_its_words(diagnose):
+    assert diagnose("uncovered-sentence") == (
+        "claims/THEORY-085.yaml:4:1: error[uncovered-sentence]: no assertion of THEORY-085 covers: 'It is tight when N is large.'\n"
+        "  hint: quote it in an assertion's filed: list"
+    )
+
+
+def test_an_assertion_naming_a_missing_check_suggests_the_nearest(diagnose):
+    assert diagnose("unknown-check") == (
+        "claims/THEORY-085.yaml:27:10: error[unknown-check]: assertion 'cap' names check 'log-n-capp', which THEORY-085 "
+        "does not have\n"
+        "  hint: did you mean 'log-n-cap'?"
+    )
+
+
+def test_a_check_that_is_evidence_for_no_assertion_is_reported(diagnose):
+    assert diagnose("unused-check") == (
+        "claims/THEORY-085.yaml:11:5: error[unused-check]: check 'log-n-cap' is evidence for no assertion of THEORY-085\n"
+        "  hint: add it to an assertion's evidence with its stance (supports or refutes)"
+    )
+
+
+def test_an_assertion_naming_a_citation_the_claim_lacks_is_reported(diagnose):
+    assert diagnose("unknown-citation") == (
+        "claims/THEORY-085.yaml:24:50: error[unknown-citation]: assertion 'cap' names citation 3; THEORY-085 has 1"
+    )
+
+
+def test_two_assertions_with_one_id_are_reported_at_the_second(diagnose):
+    assert diagnose("duplicate-assertion") == (
+        "claims/THEORY-085.yaml:27:5: error[duplicate-assertion]: assertion 'cap' is listed twice"
+    )

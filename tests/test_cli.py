@@ -124,7 +124,9 @@ def test_show_prints_a_claim_with_its_status_and_each_check_per_device(kb_root, 
         "SOTA-364  (claims/SOTA-364.yaml)",
         "  Batch norm leaks information between contrastive pairs",
         "  status: not-run — No check has a result yet.",
+        "  assertions: cpu: not run; cuda: not run",
         "  closure: open",
+        "  assertion leak: cpu not-run, cuda not-run",
         "  check bn-cross-sample on cpu: not-run",
         "  check shuffle-bn on cpu: not-run",
         "  check shuffle-bn on cuda: not-run",
@@ -169,13 +171,15 @@ def test_status_lists_claims_by_status_and_why_a_result_is_stale(kb_root, capsys
     assert out.splitlines() == [
         "stale (1): A result was computed from inputs that have changed since; rerun it.",
         "  THEORY-085   The InfoNCE estimate is capped at log N",
+        "    cpu: 1 stale",
         "    log-n-cap.cpu is stale: the lock's pin of torch changed from 1.0 to 2.13.0+cpu",
         "not-run (1): No check has a result yet.",
         "  SOTA-364     Batch norm leaks information between contrastive pairs",
-        "cited-only (1): The claim has no check, and says why.",
+        "    cpu: not run; cuda: not run",
+        "cited-only (1): No check tests it: every part of it is cited only, and the record says why.",
         "  THEORY-090   Larger batches give contrastive learning more negatives",
     ]
-    assert err.startswith("legend: verified = Every check passed on a fresh run.; ")
+    assert err.startswith("legend: verified = Every assertion is supported on every device that ran")
 
 
 # --- graph --------------------------------------------------------------------------------------

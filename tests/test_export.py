@@ -90,4 +90,4 @@ def test_the_streamed_json_export_is_the_same_data_a_record_per_line(kb_root):
     assert json.loads(out.getvalue()) == export.as_json(kb, states)
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["{", ' "claims": [', "  {"]
-    assert lines[3].startswith('   "checks": [{"devices": ["cpu"], ') and lines[-2:] == [" ]", "}"]
+    assert '   "id": "SOTA-364",' in lines and lines[-2:] == [" ]", "}"]  # a claim's fields a line each

@@ -32,7 +32,7 @@ def test_the_parts_name_the_check_the_statement_the_code_the_pins_and_the_device
     (kb_root / "requirements.lock").write_text("# a comment\ntorch==2.13.0+cpu\nnumpy==2.4.6  # why\nscipy==1.17.1\n")
     assert sorted(parts(kb_root)) == [
         "check:SOTA-364#bn-cross-sample", "code:verify/helpers.py", "code:verify/test_sota364.py", "device",
-        "pin:numpy", "pin:scikit-learn", "pin:scipy", "pin:torch", "statement:SOTA-364",
+        "pin:numpy", "pin:scikit-learn", "pin:scipy", "pin:torch", "words:SOTA-364#bn-cross-sample",
     ]
     assert parts(kb_root)["pin:torch"] == "2.13.0+cpu"
     assert parts(kb_root)["pin:scikit-learn"] == "unpinned"
@@ -43,10 +43,23 @@ def test_a_changed_check_definition_is_named(kb_root):
     assert reasons_after(kb_root, change) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
 
 
-def test_a_changed_statement_is_named_as_the_statement_not_the_check(kb_root):
+def test_changed_words_of_an_assertion_a_check_tests_are_named_as_such_not_as_the_check(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
+    change = lambda: edit(path, "find the positive key through batch statistics", "find the positive key through batch statistics alone")  # noqa: E731,E501
+    assert reasons_after(kb_root, change) == ["the words of the SOTA-364 assertions that check bn-cross-sample tests changed"]
+
+
+def test_a_changed_statement_of_a_claim_not_cut_into_assertions_is_named_as_the_statement(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().split("assertions:")[0])
     change = lambda: edit(path, "statement: >-\n  ", "statement: >-\n  Indeed, ")  # noqa: E731
     assert reasons_after(kb_root, change) == ["the statement of SOTA-364 changed"]
+
+
+def test_rewording_a_sentence_no_assertion_of_the_check_quotes_does_not_stale_it(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    change = lambda: edit(path, "statement: >-\n  Batch normalisation", "statement: >-\n  Batch normalization")  # noqa: E731
+    assert reasons_after(kb_root, change) == []
 
 
 def test_a_changed_note_or_citation_does_not_stale_the_result(kb_root):

@@ -15,6 +15,7 @@ import networkx as nx
 from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import SERIES, Claim, Source, series, series_of
+from assay.spans import locate, uncovered
 from assay.results import figure_problems, ledger_path, read_ledger
 from assay.verifiers import Index, Verifier, scan
 
@@ -31,6 +32,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found += list(_compared_against(kb))
     found += list(_verifiers(kb))
     found += list(_uncited(kb))
+    found += list(_assertions(kb))
     found += list(_ledger(kb))
     return capped(set(found), {f.path: f.unlisted for f in kb.files if f.unlisted})
 
@@ -288,6 +290,44 @@ def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     for sid in kb.sources:
         if sid not in cited:
             yield kb.by_id[sid].diag(("id",), "uncited-source", f"no claim cites {sid}")
+
+
+def _assertions(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Every sentence in an assertion, every span in the text, every check and citation an assertion names real."""
+    for cid, claim in kb.claims.items():
+        f = kb.by_id[cid]
+        if not claim.assertions:
+            continue  # not cut yet: its status summarises its checks (assay.status.claim_verdict)
+        yield from _assertion_fields(f, claim)
+        for sentence in uncovered(claim):
+            loc = ("statement",) if sentence.field == "statement" else ("conditions", int(sentence.field[11:-1]))
+            yield f.diag(loc, "uncovered-sentence", f"no assertion of {cid} covers: {sentence.text!r}",
+                         "quote it in an assertion's filed: list")
+        used = {e.check for a in claim.assertions for e in a.evidence}
+        for n, check in enumerate(claim.checks):
+            if check.id not in used:
+                yield f.diag(("checks", n, "id"), "unused-check", f"check '{check.id}' is evidence for no assertion of {cid}",
+                             "add it to an assertion's evidence with its stance (supports or refutes)")
+
+
+def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    checks = [c.id for c in claim.checks]
+    for n, dup in _duplicates([a.id for a in claim.assertions]):
+        yield f.diag(("assertions", n, "id"), "duplicate-assertion", f"assertion '{dup}' is listed twice")
+    for n, a in enumerate(claim.assertions):
+        for k, span in enumerate(a.filed):
+            if locate(claim, span) is None:
+                yield f.diag(("assertions", n, "filed", k), "span-not-in-text",
+                             f"assertion '{a.id}': {span!r} is not in the statement or a condition of {claim.id}",
+                             "copy the words exactly; an assertion quotes the filed text")
+        for k, e in enumerate(a.evidence):
+            if e.check not in checks:
+                yield f.diag(("assertions", n, "evidence", k, "check"), "unknown-check",
+                             f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have", _suggest(e.check, checks))
+        for k, number in enumerate(a.source.citations):
+            if number > len(claim.citations):
+                yield f.diag(("assertions", n, "source", "citations", k), "unknown-citation",
+                             f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}")
 
 
 def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:

@@ -136,7 +136,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.id in states:
         st = states[args.id]
         print(f"  status: {st.status} — {vocab.CLAIM[st.status].meaning}")
+        if st.counts:
+            print(f"  assertions: {st.counts}")
         print(f"  closure: {st.closure}")
+        for a in st.assertions:
+            verdicts = ", ".join(f"{d} {v}" for d, v in a.by_device.items()) or "no device"
+            print(printable(f"  assertion {a.id}: {verdicts}"))
         for c in st.checks:
             print(printable(f"  check {c.check} on {c.device}: {c.status}{_check_notes(c)}"))
     dumped = json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False)
@@ -175,6 +180,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{name} ({len(ids)}): {st.meaning}")
         for cid in ids:
             print(f"  {cid:<12} {printable(kb.claims[cid].title)}")
+            if states[cid].counts:
+                print(f"    {states[cid].counts}")
             for c in states[cid].stale:
                 print(printable(f"    {c.check}.{c.device} is stale: {'; '.join(c.stale)}"))
     invalid = _invalid_claims(kb)

@@ -54,6 +54,13 @@ _CODES = [
     Code("empty-quote", "error", "A citation's quote is empty."),
     Code("duplicate-check", "error", "Two checks of a claim share an id."),
     Code("duplicate-reported", "error", "Two reported numbers of a claim share an id."),
+    # assertions
+    Code("span-not-in-text", "error", "An assertion's filed words are not an exact span of the statement or a condition."),
+    Code("uncovered-sentence", "error", "A sentence of the statement or of a condition belongs to no assertion."),
+    Code("unknown-check", "error", "An assertion names a check the claim does not have."),
+    Code("unused-check", "error", "A check is evidence for no assertion, so nothing it measures reaches a verdict."),
+    Code("unknown-citation", "error", "An assertion names a citation number the claim does not have."),
+    Code("duplicate-assertion", "error", "Two assertions of a claim share an id."),
     # references between records
     Code("unknown-source", "error", "A citation, reported number or comparison names a source that does not exist."),
     Code("unknown-record", "error", "A relation names a record that does not exist."),

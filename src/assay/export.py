@@ -85,6 +85,8 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
         **claim.model_dump(mode="json"),
         "status": st.status,
         "closure": st.closure,
+        "assertion_counts": st.counts,
+        "assertion_status": {a.id: a.by_device for a in st.assertions},
         "results": [
             {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
              "off_lock": c.off_lock,

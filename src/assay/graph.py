@@ -31,6 +31,9 @@ class ClaimState:
     status: str  # a key of assay.status.CLAIM
     closure: str  # a key of assay.status.CLOSURE
     checks: list[CheckState] = field(default_factory=list)
+    assertions: list[vocab.AssertionState] = field(default_factory=list)
+    counts: str = ""  # "cpu: 6 supported, 1 untested; cuda: not run" (claims cut into assertions)
+    devices_run: list[str] = field(default_factory=list)
 
     @property
     def stale(self) -> list[CheckState]:
@@ -47,14 +50,14 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, C
     """Status and closure of every valid claim, from the ledger (read from disk when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
     inputs = Inputs(kb.root)
-    summary: dict[str, tuple[str, list[CheckState]]] = {}
+    summary: dict[str, tuple[vocab.Verdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
         states = check_states(inputs, claim, ledger)
-        per_check = [vocab.combine_devices([s.status for s in states if s.check == c.id]) for c in claim.checks]
-        summary[cid] = (vocab.summarise(per_check, any(s.stale for s in states)), states)
-    closed = closure(kb, {cid: status == "verified" for cid, (status, _) in summary.items()})
-    return {cid: ClaimState(cid, status, "closed" if closed[cid] else "open", states)
-            for cid, (status, states) in summary.items()}
+        summary[cid] = (vocab.claim_verdict(claim, states), states)
+    closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})
+    return {cid: ClaimState(cid, verdict.status, "closed" if closed[cid] else "open", states, verdict.assertions,
+                            verdict.counts, verdict.devices_run)
+            for cid, (verdict, states) in summary.items()}
 
 
 def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:

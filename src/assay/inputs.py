@@ -85,10 +85,13 @@ class Inputs:
         """Every input of ``check``'s result on ``device``, each hashed or versioned."""
         definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
         definition["known_failing"] = check.known_failing is not None
-        parts = {
-            f"check:{claim.id}#{check.id}": digest(json.dumps(definition, sort_keys=True).encode()),
-            f"statement:{claim.id}": digest(claim.statement.encode()),
-        }
+        parts = {f"check:{claim.id}#{check.id}": digest(json.dumps(definition, sort_keys=True).encode())}
+        testing = claim.assertions_testing(check.id)
+        if testing:  # the sentences it tests: the filed words of the assertions it bears on, with its stance
+            words = [(a.id, a.filed, [e.stance for e in a.evidence if e.check == check.id]) for a in testing]
+            parts[f"words:{claim.id}#{check.id}"] = digest(json.dumps(words, sort_keys=True).encode())
+        else:
+            parts[f"statement:{claim.id}"] = digest(claim.statement.encode())
         module = self.root / check.verifier.split("::")[0]
         for path in self.closure(module):
             parts[f"code:{self._rel(path)}"] = self.file_digest(path)
@@ -176,6 +179,9 @@ def _reason(key: str, before: str | None, now: str | None) -> str:
         what = f"the definition of check {check} in {claim}"
     elif kind == "statement":
         what = f"the statement of {name}"
+    elif kind == "words":
+        claim, _, check = name.partition("#")
+        what = f"the words of the {claim} assertions that check {check} tests"
     elif kind == "code":
         what = name
     elif kind == "data":

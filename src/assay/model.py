@@ -219,6 +219,57 @@ class Check(BaseModel):
     note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
 
 
+SourceKind = Literal["quoted", "paraphrased", "not-in-source", "contradicted"]
+Stance = Literal["supports", "refutes"]
+
+
+class SourceSays(BaseModel):
+    """What the cited sources say about an assertion."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: SourceKind = Field(
+        description="`quoted` (a citation has these words), `paraphrased` (it says this in other words), "
+        "`not-in-source` (the filed text goes beyond the sources), `contradicted` (a source says otherwise)."
+    )
+    citations: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, description="The claim's citations that bear on it, by number (1 is the first)."
+    )
+    note: Text | None = Field(None, description="How the source's words relate to the filed ones.")
+
+
+class Support(BaseModel):
+    """A check used as evidence for or against an assertion."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: Slug = Field(description="The check's id.")
+    stance: Stance = Field(
+        description="`supports`: the expectation holding supports the assertion; `refutes`: it holding counts against it."
+    )
+
+
+class Assertion(BaseModel):
+    """One separate thing a claim says, with what the source says about it and the evidence for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug = Field(description="Assertion id, unique in the claim.")
+    filed: list[Text] = Field(min_length=1, description="Its words: exact spans of the statement or of a condition.")
+    source: SourceSays = Field(description="What the cited sources say about it.")
+    evidence: list[Support] = Field(default_factory=list, description="The checks that bear on it, each with its stance.")
+    cited_only: Text | None = Field(None, description="Why no check tests it (`needs ImageNet-scale training`).")
+    refined: Text | None = Field(None, description="What our evidence found instead, where it differs from the filed words.")
+
+    @model_validator(mode="after")
+    def _evidence_or_reason(self) -> Assertion:
+        if not self.evidence and not self.cited_only:
+            raise ValueError("an assertion needs evidence (checks with a stance) or cited_only with the reason")
+        if self.evidence and self.cited_only:
+            raise ValueError("an assertion has either evidence or cited_only, not both")
+        return self
+
+
 class Discrepancy(BaseModel):
     """Where the filed text says something the primary source does not: both are kept."""
 
@@ -245,6 +296,10 @@ class Claim(Record):
         default_factory=list, description="Where the seed text and the primary source differ."
     )
     checks: list[Check] = Field(default_factory=list, description="Executable checks.")
+    assertions: list[Assertion] = Field(
+        default_factory=list,
+        description="The claim cut into the separate things it says; together their spans cover every sentence.",
+    )
     no_check_reason: Text | None = Field(
         None, description="Why the claim has no check (`cited only: needs ImageNet-scale training`)."
     )
@@ -254,6 +309,10 @@ class Claim(Record):
         if not self.checks and not self.no_check_reason:
             raise ValueError("a claim without checks must say why in no_check_reason")
         return self
+
+    def assertions_testing(self, check_id: str) -> list[Assertion]:
+        """The assertions that use ``check_id`` as evidence."""
+        return [a for a in self.assertions if any(e.check == check_id for e in a.evidence)]
 
     def check(self, check_id: str) -> Check | None:
         """The check with this id, or None."""

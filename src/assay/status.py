@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from assay.diagnostics import Diagnostic
     from assay.inputs import Inputs
-    from assay.model import Claim
+    from assay.model import Assertion, Claim
     from assay.results import Ledger, Result
 
 
@@ -38,13 +38,25 @@ CHECK = {s.name: s for s in [
 ]}
 
 CLAIM = {s.name: s for s in [
-    Status("verified", "material-check-decagram", "#2e7d32", "Every check passed on a fresh run."),
-    Status("partly-verified", "material-circle-half-full", "#9e9d24", "Some checks passed; others failed, are known-failing or have not run."),
-    Status("contradicted", "material-close-octagon", "#c62828", "Checks ran and none passed: the claim does not hold as filed at our scale."),
-    Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed or timed out."),
+    Status("verified", "material-check-decagram", "#2e7d32", "Every assertion is supported on every device that ran (a claim not yet cut into assertions: every check passed)."),
+    Status("partly-verified", "material-circle-half-full", "#9e9d24", "Some of it is supported; other parts are contradicted, inconclusive, cited only or not run."),
+    Status("contradicted", "material-close-octagon", "#c62828", "Checks ran and nothing of it is supported, and some is contradicted: it does not hold as filed at our scale."),
+    Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed, timed out or has an unreadable result."),
     Status("stale", "material-update", "#0277bd", "A result was computed from inputs that have changed since; rerun it."),
     Status("not-run", "material-circle-outline", "#9e9e9e", "No check has a result yet."),
-    Status("cited-only", "material-book-open-variant", "#5d4037", "The claim has no check, and says why."),
+    Status("cited-only", "material-book-open-variant", "#5d4037", "No check tests it: every part of it is cited only, and the record says why."),
+]}
+
+ASSERTION = {s.name: s for s in [
+    Status("supported", "material-check-circle", "#2e7d32", "Every check that bears on it ran on this device and came out for it."),
+    Status("contradicted", "material-close-circle", "#c62828",
+           "A supporting check's expectation failed, or a refuting check's held, and nothing came out for it."),
+    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
+           "The evidence ran and does not decide: checks disagree, or only a refuting check ran and did not refute."),
+    Status("untested", "material-book-open-variant", "#5d4037", "Cited only: no check tests it, and the record says why."),
+    Status("not-run", "material-circle-outline", "#9e9e9e", "Not every check that bears on it has a result on this device."),
+    Status("error", "material-alert-octagon", "#6a1b9a", "A check that bears on it crashed, timed out or has an unreadable result."),
+    Status("stale", "material-update", "#0277bd", "A check that bears on it ran on inputs that have changed since."),
 ]}
 
 CLOSURE = {s.name: s for s in [
@@ -95,7 +107,7 @@ def summarise(check_statuses: list[str], any_stale: bool) -> str:
 
 
 #: Every vocabulary by its title: the legends of the site and the README are printed from this.
-VOCABULARIES = {"Claim": CLAIM, "Check": CHECK, "Closure": CLOSURE, "Freshness": FRESHNESS, "Flags": FLAGS}
+VOCABULARIES = {"Claim": CLAIM, "Assertion": ASSERTION, "Check": CHECK, "Closure": CLOSURE, "Freshness": FRESHNESS, "Flags": FLAGS}
 
 
 @dataclass(frozen=True)
@@ -135,3 +147,116 @@ def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckStat
                 states.append(CheckState(claim.id, check.id, device, result.status, reasons, result,
                                          off_lock(result.environment.packages, inputs.pins)))
     return states
+
+
+def held(state: CheckState) -> bool | None:
+    """Whether the check's expectation held in its last measurement; None when nothing was measured."""
+    r = state.result
+    if r is None or not r.measured:
+        return None
+    if r.verdict == "known-failing":
+        return False
+    return all(e.holds for e in r.expectation) if r.expectation else r.verdict == "passed"
+
+
+def assertion_status(assertion: Assertion, states: dict[tuple[str, str], CheckState], device: str) -> str:
+    """An assertion's status on one device, from its checks' states there and their stances (a key of ASSERTION)."""
+    if assertion.cited_only:
+        return "untested"
+    relevant = [(e.stance, states[(e.check, device)]) for e in assertion.evidence if (e.check, device) in states]
+    if not relevant:
+        return "not-run"
+    if any(st.status == "error" for _, st in relevant):
+        return "error"
+    if any(st.stale for _, st in relevant):
+        return "stale"
+    votes = []
+    for stance, st in relevant:
+        h = held(st) if st.status in ("passed", "failed", "known-failing") else None
+        if h is not None:  # a supporting check counts for or against; a refuting one only against, when it holds
+            votes.append((1 if h else -1) if stance == "supports" else (-1 if h else 0))
+    if not votes:
+        return "not-run"
+    if 1 in votes and -1 in votes:
+        return "inconclusive"
+    if -1 in votes:
+        return "contradicted"
+    if 1 in votes:
+        return "supported" if len(votes) == len(relevant) else "not-run"
+    return "inconclusive"
+
+
+@dataclass(frozen=True)
+class AssertionState:
+    """An assertion's status on every device the claim's checks declare."""
+
+    id: str
+    by_device: dict[str, str]  # device -> a key of ASSERTION
+
+
+def assertion_states(claim: Claim, checks: list[CheckState]) -> list[AssertionState]:
+    by_key = {(c.check, c.device): c for c in checks}
+    devices = claim_devices(claim)
+    return [AssertionState(a.id, {d: assertion_status(a, by_key, d) for d in devices}) for a in claim.assertions]
+
+
+def claim_devices(claim: Claim) -> list[str]:
+    """Every device a check of the claim declares, cpu first."""
+    return sorted({d for c in claim.checks for d in c.devices}, key=lambda d: (d != "cpu", d))
+
+
+def devices_run(checks: list[CheckState]) -> list[str]:
+    """The devices on which some check of the claim has a result (an unreadable one counts)."""
+    return sorted({c.device for c in checks if c.result is not None or c.problem is not None}, key=lambda d: (d != "cpu", d))
+
+
+def summarise_assertions(claim: Claim, assertions: list[AssertionState], ran: list[str]) -> str:
+    """A claim's status from its assertions (a key of CLAIM): verified only when every assertion is
+    supported on every device that ran."""
+    if all(a.cited_only for a in claim.assertions):
+        return "cited-only"
+    every = [st for a in assertions for d, st in a.by_device.items() if d in ran]
+    if "error" in every:
+        return "error"
+    if "stale" in every:
+        return "stale"
+    if not ran:
+        return "not-run"
+    if all(a.by_device.get(d) == "supported" for a in assertions for d in ran):
+        return "verified"
+    if "supported" not in every and "contradicted" in every:
+        return "contradicted"
+    return "partly-verified"
+
+
+def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: list[str]) -> str:
+    """``cpu: 6 supported, 2 contradicted, 1 untested; cuda: not run``."""
+    parts = []
+    for d in devices:
+        if d not in ran:
+            parts.append(f"{d}: not run")
+            continue
+        counts = {name: sum(a.by_device.get(d) == name for a in assertions) for name in ASSERTION}
+        parts.append(f"{d}: " + ", ".join(f"{n} {name}" for name, n in counts.items() if n))
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's derived status, its assertions' statuses per device, and the counts in words."""
+
+    status: str  # a key of CLAIM
+    assertions: list[AssertionState]
+    counts: str  # "cpu: 6 supported, 1 untested; cuda: not run"; empty for a claim not cut into assertions
+    devices_run: list[str]
+
+
+def claim_verdict(claim: Claim, checks: list[CheckState]) -> Verdict:
+    """The claim's status: from its assertions when it has them, from its checks while it is not cut yet."""
+    ran = devices_run(checks)
+    if not claim.assertions:
+        per_check = [combine_devices([s.status for s in checks if s.check == c.id]) for c in claim.checks]
+        return Verdict(summarise(per_check, any(s.stale for s in checks)), [], "", ran)
+    assertions = assertion_states(claim, checks)
+    return Verdict(summarise_assertions(claim, assertions, ran), assertions,
+                   counts_sentence(assertions, claim_devices(claim), ran), ran)

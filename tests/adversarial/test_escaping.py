@@ -18,7 +18,7 @@ def test_a_field_name_with_terminal_control_sequences_is_shown_escaped_by_assay_
     path = kb_root / "claims" / "THEORY-090.yaml"
     path.write_text(path.read_text() + '"\\e[1A\\e[2K\\u202e": 1\n', encoding="utf-8")
     assert [d.render().splitlines()[0] for d in checks.run(load(kb_root))] == [
-        "claims/THEORY-090.yaml:15:1: error[unknown-field]: '\\x1b[1A\\x1b[2K\\u202e' is not a field of this record"
+        "claims/THEORY-090.yaml:20:1: error[unknown-field]: '\\x1b[1A\\x1b[2K\\u202e' is not a field of this record"
     ]
 
 
@@ -27,7 +27,7 @@ def test_a_field_name_with_a_line_break_cannot_fake_a_second_diagnostic(kb_root)
     path.write_text(path.read_text() + '"x\\nclaims/SOTA-364.yaml:1:1: error[bad-id]: fake": 1\n', encoding="utf-8")
     rendered = "\n".join(d.render() for d in checks.run(load(kb_root)))
     assert rendered.splitlines()[0] == (
-        "claims/THEORY-090.yaml:15:1: error[unknown-field]: 'x\\nclaims/SOTA-364.yaml:1:1: error[bad-id]: fake' "
+        "claims/THEORY-090.yaml:20:1: error[unknown-field]: 'x\\nclaims/SOTA-364.yaml:1:1: error[bad-id]: fake' "
         "is not a field of this record"
     )
     assert len(rendered.splitlines()) == 2  # the diagnostic and its hint
