@@ -29,12 +29,14 @@ from typing import Any
 
 #: Seconds within which a file changed before being stamped is parsed again next time.
 RACY_S = 2.0
+#: From this many files of a kind on, their parses are kept between runs; below, parsing takes well under a second.
+CACHE_FROM = 1000
 #: Days after which a cache file nobody used is removed.
 UNUSED_DAYS = 30
 
 Stamp = tuple[int, int, int, int, int]
 #: The modules of Assay a parse depends on (they import no other): a change to one starts the cache afresh.
-PARSE_MODULES = ("loader", "model", "diagnostics", "cache")
+PARSE_MODULES = ("loader", "model", "diagnostics", "cache", "verifiers")
 
 
 def folder() -> Path:

@@ -18,6 +18,7 @@ from assay import status as vocab
 from assay.diagnostics import printable
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Decision, Source, series_of
+from assay.cache import CACHE_FROM
 from assay.inputs import Inputs
 from assay.results import Ledger, read_ledger
 from assay.status import CheckState, check_states
@@ -49,11 +50,12 @@ def node_kind(record_id: str) -> str:
 def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, ClaimState]:
     """Status and closure of every valid claim, from the ledger (read from disk when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
-    inputs = Inputs(kb.root)
+    inputs = Inputs(kb.root, cache=len(kb.files) >= CACHE_FROM)
     summary: dict[str, tuple[vocab.Verdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
         states = check_states(inputs, claim, ledger)
         summary[cid] = (vocab.claim_verdict(claim, states), states)
+    inputs.save()
     closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})
     return {cid: ClaimState(cid, verdict.status, "closed" if closed[cid] else "open", states, verdict.assertions,
                             verdict.counts, verdict.devices_run)

@@ -20,6 +20,7 @@ import json
 import re
 from pathlib import Path
 
+from assay.cache import ParseCache, stamp
 from assay.loader import Unreadable, read_regular
 from assay.model import Check, Claim
 from assay.verifiers import imported_names
@@ -74,33 +75,40 @@ def off_lock(packages: dict[str, str], pins: dict[str, str]) -> list[str]:
 class Inputs:
     """The input parts of every check, for one state of the repository under ``root``."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, cache: bool = False):
+        """``cache``: keep each module's imported names between runs (``assay.cache``), for large knowledge bases."""
         self.root = Path(root).resolve()
+        self._names = ParseCache(self.root, "imports") if cache else None
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
+        self._code_parts: dict[str, dict[str, str]] = {}
+        self._definitions: dict[tuple[str, str], str] = {}
 
     def parts(self, claim: Claim, check: Check, device: str) -> dict[str, str]:
         """Every input of ``check``'s result on ``device``, each hashed or versioned."""
-        definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
-        definition["known_failing"] = check.known_failing is not None
-        parts = {f"check:{claim.id}#{check.id}": digest(json.dumps(definition, sort_keys=True).encode())}
+        parts = {f"check:{claim.id}#{check.id}": self._definition(claim, check)}
         testing = claim.assertions_testing(check.id)
         if testing:  # the sentences it tests: the filed words of the assertions it bears on, with its stance
             words = [(a.id, a.filed, [e.stance for e in a.evidence if e.check == check.id]) for a in testing]
             parts[f"words:{claim.id}#{check.id}"] = digest(json.dumps(words, sort_keys=True).encode())
         else:
             parts[f"statement:{claim.id}"] = digest(claim.statement.encode())
-        module = self.root / check.verifier.split("::")[0]
-        for path in self.closure(module):
-            parts[f"code:{self._rel(path)}"] = self.file_digest(path)
+        parts.update(self.code_parts(check.verifier.split("::")[0]))
         for name in check.reads:
             parts[f"data:{name}"] = self.file_digest(self.root / name)
         for package in PINNED:
             parts[f"pin:{package}"] = self.pins.get(package, "unpinned")
         parts["device"] = device
         return parts
+
+    def code_parts(self, module: str) -> dict[str, str]:
+        """``code:<path>`` -> hash for the verifier module ``module`` (root-relative) and what it loads."""
+        if module not in self._code_parts:
+            closure = self.closure(self.root / module)
+            self._code_parts[module] = {f"code:{self._rel(path)}": self.file_digest(path) for path in closure}
+        return self._code_parts[module]
 
     def closure(self, module: Path) -> tuple[Path, ...]:
         """``module``, the conftest files above it, and every local module they import, transitively."""
@@ -115,6 +123,15 @@ class Inputs:
                     todo += self._direct_imports(path)
             self._closures[module] = tuple(sorted(seen))
         return self._closures[module]
+
+    def _definition(self, claim: Claim, check: Check) -> str:
+        """The hash of what the check is (its note and the wording of its known-failing reason aside)."""
+        key = (claim.id, check.id)
+        if key not in self._definitions:
+            definition = check.model_dump(mode="json", exclude={"note", "known_failing"})
+            definition["known_failing"] = check.known_failing is not None
+            self._definitions[key] = digest(json.dumps(definition, sort_keys=True).encode())
+        return self._definitions[key]
 
     def file_digest(self, path: Path) -> str:
         """The hash of a file in the repository, or why it cannot be read (which is itself an input)."""
@@ -144,15 +161,31 @@ class Inputs:
             self._imports[path] = self._read_imports(path)
         return self._imports[path]
 
+    def save(self) -> None:
+        """Keep what was parsed for the next run (when caching)."""
+        if self._names is not None:
+            self._names.save()
+
+    def _names_of(self, path: Path, package: str) -> list[str]:
+        """The dotted names ``path`` imports, from the cache while the file is unchanged."""
+        rel = self._rel(path)
+        current = stamp(path) if self._names is not None and path.parent.resolve() == path.parent else None
+        names = self._names.get(rel, current) if self._names is not None else None
+        if names is None:
+            try:
+                source = read_regular(self.root, path)
+                names = imported_names(ast.parse(source), package, source)
+            except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
+                return []  # the digest says it is unreadable; pytest reports the syntax error
+            if self._names is not None:
+                self._names.put(rel, current, names)
+        return names
+
     def _read_imports(self, path: Path) -> list[Path]:
-        try:
-            tree = ast.parse(read_regular(self.root, path))
-        except (Unreadable, SyntaxError, ValueError):
-            return []  # the digest says it is unreadable; pytest reports the syntax error
         folder = path.parent
         package = ".".join(folder.relative_to(self.root).parts) if folder.is_relative_to(self.root) else ""
         found = []
-        for name in imported_names(tree, package):
+        for name in self._names_of(path, package):
             bits = name.split(".")
             # pytest puts the root on sys.path (pythonpath = ["."]) and a test module's own folder too
             for base in (self.root, folder):

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from assay.cache import ParseCache, stamp
+from assay.cache import CACHE_FROM, ParseCache, stamp
 from assay.diagnostics import PER_FILE, Diagnostic
 from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
 
@@ -61,10 +61,21 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
         raise Unreadable(f"cannot be read ({why})") from None
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
+    return _read_open(str(resolved), 0, limit)
+
+
+def read_in(folder: str, name: str, limit: int = MAX_BYTES) -> bytes:
+    """``read_regular`` for a file named ``name`` in ``folder``, a resolved folder already known to lie
+    inside the root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved."""
+    return _read_open(os.path.join(folder, name), getattr(os, "O_NOFOLLOW", 0), limit)
+
+
+def _read_open(path: str, flags: int, limit: int) -> bytes:
     try:
-        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | flags)
     except OSError as e:
-        raise Unreadable(f"cannot be read ({e.strerror})") from None
+        why = "it is a link" if e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
     try:
         info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too
         if not stat.S_ISREG(info.st_mode):
@@ -395,11 +406,6 @@ class KnowledgeBase:
             for cls, index in valid.items():
                 if isinstance(f.record, cls):
                     index.setdefault(f.record.id, f.record)
-
-
-#: From this many record files on, parses are kept between runs (``assay.cache``); below, parsing takes
-#: well under a second.
-CACHE_FROM = 1000
 
 
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:

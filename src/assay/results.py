@@ -9,12 +9,14 @@ is the key: a file whose claim, check or device differs from its path is not rea
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -22,7 +24,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from assay.diagnostics import Diagnostic
-from assay.loader import Unreadable, read_regular
+from assay.loader import Unreadable, read_in, read_regular
 from assay.model import CLAIM_ID, SLUG, Device, Tier
 
 FORMAT = 2
@@ -247,13 +249,30 @@ class Ledger:
         return self.results.get(key)
 
 
-def read_result(root: Path, path: Path) -> Result:
-    """One ledger file, validated; raises ``LedgerProblem`` with the diagnostic's code and message."""
+def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
+    """One ledger file, validated; raises ``LedgerProblem`` with the diagnostic's code and message.
+
+    ``raw`` is the file's bytes where the caller has read them by the rule of ``read_regular``.
+    """
     rel = path.relative_to(root).as_posix()
+    if raw is None:  # read by the rule, and named by it when it fails
+        try:
+            raw = read_regular(root, path)
+        except Unreadable as e:
+            raise LedgerProblem("bad-ledger", f"{rel} {e}") from None
     try:
-        raw = read_regular(root, path)
-    except Unreadable as e:
-        raise LedgerProblem("bad-ledger", f"{rel} {e}") from None
+        result = Result.model_validate_json(raw)  # the common case, in one pass
+    except ValidationError:
+        result = _diagnose(rel, raw)
+    named = _key_of(path)
+    if named != result.key:
+        raise LedgerProblem("ledger-misplaced",
+                            f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}")
+    return result
+
+
+def _diagnose(rel: str, raw: bytes) -> Result:
+    """Why a ledger file does not validate, as the most useful ``LedgerProblem``."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -263,17 +282,12 @@ def read_result(root: Path, path: Path) -> Result:
     if data.get("format") != FORMAT:
         raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
     try:
-        result = Result.model_validate(data)
+        return Result.model_validate(data)
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "the file"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         raise LedgerProblem("ledger-shape", f"{rel}: '{where}': {err['msg'].lower()}{more}") from None
-    named = _key_of(path)
-    if named != result.key:
-        raise LedgerProblem("ledger-misplaced",
-                            f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}")
-    return result
 
 
 class LedgerProblem(Exception):
@@ -300,12 +314,16 @@ def _first_line(e: Exception) -> str:
 
 
 def read_ledger(root: Path) -> Ledger:
-    """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file."""
+    """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
+
+    Folders are resolved once; a plain file in a folder inside the root is opened without resolving
+    it (``read_in``), and anything else (a link, a linked folder) goes through ``read_regular``.
+    """
     root = Path(root).resolve()
     ledger = Ledger()
-    for path in sorted((root / "results").glob("*/*.json")):
+    for path, read in _ledger_files(root):
         try:
-            result = read_result(root, path)
+            result = read_result(root, path, _read_quietly(read))
         except LedgerProblem as e:
             diag = Diagnostic(path.relative_to(root).as_posix(), 1, 1, e.code, e.message, _HINTS[e.code])
             ledger.diagnostics.append(diag)
@@ -315,6 +333,39 @@ def read_ledger(root: Path) -> Ledger:
             continue
         ledger.results[result.key] = result
     return ledger
+
+
+def _read_quietly(read: Callable[[], bytes] | None) -> bytes | None:
+    """The bytes, or None to let ``read_result``'s resolving read name why the file cannot be read."""
+    try:
+        return read() if read else None
+    except Unreadable:
+        return None
+
+
+def _ledger_files(root: Path) -> Iterator[tuple[Path, Callable[[], bytes] | None]]:
+    """``(path, read)`` of every ``results/*/*.json``. ``read`` reads a plain file in a folder inside the
+    root without resolving it (``read_in``); it is None where the slow, resolving read must decide (a
+    link, a file in a linked folder, something that is not a file)."""
+    base = root / "results"
+    base_real = os.path.realpath(base)
+    if not Path(base_real).is_relative_to(root):
+        base_real = ""  # results/ itself leads outside: every file takes the resolving read, which refuses it
+    try:
+        folders = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        real = os.path.join(base_real, folder.name) if base_real and not folder.is_symlink() else ""
+        try:
+            entries = sorted((e for e in os.scandir(folder.path) if e.name.endswith(".json")), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            plain = real and entry.is_file(follow_symlinks=False)
+            yield base / folder.name / entry.name, functools.partial(read_in, real, entry.name) if plain else None
 
 
 def figure_problems(root: Path, result: Result) -> list[str]:

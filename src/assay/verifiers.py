@@ -7,6 +7,7 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,16 +81,18 @@ def scan(root: Path) -> Index:
     return out
 
 
-def imported_names(tree: ast.Module, package: str) -> list[str]:
+def imported_names(tree: ast.Module, package: str, source: bytes | None = None) -> list[str]:
     """Dotted names of the modules a module imports, absolute, relative or by ``importlib``.
 
     ``package`` is the dotted package the module sits in (``verify.sub``), for relative imports.
-    ``importlib.import_module("x.y")`` and ``__import__("x")`` count when the name is a literal.
+    ``importlib.import_module("x.y")`` and ``__import__("x")`` count when the name is a literal; given the
+    module's ``source``, expressions are searched for them only when its text names them.
     Every prefix of a dotted name is listed too: importing ``verify.sub.mod`` runs ``verify/__init__.py``
     and ``verify/sub/__init__.py``.
     """
     names: list[str] = []
-    for node in ast.walk(tree):
+    dynamic = source is None or b"import_module" in source or b"__import__" in source
+    for node in _statements(tree, dynamic):
         if isinstance(node, ast.Import):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -108,6 +111,19 @@ def imported_names(tree: ast.Module, package: str) -> list[str]:
         parts = name.split(".")
         out += [".".join(parts[: i + 1]) for i in range(len(parts))]
     return list(dict.fromkeys(out))
+
+
+def _statements(tree: ast.Module, dynamic: bool) -> Iterator[ast.AST]:
+    """The statements of a module, nested ones too; every node when a dynamic import may hide in an expression."""
+    if dynamic:
+        yield from ast.walk(tree)
+        return
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo += [n for n in getattr(node, name, ()) if isinstance(n, (ast.stmt, ast.excepthandler, ast.match_case))]
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
