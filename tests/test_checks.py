@@ -391,3 +391,17 @@ def test_two_assertions_with_one_id_are_reported_at_the_second(diagnose):
     assert diagnose("duplicate-assertion") == (
         "claims/THEORY-085.yaml:27:5: error[duplicate-assertion]: assertion 'cap' is listed twice"
     )
+
+
+def test_text_that_assay_new_wrote_and_nobody_replaced_is_an_error_at_each_field(diagnose):
+    assert diagnose("placeholder") == (
+        "claims/SOTA-380.yaml:4:1: error[placeholder]: 'statement' still holds the text assay new wrote: "
+        "\"The claim as filed, in the source document's words.\"\n"
+        "  hint: replace it with what the source says\n"
+        "claims/SOTA-380.yaml:9:5: error[placeholder]: 'citations[0].quote' still holds the text assay new wrote: "
+        "\"The source's exact words.\"\n"
+        "  hint: replace it with what the source says\n"
+        "claims/SOTA-380.yaml:11:1: error[placeholder]: 'no_check_reason' still holds the text assay new wrote: "
+        "'Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.'\n"
+        "  hint: replace it with what the source says"
+    )

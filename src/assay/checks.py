@@ -15,6 +15,7 @@ import networkx as nx
 from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import SERIES, Claim, Source, series, series_of
+from assay.scaffold import placeholders
 from assay.spans import locate, uncovered
 from assay.results import figure_problems, ledger_path, read_ledger
 from assay.verifiers import Index, Verifier, scan
@@ -33,6 +34,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found += list(_verifiers(kb))
     found += list(_uncited(kb))
     found += list(_assertions(kb))
+    found += list(_placeholders(kb))
     found += list(_ledger(kb))
     return capped(set(found), {f.path: f.unlisted for f in kb.files if f.unlisted})
 
@@ -328,6 +330,31 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
             if number > len(claim.citations):
                 yield f.diag(("assertions", n, "source", "citations", k), "unknown-citation",
                              f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}")
+
+
+def _placeholders(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Texts that `assay new` wrote and nobody replaced."""
+    texts = placeholders()
+    for f in kb.files:
+        for loc, value in _leaves(f.data, ()):
+            if " ".join(value.split()) in texts:
+                yield f.diag(loc, "placeholder", f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
+                             "replace it with what the source says")
+
+
+def _leaves(node: object, loc: tuple) -> Iterator[tuple[tuple, str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, loc + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, loc + (i,))
+    elif isinstance(node, str):
+        yield loc, node
+
+
+def _dotted(loc: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
 
 
 def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:

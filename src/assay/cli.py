@@ -20,6 +20,7 @@ from assay import checks, export, graph, schema
 from assay import status as vocab
 from assay.diagnostics import printable
 from assay.loader import KnowledgeBase, Loaded, load
+from assay.scaffold import RECORD_TEMPLATES
 from assay.model import BY_KIND, SERIES, Claim, series_of
 
 
@@ -43,47 +44,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if n_err else 0
 
 
-_TEMPLATES = {
-    "claims": """\
-# yaml-language-server: $schema=../schema/claim.schema.json
-id: {id}
-title: A short name for lists and the graph
-statement: >-
-  The claim as filed, in the source document's words.
-tags: []
-citations:
-  - source: {source}
-    locator: "§1"
-    quote: >-
-      The source's exact words.
-no_check_reason: >-
-  Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.
-""",
-    "sources": """\
-# yaml-language-server: $schema=../schema/source.schema.json
-id: {id}
-kind: paper
-title: The title as the document gives it
-authors: [First Author, Second Author]
-year: {year}
-identifiers:
-  url: https://example.org/replace-me
-takeaways: []
-""",
-    "decisions": """\
-# yaml-language-server: $schema=../schema/decision.schema.json
-id: {id}
-title: The decision in a few words
-status: proposed
-date: "{date}"
-context: >-
-  The problem this decision answers.
-decision: >-
-  What is decided.
-consequences: >-
-  What follows, including what the validator enforces.
-""",
-}
 
 
 def next_id(root: Path, prefix: str) -> str:
@@ -107,7 +67,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     sources = sorted(p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml")
                      if re.fullmatch(rf"{lit.prefix}-[0-9]+", p.stem))
     today = dt.date.today()
-    text = _TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat())
+    text = RECORD_TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat())
     path = args.root / folder / f"{rid}.yaml"
     if not path.parent.resolve().is_relative_to(args.root):
         raise UsageProblem(f"{folder}/ is a link to a folder outside the knowledge base; assay new writes only inside it")

@@ -61,6 +61,8 @@ _CODES = [
     Code("unused-check", "error", "A check is evidence for no assertion, so nothing it measures reaches a verdict."),
     Code("unknown-citation", "error", "An assertion names a citation number the claim does not have."),
     Code("duplicate-assertion", "error", "Two assertions of a claim share an id."),
+    Code("placeholder", "error", "A field still holds the text `assay new` wrote for a person to replace, so the record "
+         "cannot read as cited or checked."),
     # references between records
     Code("unknown-source", "error", "A citation, reported number or comparison names a source that does not exist."),
     Code("unknown-record", "error", "A relation names a record that does not exist."),
