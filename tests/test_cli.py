@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks, cli, results
-from assay.loader import load
+from assay import checks, cli
 from tests.conftest import write_result
 
 COMMANDS = ["check", "new", "show", "status", "graph", "export", "schema"]

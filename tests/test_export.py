@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 
-from assay import export, graph, results
+from assay import export, graph
 from assay.loader import load
-from tests.conftest import write_result
 from assay.model import Source
+from tests.conftest import write_result
 
 
 def source(**fields) -> Source:

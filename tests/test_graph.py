@@ -10,7 +10,7 @@ import pytest
 
 from assay import graph, results
 from assay import status as vocab
-from assay.loader import KnowledgeBase, Loaded, load
+from assay.loader import KnowledgeBase, Loaded
 from assay.model import Claim
 from tests.conftest import ENVIRONMENT, write_result
 

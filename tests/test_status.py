@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from assay import status
+from assay.graph import claim_states
+from assay.loader import load
 from assay.model import Assertion
 from assay.status import CheckState
 from tests.conftest import write_result
-from assay.loader import load
-from assay.graph import claim_states
 
 SUPPORTS = Assertion(id="a", filed=["x"], source={"kind": "quoted"}, evidence=[{"check": "c", "stance": "supports"}])
 REFUTES = Assertion(id="a", filed=["x"], source={"kind": "quoted"}, evidence=[{"check": "c", "stance": "refutes"}])

@@ -12,12 +12,13 @@ from collections.abc import Collection, Iterator
 
 import networkx as nx
 
+from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import SERIES, Claim, Source, series, series_of
+from assay.results import figure_problems, ledger_path, read_ledger
 from assay.scaffold import placeholders
 from assay.spans import locate, uncovered
-from assay.results import figure_problems, ledger_path, read_ledger
 from assay.verifiers import Index, Verifier, scan
 
 
@@ -138,19 +139,29 @@ def _cycles(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     g = nx.DiGraph()
     g.add_nodes_from(rests_on)
     g.add_edges_from((cid, t) for cid, targets in rests_on.items() for t in targets if t in rests_on)
-    for knot in nx.strongly_connected_components(g):
-        if len(knot) < 2:
-            continue
-        start = min(knot)
-        ring = _shortest_cycle(start, rests_on, knot)
-        members = sorted(knot)
-        message = "depends_on cycle: " + " -> ".join(ring)
-        if len(members) > len(ring) - 1:
-            named = ", ".join(members[:KNOT_NAMES]) + (f" and {len(members) - KNOT_NAMES} more" if len(members) > KNOT_NAMES else "")
-            message += f", in a knot of {len(members)} claims that rest on one another: {named}"
+    for start, ring, members in _knots(g, rests_on):
+        message = _knot_message("depends_on", ring, members, "claims that rest on one another")
         n = next(i for i, r in enumerate(kb.claims[start].relations) if r.type == "depends_on" and r.target == ring[1])
         yield kb.by_id[start].diag(("relations", n, "target"), "depends-on-cycle", message,
                                    "a claim cannot rest on itself; make one of these links 'supports'")
+
+
+def _knots(g: nx.DiGraph, links: dict[str, list[str]]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """Each knot of ``g`` (a strongly connected component of two or more): its smallest id, the shortest
+    cycle through it, and its members sorted."""
+    for knot in nx.strongly_connected_components(g):
+        if len(knot) >= 2:
+            start = min(knot)
+            yield start, _shortest_cycle(start, links, knot), sorted(knot)
+
+
+def _knot_message(link: str, ring: list[str], members: list[str], what: str) -> str:
+    """``<link> cycle: A -> B -> A``, and the knot's members when there are more than the cycle's."""
+    message = f"{link} cycle: " + " -> ".join(ring)
+    if len(members) > len(ring) - 1:
+        more = f" and {len(members) - KNOT_NAMES} more" if len(members) > KNOT_NAMES else ""
+        message += f", in a knot of {len(members)} {what}: " + ", ".join(members[:KNOT_NAMES]) + more
+    return message
 
 
 def _shortest_cycle(start: str, rests_on: dict[str, list[str]], knot: set[str]) -> list[str]:
@@ -216,16 +227,8 @@ def _compared_against(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iterator[Diagnostic]:
     g = nx.DiGraph()
     g.add_edges_from((sid, t) for sid, targets in earlier.items() for t in targets)
-    for knot in nx.strongly_connected_components(g):
-        if len(knot) < 2:
-            continue
-        start = min(knot)
-        ring = _shortest_cycle(start, earlier, knot)
-        members = sorted(knot)
-        message = "compared_against cycle: " + " -> ".join(ring)
-        if len(members) > len(ring) - 1:
-            named = ", ".join(members[:KNOT_NAMES]) + (f" and {len(members) - KNOT_NAMES} more" if len(members) > KNOT_NAMES else "")
-            message += f", in a knot of {len(members)} sources compared against one another: {named}"
+    for start, ring, members in _knots(g, earlier):
+        message = _knot_message("compared_against", ring, members, "sources compared against one another")
         dates = sorted({_order_key(kb.sources[s]) for s in members})
         n = next(i for i, c in enumerate(kb.sources[start].compared_against) if c.source == ring[1])
         yield kb.by_id[start].diag(
@@ -236,7 +239,7 @@ def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iter
 
 
 def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    tests = scan(kb.root)
+    tests = scan(kb.root, cache=len(kb.files) >= CACHE_FROM)
     for path, why in tests.unreadable.items():
         yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}",
                          "verifiers are regular files inside the knowledge base")
@@ -333,24 +336,28 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
 
 
 def _placeholders(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Texts that `assay new` wrote and nobody replaced."""
-    texts = placeholders()
+    """Texts that `assay new` wrote and nobody replaced, looked for in the fields it writes them to."""
+    where = placeholders()
     for f in kb.files:
-        for loc, value in _leaves(f.data, ()):
-            if " ".join(value.split()) in texts:
+        for loc, value in _at(f.data, where.fields.get(f.folder, ())):
+            if " ".join(value.split()) in where.texts:
                 yield f.diag(loc, "placeholder", f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
                              "replace it with what the source says")
 
 
-def _leaves(node: object, loc: tuple) -> Iterator[tuple[tuple, str]]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _leaves(v, loc + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _leaves(v, loc + (i,))
-    elif isinstance(node, str):
-        yield loc, node
+def _at(data: object, paths: tuple[tuple, ...]) -> Iterator[tuple[tuple, str]]:
+    """The string values at ``paths`` in ``data`` (``"*"`` in a path stands for every list index)."""
+    for path in paths:
+        todo: list[tuple[tuple, object]] = [((), data)]
+        for part in path:
+            nxt: list[tuple[tuple, object]] = []
+            for loc, node in todo:
+                if part == "*" and isinstance(node, list):
+                    nxt += [(loc + (i,), v) for i, v in enumerate(node)]
+                elif isinstance(node, dict) and part in node:
+                    nxt.append((loc + (part,), node[part]))
+            todo = nxt
+        yield from ((loc, v) for loc, v in todo if isinstance(v, str))
 
 
 def _dotted(loc: tuple) -> str:

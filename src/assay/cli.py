@@ -20,8 +20,9 @@ from assay import checks, export, graph, schema
 from assay import status as vocab
 from assay.diagnostics import printable
 from assay.loader import KnowledgeBase, Loaded, load
-from assay.scaffold import RECORD_TEMPLATES
 from assay.model import BY_KIND, SERIES, Claim, series_of
+from assay.scaffold import RECORD_TEMPLATES
+from assay.status import CheckState
 
 
 class UsageProblem(Exception):

@@ -15,11 +15,11 @@ from typing import Any
 import networkx as nx
 
 from assay import status as vocab
+from assay.cache import CACHE_FROM
 from assay.diagnostics import printable
+from assay.inputs import Inputs
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Decision, Source, series_of
-from assay.cache import CACHE_FROM
-from assay.inputs import Inputs
 from assay.results import Ledger, read_ledger
 from assay.status import CheckState, check_states
 

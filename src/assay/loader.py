@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import gc
 import errno
+import gc
 import heapq
 import os
 import stat

@@ -25,7 +25,6 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 
 from assay.site import Options, Output, generate
 
-
 ASSETS = Path(__file__).parent / "site" / "assets"
 THEME = Path(__file__).parent / "site" / "theme"  # main.html: Material's, with the sidebars rendered once per folder
 

@@ -10,6 +10,7 @@ With no claim test collected the plugin only declares its options and markers.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import os
@@ -229,8 +230,6 @@ def _claim_marker(item: pytest.Item) -> tuple[str, str] | None:
 
 
 def _shard_of(nodeid: str, n: int) -> int:
-    import hashlib
-
     return int(hashlib.sha256(nodeid.encode()).hexdigest(), 16) % n
 
 
@@ -456,8 +455,6 @@ def _hard_stop(state: _Session) -> limits.HardStop | None:
 
 
 def _note_name(nodeid: str) -> str:
-    import hashlib
-
     return hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".txt"
 
 
@@ -636,7 +633,7 @@ def _result(state: _Session, runs: list[RunReport], verdict: str, message: str, 
                       sha256=results.sha256(svg.encode("utf-8")), caption=run.captions.get(name))
                for name, svg in sorted(run.figures.items())]
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    environment = (run.environment or _controller_environment(state, run.device)).model_copy(update={"git_commit": state.commit})
+    environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": state.commit})
     inputs = results.Inputs(hash=input_hash(run.parts), parts=run.parts)
     error = RunError(kind=kind, message=message, finished=finished, inputs_hash=inputs.hash) if verdict == "error" else None
     return Result(
@@ -648,7 +645,8 @@ def _result(state: _Session, runs: list[RunReport], verdict: str, message: str, 
     )
 
 
-def _controller_environment(state: _Session, device: str) -> Environment:
+def _controller_environment(device: str) -> Environment:
+    """The controller's machine, for a run whose worker died before it could say (xdist runs on one machine)."""
     from assay.environment import capture
 
     return capture(device)

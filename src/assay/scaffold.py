@@ -8,6 +8,7 @@ configuration and a README stub. In it, ``assay check`` is clean, ``pytest verif
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -61,22 +62,33 @@ consequences: >-
 }
 
 
+@dataclass(frozen=True)
+class Placeholders:
+    """The texts ``assay new`` writes for a person to replace, and the fields (per folder) it writes them to."""
+
+    texts: frozenset[str]
+    fields: dict[str, tuple[tuple[str, ...], ...]]
+
+
 @cache
-def placeholders() -> frozenset[str]:
-    """The texts ``assay new`` writes for a person to replace; a record that still holds one is not finished."""
-    found: set[str] = set()
-    for text in RECORD_TEMPLATES.values():
+def placeholders() -> Placeholders:
+    """What a record that is not finished still holds: prose and dummy addresses, not ids or dates."""
+    texts: set[str] = set()
+    fields: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for folder, text in RECORD_TEMPLATES.items():
         data = yaml.safe_load(text.format(id="X-000", source="LIT-000", year=2000, date="2000-01-01"))
-        found |= {v for v in _strings(data) if " " in v or "replace-me" in v}  # prose and dummy addresses, not ids or dates
-    return frozenset(" ".join(v.split()) for v in found)
+        found = [(path, v) for path, v in _strings(data, ()) if " " in v or "replace-me" in v]
+        texts |= {" ".join(v.split()) for _, v in found}
+        fields[folder] = tuple(dict.fromkeys(path for path, _ in found))
+    return Placeholders(frozenset(texts), fields)
 
 
-def _strings(node: object) -> list[str]:
+def _strings(node: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
     if isinstance(node, dict):
-        return [s for v in node.values() for s in _strings(v)]
+        return [s for k, v in node.items() for s in _strings(v, path + (k,))]
     if isinstance(node, list):
-        return [s for v in node for s in _strings(v)]
-    return [node] if isinstance(node, str) else []
+        return [s for v in node for s in _strings(v, path + ("*",))]
+    return [(path, node)] if isinstance(node, str) else []
 
 
 MKDOCS = """\

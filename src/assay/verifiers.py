@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.cache import ParseCache, stamp
 from assay.loader import Unreadable, read_regular
 
 
@@ -54,30 +55,47 @@ class Index(dict[str, Verifier]):
         self.unreadable: dict[str, str] = {}
 
 
-def scan(root: Path) -> Index:
+def scan(root: Path, cache: bool = False) -> Index:
     """Every ``test_*`` function in ``verify/test_*.py`` under ``root``, by node id.
 
     A module is read by ``read_regular``'s rule: a link leading outside the knowledge base, a FIFO or an
     oversized file is not read; it is listed in ``Index.unreadable`` and none of its tests is indexed.
+    ``cache``: keep each module's tests between runs while the file is unchanged (``assay.cache``).
     """
     out = Index()
+    store = ParseCache(root, "verifiers") if cache else None
     for path in sorted((root / "verify").glob("**/test_*.py")):
         rel = path.relative_to(root).as_posix()
-        try:
-            tree = ast.parse(read_regular(root, path).decode("utf-8"))
-        except Unreadable as e:
-            out.unreadable[rel] = str(e)
-            continue
-        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-            continue  # pytest reports it when it collects the module
-        module_marker = _module_marker(tree)
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                marker = _marker_args(node.decorator_list) or module_marker or (None, None)
-                claim, check = marker
-                if module_marker and not check and module_marker[0]:
-                    claim = claim or module_marker[0]
-                out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check)
+        current = stamp(path) if store is not None and path.parent.resolve() == path.parent else None
+        found = store.get(rel, current) if store is not None else None
+        if found is None:
+            try:
+                found = _module_tests(root, path, rel)
+            except Unreadable as e:
+                out.unreadable[rel] = str(e)
+                continue
+            if store is not None:
+                store.put(rel, current, found)
+        out.update(found)
+    if store is not None:
+        store.save()
+    return out
+
+
+def _module_tests(root: Path, path: Path, rel: str) -> dict[str, Verifier]:
+    """The tests of one module with their claim markers; raises ``Unreadable``."""
+    out: dict[str, Verifier] = {}
+    try:
+        tree = ast.parse(read_regular(root, path).decode("utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return out  # pytest reports it when it collects the module
+    module_marker = _module_marker(tree)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            claim, check = _marker_args(node.decorator_list) or module_marker or (None, None)
+            if module_marker and not check and module_marker[0]:
+                claim = claim or module_marker[0]
+            out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check)
     return out
 
 

@@ -16,7 +16,18 @@ from assay.model import Claim, Decision, Source
 from assay.results import Environment
 from assay.site import neighbourhood, search
 from assay.site.markup import (
-    anchor, chip, esc, href, legend, link, number, paragraphs, plain_chip, record_doc, record_link, table,
+    anchor,
+    chip,
+    esc,
+    href,
+    legend,
+    link,
+    number,
+    paragraphs,
+    plain_chip,
+    record_doc,
+    record_link,
+    table,
 )
 from assay.site.views import ClaimView, SiteIndex
 from assay.status import CheckState
