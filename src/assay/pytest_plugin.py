@@ -212,6 +212,11 @@ def pytest_configure(config: pytest.Config) -> None:
     state = _Session(config)
     config.stash[_KEY] = state
     if not hasattr(config, "workerinput"):
+        # options that name things are checked here, once, before any xdist worker starts
+        if config.getoption("claim"):
+            _check_wanted(state, config.getoption("claim"))
+        if config.getoption("device") == "cuda":
+            _resolve_device("cuda")
         config.pluginmanager.register(_Controller(state), "assay-controller")  # only reads reports until a check ends
 
 
@@ -253,7 +258,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     torch.set_num_threads(1)  # small models run many times faster on one intra-op thread; xdist uses the cores
     state.device = _resolve_device(config.getoption("device"))
-    _check_wanted(state, config.getoption("claim"))
     for item, (cid, check_id) in tied:
         _tie(state, item, cid, check_id)
     _select(config, items, state)

@@ -199,3 +199,11 @@ def test_a_rerun_that_changes_the_verdict_with_the_same_inputs_is_flagged_unstab
     data = ledger(root)
     assert (data["verdict"], data["unstable"]["verdicts"]) == ("failed", ["passed", "failed"])
     json.dumps(data)
+
+
+def test_a_bad_claim_option_is_a_usage_error_under_xdist_too_not_an_internal_error(pytester):
+    make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    result = pytester.runpytest_subprocess("verify", "-n", "2", "--claim", "NOPE")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
