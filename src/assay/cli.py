@@ -194,6 +194,30 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Merge result folders (another machine's checkout, a shard's output) into results/, by the ledger's rules.
+
+    Per check and device: a result matching this repository's inputs beats one that does not; then the
+    later finished wins; an error never replaces a completed measurement. Conflicts are printed.
+    Idempotent: merging the same folder twice changes nothing the second time.
+
+    example: assay merge ../gpu-box/results
+    """
+    from assay.loader import load
+    from assay.merge import merge
+
+    report = merge(load(args.root), args.dirs)
+    for d in report.problems:
+        print(printable(d.render()))
+    for title, lines in (("added", report.added), ("replaced", report.replaced), ("kept", report.kept),
+                         ("conflict", report.conflicts), ("skipped", report.skipped)):
+        for line in lines:
+            print(printable(f"{title}: {line}"))
+    print(f"{len(report.added)} added, {len(report.replaced)} replaced, {len(report.kept)} kept, "
+          f"{len(report.conflicts)} conflict(s), {len(report.skipped)} skipped", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     """Start a new knowledge base in DIR: folders, mkdocs.yml, schemas, an example claim with its verifier, a lock file.
 
@@ -286,6 +310,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("json", "dot", "mermaid"), default="json")
     p = add("export", cmd_export)
     p.add_argument("what", choices=("bibtex", "json"))
+    p = add("merge", cmd_merge)
+    p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a folder holding results/, or a results folder")
     p = add("init", cmd_init)
     p.add_argument("dir", type=Path, help="the folder to create (it must not exist, or be empty)")
     add("schema", cmd_schema)
