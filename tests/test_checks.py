@@ -405,3 +405,10 @@ def test_text_that_assay_new_wrote_and_nobody_replaced_is_an_error_at_each_field
         "'Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.'\n"
         "  hint: replace it with what the source says"
     )
+
+
+def test_a_check_above_the_analytic_tier_that_marks_no_control_is_a_warning(diagnose):
+    assert diagnose("no-control") == (
+        "claims/SOTA-364.yaml:39:5: warning[no-control]: check 'shuffle-bn' of SOTA-364 marks no control\n"
+        "  hint: mark the expectation that must hold for a model without the effect: control: true"
+    )

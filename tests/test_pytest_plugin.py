@@ -88,7 +88,8 @@ def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(
     assert data["verdict"] == "passed"
     assert data["metrics"] == {"gap": {"value": 2.0, "unit": None, "seeds": []}, "control": {"value": 0.0, "unit": None, "seeds": []}}
     assert data["expectation"] == [
-        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "measured": 2.0, "holds": True, "paper": None}
+        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "control": False, "measured": 2.0,
+         "holds": True, "paper": None}
     ]
     assert data["environment"]["threads"] == 1
     assert set(data["inputs"]["parts"]) == {

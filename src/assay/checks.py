@@ -308,6 +308,10 @@ def _assertions(kb: KnowledgeBase) -> Iterator[Diagnostic]:
             loc = ("statement",) if sentence.field == "statement" else ("conditions", int(sentence.field[11:-1]))
             yield f.diag(loc, "uncovered-sentence", f"no assertion of {cid} covers: {sentence.text!r}",
                          "quote it in an assertion's filed: list")
+        for n, check in enumerate(claim.checks):
+            if check.tier != "analytic" and not any(e.control for e in check.expect):
+                yield f.diag(("checks", n, "expect"), "no-control", f"check '{check.id}' of {cid} marks no control",
+                             "mark the expectation that must hold for a model without the effect: control: true")
         used = {e.check for a in claim.assertions for e in a.evidence}
         for n, check in enumerate(claim.checks):
             if check.id not in used:

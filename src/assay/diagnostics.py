@@ -61,6 +61,8 @@ _CODES = [
     Code("unused-check", "error", "A check is evidence for no assertion, so nothing it measures reaches a verdict."),
     Code("unknown-citation", "error", "An assertion names a citation number the claim does not have."),
     Code("duplicate-assertion", "error", "Two assertions of a claim share an id."),
+    Code("no-control", "warning", "A check above the analytic tier marks none of its expectations `control: true`, so "
+         "nothing shows it would fail for a model without the effect."),
     Code("placeholder", "error", "A field still holds the text `assay new` wrote for a person to replace, so the record "
          "cannot read as cited or checked."),
     # references between records

@@ -159,6 +159,9 @@ class Expectation(BaseModel):
     value: float = Field(allow_inf_nan=False, description="Threshold, from the measured spread over seeds.")
     tol: float | None = Field(None, ge=0, allow_inf_nan=False, description="Absolute tolerance; only with `==`.")
     reported: Slug | None = Field(None, description="The `reported` number this compares with, if any.")
+    control: bool = Field(
+        False, description="This comparison is a control: it holds for a model without the effect and fails for one with it."
+    )
 
     @model_validator(mode="after")
     def _tol_only_with_eq(self) -> Expectation:

@@ -79,6 +79,7 @@ class Evaluated(_Part):
     value: float = Field(description="Threshold.")
     tol: float | None = Field(None, description="Absolute tolerance of `==`.")
     reported: str | None = Field(None, description="The `reported` number it is linked to.")
+    control: bool = Field(False, description="Whether the record marks it a control.")
     measured: Finite = Field(description="The measured value.")
     holds: bool = Field(description="Whether the comparison held.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
