@@ -85,6 +85,7 @@ class Inputs:
         self._closures: dict[Path, tuple[Path, ...]] = {}
         self._code_parts: dict[str, dict[str, str]] = {}
         self._definitions: dict[tuple[str, str], str] = {}
+        self._off_lock: dict[tuple[tuple[str, str], ...], list[str]] = {}
 
     def parts(self, claim: Claim, check: Check, device: str) -> dict[str, str]:
         """Every input of ``check``'s result on ``device``, each hashed or versioned."""
@@ -102,6 +103,13 @@ class Inputs:
             parts[f"pin:{package}"] = self.pins.get(package, "unpinned")
         parts["device"] = device
         return parts
+
+    def off_lock(self, packages: dict[str, str]) -> list[str]:
+        """``off_lock`` against this repository's pins, once per distinct set of installed versions."""
+        key = tuple(sorted(packages.items()))
+        if key not in self._off_lock:
+            self._off_lock[key] = off_lock(packages, self.pins)
+        return list(self._off_lock[key])
 
     def code_parts(self, module: str) -> dict[str, str]:
         """``code:<path>`` -> hash for the verifier module ``module`` (root-relative) and what it loads."""

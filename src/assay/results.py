@@ -9,14 +9,13 @@ is the key: a file whose claim, check or device differs from its path is not rea
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -317,16 +316,27 @@ def _first_line(e: Exception) -> str:
 def read_ledger(root: Path) -> Ledger:
     """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
 
-    Folders are resolved once; a plain file in a folder inside the root is opened without resolving
-    it (``read_in``), and anything else (a link, a linked folder) goes through ``read_regular``.
+    The common case is one pass: a plain file in a folder inside the root is read without resolving
+    it (``read_in``) and validated straight from its bytes. Anything else (a link, a linked folder, a
+    file that does not validate or sits at another result's path) takes ``read_result``, which reads by
+    ``read_regular``'s rule and names the problem.
     """
     root = Path(root).resolve()
     ledger = Ledger()
-    for path, read in _ledger_files(root):
+    for folder, name, real in _ledger_entries(root):
+        if real:
+            try:
+                result = Result.model_validate_json(read_in(real, name))
+                if result.claim == folder and name == f"{result.check}.{result.device}.json":
+                    ledger.results[result.key] = result
+                    continue
+            except (Unreadable, ValidationError):
+                pass
+        path = root / "results" / folder / name
         try:
-            result = read_result(root, path, _read_quietly(read))
+            result = read_result(root, path)
         except LedgerProblem as e:
-            diag = Diagnostic(path.relative_to(root).as_posix(), 1, 1, e.code, e.message, _HINTS[e.code])
+            diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
             ledger.diagnostics.append(diag)
             key = _key_of(path)
             if key is not None and e.code != "ledger-misplaced":
@@ -336,18 +346,9 @@ def read_ledger(root: Path) -> Ledger:
     return ledger
 
 
-def _read_quietly(read: Callable[[], bytes] | None) -> bytes | None:
-    """The bytes, or None to let ``read_result``'s resolving read name why the file cannot be read."""
-    try:
-        return read() if read else None
-    except Unreadable:
-        return None
-
-
-def _ledger_files(root: Path) -> Iterator[tuple[Path, Callable[[], bytes] | None]]:
-    """``(path, read)`` of every ``results/*/*.json``. ``read`` reads a plain file in a folder inside the
-    root without resolving it (``read_in``); it is None where the slow, resolving read must decide (a
-    link, a file in a linked folder, something that is not a file)."""
+def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
+    """``(folder, name, real)`` of every ``results/*/*.json``, sorted; ``real`` is the resolved folder when
+    the file is plain and its folder lies inside the root, else empty (the resolving read must decide)."""
     base = root / "results"
     base_real = os.path.realpath(base)
     if not Path(base_real).is_relative_to(root):
@@ -365,8 +366,7 @@ def _ledger_files(root: Path) -> Iterator[tuple[Path, Callable[[], bytes] | None
         except OSError:
             continue
         for entry in entries:
-            plain = real and entry.is_file(follow_symlinks=False)
-            yield base / folder.name / entry.name, functools.partial(read_in, real, entry.name) if plain else None
+            yield folder.name, entry.name, real if real and entry.is_file(follow_symlinks=False) else ""
 
 
 def figure_problems(root: Path, result: Result) -> list[str]:

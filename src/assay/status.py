@@ -131,7 +131,7 @@ class CheckState:
 
 def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckState]:
     """The state of every check of ``claim`` on every device it declares."""
-    from assay.inputs import off_lock, stale_reasons
+    from assay.inputs import stale_reasons
 
     states = []
     for check in claim.checks:
@@ -143,9 +143,10 @@ def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckStat
             elif result is None:
                 states.append(CheckState(claim.id, check.id, device, "not-run", [], None))
             else:
-                reasons = stale_reasons(result.inputs.parts, inputs.parts(claim, check, device))
+                current = inputs.parts(claim, check, device)
+                reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
                 states.append(CheckState(claim.id, check.id, device, result.status, reasons, result,
-                                         off_lock(result.environment.packages, inputs.pins)))
+                                         inputs.off_lock(result.environment.packages)))
     return states
 
 
