@@ -333,3 +333,42 @@ def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, t
     states = claim_states(load(root))["SOTA-001"].checks
     assert [(s.device, s.status) for s in states] == [("cpu", "passed"), ("cuda", "passed")]
     assert states[1].off_lock == [f"torch 2.11.0+cu128 (lock: {cpu['environment']['packages']['torch']})"]
+
+
+def _with_assertions(root: Path, evidence: str) -> None:
+    """Cut SOTA-001 into one assertion whose evidence is ``evidence`` (YAML flow list)."""
+    path = root / "claims" / "SOTA-001.yaml"
+    path.write_text(path.read_text() + textwrap.dedent(f"""\
+        assertions:
+          - id: more
+            filed: [Two is more than one.]
+            source: {{kind: quoted, citations: [1]}}
+            evidence: {evidence}
+        """))
+
+
+def test_a_refuting_check_that_holds_contradicts_its_assertion_after_a_real_run(pytester: pytest.Pytester) -> None:
+    from assay.graph import claim_states
+
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    _with_assertions(root, "[{check: gap, stance: refutes}]")
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    state = claim_states(load(root))["SOTA-001"]
+    assert (state.status, state.counts) == ("contradicted", "cpu: 1 contradicted")
+
+
+def test_checks_that_disagree_leave_their_assertion_inconclusive_after_a_real_run(pytester: pytest.Pytester) -> None:
+    from assay.graph import claim_states
+
+    tests = GAP_TESTS + """
+    @pytest.mark.claim("SOTA-001", "other")
+    def test_other(evidence):
+        evidence.metric("gap", 0.5)
+    """
+    checks = [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
+              check("other", "test_other", '[{metric: gap, op: ">", value: 1}]')]
+    root = make_kb(pytester, checks, tests)
+    _with_assertions(root, "[{check: gap, stance: supports}, {check: other, stance: supports}]")
+    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    state = claim_states(load(root))["SOTA-001"]
+    assert (state.status, state.counts) == ("inconclusive", "cpu: 1 inconclusive")

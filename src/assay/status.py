@@ -41,6 +41,8 @@ CLAIM = {s.name: s for s in [
     Status("verified", "material-check-decagram", "#2e7d32", "Every assertion is supported on every device that ran (a claim not yet cut into assertions: every check passed)."),
     Status("partly-verified", "material-circle-half-full", "#9e9d24", "Some of it is supported; other parts are contradicted, inconclusive, cited only or not run."),
     Status("contradicted", "material-close-octagon", "#c62828", "Checks ran and nothing of it is supported, and some is contradicted: it does not hold as filed at our scale."),
+    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
+           "Checks ran and decide nothing: no part of it is supported or contradicted (checks disagree, or did not refute)."),
     Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed, timed out or has an unreadable result."),
     Status("stale", "material-update", "#0277bd", "A result was computed from inputs that have changed since; rerun it."),
     Status("not-run", "material-circle-outline", "#9e9e9e", "No check has a result yet."),
@@ -225,9 +227,9 @@ def summarise_assertions(claim: Claim, assertions: list[AssertionState], ran: li
         return "not-run"
     if all(a.by_device.get(d) == "supported" for a in assertions for d in ran):
         return "verified"
-    if "supported" not in every and "contradicted" in every:
-        return "contradicted"
-    return "partly-verified"
+    if "supported" in every:
+        return "partly-verified"
+    return "contradicted" if "contradicted" in every else "inconclusive"
 
 
 def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: list[str]) -> str:
