@@ -59,13 +59,13 @@ def test_a_second_record_with_an_id_is_a_duplicate_and_its_file_name_differs(dia
 
 def test_a_check_id_listed_twice_is_reported_at_the_second(diagnose):
     assert diagnose("duplicate-check") == (
-        "claims/SOTA-364.yaml:34:5: error[duplicate-check]: check 'bn-cross-sample' is listed twice"
+        "claims/SOTA-364.yaml:37:5: error[duplicate-check]: check 'bn-cross-sample' is listed twice"
     )
 
 
 def test_a_reported_number_listed_twice_is_reported_at_the_second(diagnose):
     assert diagnose("duplicate-reported") == (
-        "claims/SOTA-364.yaml:21:5: error[duplicate-reported]: reported number 'moco-top1' is listed twice"
+        "claims/SOTA-364.yaml:22:5: error[duplicate-reported]: reported number 'moco-top1' is listed twice"
     )
 
 
@@ -88,7 +88,7 @@ def test_a_relation_to_a_missing_record_suggests_the_nearest_id(diagnose):
 
 def test_an_expectation_naming_a_missing_reported_number_suggests_the_nearest(diagnose):
     assert diagnose("unknown-reported") == (
-        "claims/SOTA-364.yaml:43:9: error[unknown-reported]: 'moco-top5' is not a reported number of SOTA-364\n"
+        "claims/SOTA-364.yaml:48:9: error[unknown-reported]: 'moco-top5' is not a reported number of SOTA-364\n"
         "  hint: did you mean 'moco-top1'?"
     )
 
@@ -353,7 +353,7 @@ def test_an_assertion_whose_words_are_not_in_the_text_is_reported_at_the_span(di
         "claims/THEORY-085.yaml:4:1: error[uncovered-sentence]: no assertion of THEORY-085 covers: "
         "'The InfoNCE bound on mutual information can never exceed the log of the batch size.'\n"
         "  hint: quote it in an assertion's filed: list\n"
-        "claims/THEORY-085.yaml:23:13: error[span-not-in-text]: assertion 'cap': 'The InfoNCE bound can never exceed log N.' "
+        "claims/THEORY-085.yaml:25:13: error[span-not-in-text]: assertion 'cap': 'The InfoNCE bound can never exceed log N.' "
         "is not in the statement or a condition of THEORY-085\n"
         "  hint: copy the words exactly; an assertion quotes the filed text"
     )
@@ -368,7 +368,7 @@ def test_a_sentence_no_assertion_covers_is_reported_with_its_words(diagnose):
 
 def test_an_assertion_naming_a_missing_check_suggests_the_nearest(diagnose):
     assert diagnose("unknown-check") == (
-        "claims/THEORY-085.yaml:27:10: error[unknown-check]: assertion 'cap' names check 'log-n-capp', which THEORY-085 "
+        "claims/THEORY-085.yaml:29:10: error[unknown-check]: assertion 'cap' names check 'log-n-capp', which THEORY-085 "
         "does not have\n"
         "  hint: did you mean 'log-n-cap'?"
     )
@@ -383,13 +383,13 @@ def test_a_check_that_is_evidence_for_no_assertion_is_reported(diagnose):
 
 def test_an_assertion_naming_a_citation_the_claim_lacks_is_reported(diagnose):
     assert diagnose("unknown-citation") == (
-        "claims/THEORY-085.yaml:24:50: error[unknown-citation]: assertion 'cap' names citation 3; THEORY-085 has 1"
+        "claims/THEORY-085.yaml:26:50: error[unknown-citation]: assertion 'cap' names citation 3; THEORY-085 has 1"
     )
 
 
 def test_two_assertions_with_one_id_are_reported_at_the_second(diagnose):
     assert diagnose("duplicate-assertion") == (
-        "claims/THEORY-085.yaml:27:5: error[duplicate-assertion]: assertion 'cap' is listed twice"
+        "claims/THEORY-085.yaml:29:5: error[duplicate-assertion]: assertion 'cap' is listed twice"
     )
 
 
@@ -409,6 +409,30 @@ def test_text_that_assay_new_wrote_and_nobody_replaced_is_an_error_at_each_field
 
 def test_a_check_above_the_analytic_tier_that_marks_no_control_is_a_warning(diagnose):
     assert diagnose("no-control") == (
-        "claims/SOTA-364.yaml:39:5: warning[no-control]: check 'shuffle-bn' of SOTA-364 marks no control\n"
+        "claims/SOTA-364.yaml:44:5: warning[no-control]: check 'shuffle-bn' of SOTA-364 marks no control\n"
         "  hint: mark the expectation that must hold for a model without the effect: control: true"
+    )
+
+
+def test_an_expectation_on_a_metric_its_check_does_not_declare_is_reported(diagnose):
+    assert diagnose("undeclared-metric") == (
+        "claims/THEORY-085.yaml:17:9: error[undeclared-metric]: check 'log-n-cap' of THEORY-085 does not declare metric 'excess'\n"
+        "  hint: add it under the check's metrics: with its unit and what it measures"
+    )
+
+
+def test_a_reported_number_of_another_unit_cannot_stand_beside_a_metric(diagnose):
+    assert diagnose("incomparable-reported") == (
+        "claims/SOTA-364.yaml:49:9: error[incomparable-reported]: check 'shuffle-bn': 'top1' (top1-accuracy, in accuracy points) "
+        "cannot stand beside reported 'moco-top1' (top1-accuracy, in %)\n"
+        "  hint: link only a number of the same quantity in the same unit; otherwise drop reported: and the paper's number "
+        "stays on the page as context"
+    )
+
+
+def test_evidence_reading_a_metric_no_expectation_names_suggests_the_nearest(diagnose):
+    assert diagnose("unknown-metric") == (
+        "claims/THEORY-085.yaml:28:56: error[unknown-metric]: assertion 'cap' reads metric 'exces', which no expectation "
+        "of check 'log-n-cap' names\n"
+        "  hint: did you mean 'excess'?"
     )

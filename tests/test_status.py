@@ -18,16 +18,24 @@ BOTH = Assertion(id="a", filed=["x"], source={"kind": "quoted"},
 CITED = Assertion(id="a", filed=["x"], source={"kind": "quoted"}, cited_only="needs ImageNet")
 
 
+ONLY_X = Assertion(id="a", filed=["x"], source={"kind": "quoted"},
+                   evidence=[{"check": "c", "stance": "supports", "metrics": ["x"]}])
+
+
 class _Result:
-    """The two things the rules read of a ledger result: whether it measured, and its verdict."""
+    """What the rules read of a ledger result: whether it measured, its verdict, how each expectation came out."""
 
-    def __init__(self, verdict: str, holds: bool):
+    def __init__(self, verdict: str, outcomes: dict[str, str]):
         self.verdict, self.measured = verdict, verdict != "error"
-        self.expectation = [type("E", (), {"holds": holds})()]
+        self.expectation = [type("E", (), {"metric": m, "came_out": o})() for m, o in outcomes.items()]
 
 
-def state(check: str, st: str, holds: bool | None = None, stale: bool = False) -> CheckState:
-    result = None if st in ("not-run", "skipped") else _Result(st, holds if holds is not None else st == "passed")
+def state(check: str, st: str, holds: bool | None = None, stale: bool = False, **outcomes: str) -> CheckState:
+    """A check's state; its one expectation ``x`` holds as its verdict says, or as ``holds``/``outcomes`` say."""
+    if not outcomes:
+        ok = holds if holds is not None else st == "passed"
+        outcomes = {"x": "inconclusive" if st == "inconclusive" else "holds" if ok else "fails"}
+    result = None if st in ("not-run", "skipped") else _Result(st, outcomes)
     return CheckState("SOTA-1", check, "cpu", st, ["x changed"] if stale else [], result)  # type: ignore[arg-type]
 
 
@@ -35,6 +43,7 @@ def state(check: str, st: str, holds: bool | None = None, stale: bool = False) -
     (SUPPORTS, [state("c", "passed")], "supported"),
     (SUPPORTS, [state("c", "failed")], "contradicted"),
     (SUPPORTS, [state("c", "known-failing")], "contradicted"),
+    (SUPPORTS, [state("c", "inconclusive")], "inconclusive"),  # the seeds disagree: it decides nothing
     (SUPPORTS, [state("c", "failed", holds=True)], "supported"),  # a known failure that passed: the expectation held
     (SUPPORTS, [state("c", "error")], "error"),
     (SUPPORTS, [state("c", "passed", stale=True)], "stale"),
@@ -44,10 +53,20 @@ def state(check: str, st: str, holds: bool | None = None, stale: bool = False) -
     (REFUTES, [state("c", "passed")], "contradicted"),  # the check passing refutes the assertion
     (REFUTES, [state("c", "failed")], "inconclusive"),  # not refuted, not supported either
     (REFUTES, [state("c", "known-failing")], "inconclusive"),
+    (REFUTES, [state("c", "inconclusive")], "inconclusive"),
     (BOTH, [state("c", "passed"), state("d", "failed")], "supported"),
     (BOTH, [state("c", "passed"), state("d", "passed")], "inconclusive"),
     (BOTH, [state("c", "failed"), state("d", "passed")], "contradicted"),
     (BOTH, [state("c", "passed"), state("d", "not-run")], "not-run"),
+    (BOTH, [state("c", "passed"), state("d", "inconclusive")], "inconclusive"),
+    (BOTH, [state("c", "inconclusive"), state("d", "failed")], "inconclusive"),
+    (BOTH, [state("c", "failed"), state("d", "inconclusive")], "contradicted"),
+    # evidence that reads only expectation x: another expectation failing does not count
+    (ONLY_X, [state("c", "known-failing", x="holds", y="fails")], "supported"),
+    (ONLY_X, [state("c", "known-failing", x="fails", y="holds")], "contradicted"),
+    (ONLY_X, [state("c", "inconclusive", x="inconclusive", y="holds")], "inconclusive"),
+    (ONLY_X, [state("c", "inconclusive", x="holds", y="inconclusive")], "supported"),
+    (SUPPORTS, [state("c", "known-failing", x="holds", y="fails")], "contradicted"),  # all of them, unless restricted
     (CITED, [], "untested"),
 ])
 def test_an_assertions_status_follows_its_checks_and_their_stances(assertion, checks, expected):
@@ -92,3 +111,18 @@ def test_the_fixture_claims_verdicts_come_from_their_assertions(kb_root):
     st = claim_states(load(kb_root))["SOTA-364"]
     assert [(a.id, a.by_device) for a in st.assertions] == [("leak", {"cpu": "inconclusive", "cuda": "not-run"})]
     assert (st.status, st.counts) == ("inconclusive", "cpu: 1 inconclusive; cuda: not run")
+
+
+@pytest.mark.parametrize(("checks", "expected"), [
+    ([], "cited-only"),
+    (["passed", "passed"], "verified"),
+    (["passed", "failed"], "partly-verified"),
+    (["failed", "known-failing"], "contradicted"),
+    (["inconclusive"], "inconclusive"),
+    (["inconclusive", "failed"], "contradicted"),
+    (["passed", "inconclusive"], "partly-verified"),
+    (["not-run", "not-run"], "not-run"),
+    (["error", "passed"], "error"),
+])
+def test_a_claim_not_yet_cut_into_assertions_summarises_its_checks(checks, expected):
+    assert status.summarise(checks, any_stale=False) == expected

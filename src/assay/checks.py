@@ -15,7 +15,7 @@ import networkx as nx
 from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import SERIES, Claim, Source, series, series_of
+from assay.model import SERIES, Claim, MetricSpec, Reported, Source, series, series_of
 from assay.results import figure_problems, ledger_path, read_ledger
 from assay.scaffold import placeholders
 from assay.spans import locate, uncovered
@@ -35,6 +35,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found += list(_verifiers(kb))
     found += list(_uncited(kb))
     found += list(_assertions(kb))
+    found += list(_metrics(kb))
     found += list(_placeholders(kb))
     found += list(_ledger(kb))
     return capped(set(found), {f.path: f.unlisted for f in kb.files if f.unlisted})
@@ -333,10 +334,53 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
             if e.check not in checks:
                 yield f.diag(("assertions", n, "evidence", k, "check"), "unknown-check",
                              f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have", _suggest(e.check, checks))
+                continue
+            expected = [x.metric for x in claim.check(e.check).expect]
+            for j, metric in enumerate(e.metrics):
+                if metric not in expected:
+                    yield f.diag(("assertions", n, "evidence", k, "metrics", j), "unknown-metric",
+                                 f"assertion '{a.id}' reads metric '{metric}', which no expectation of check '{e.check}' names",
+                                 _suggest(metric, expected) or f"its expectations name: {', '.join(expected)}")
         for k, number in enumerate(a.source.citations):
             if number > len(claim.citations):
                 yield f.diag(("assertions", n, "source", "citations", k), "unknown-citation",
                              f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}")
+
+
+def _metrics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Every metric an expectation names is declared; a reported number stands beside one of its own kind only."""
+    for cid, claim in kb.claims.items():
+        f = kb.by_id[cid]
+        reported = {r.id: r for r in claim.reported}
+        for n, check in enumerate(claim.checks):
+            declared = [m.name for m in check.metrics]
+            for k, exp in enumerate(check.expect):
+                spec = check.metric(exp.metric)
+                if spec is None:
+                    yield f.diag(("checks", n, "expect", k, "metric"), "undeclared-metric",
+                                 f"check '{check.id}' of {cid} does not declare metric '{exp.metric}'",
+                                 f"add it under the check's metrics: with its unit and what it measures"
+                                 + (f" (declared: {', '.join(declared)})" if declared else ""))
+                elif exp.reported in reported and not comparable(spec, reported[exp.reported]):
+                    r = reported[exp.reported]
+                    yield f.diag(("checks", n, "expect", k, "reported"), "incomparable-reported",
+                                 f"check '{check.id}': '{exp.metric}' ({_kind(spec.quantity, spec.unit)}) cannot stand beside "
+                                 f"reported '{r.id}' ({_kind(r.quantity, r.unit)})",
+                                 "link only a number of the same quantity in the same unit; otherwise drop reported: and the "
+                                 "paper's number stays on the page as context")
+
+
+def comparable(spec: MetricSpec, r: Reported) -> bool:
+    """Whether our metric and a reported number measure the same quantity in the same unit."""
+    return bool(spec.quantity) and spec.quantity == r.quantity and _unit_key(spec.unit) == _unit_key(r.unit)
+
+
+def _unit_key(unit: str) -> str:
+    return " ".join(unit.lower().split())
+
+
+def _kind(quantity: str | None, unit: str) -> str:
+    return f"{quantity or 'no quantity declared'}, in {unit}"
 
 
 def _placeholders(kb: KnowledgeBase) -> Iterator[Diagnostic]:

@@ -61,6 +61,11 @@ _CODES = [
     Code("unused-check", "error", "A check is evidence for no assertion, so nothing it measures reaches a verdict."),
     Code("unknown-citation", "error", "An assertion names a citation number the claim does not have."),
     Code("duplicate-assertion", "error", "Two assertions of a claim share an id."),
+    Code("undeclared-metric", "error", "An expectation names a metric its check does not declare under `metrics:` with its "
+         "unit and what it measures."),
+    Code("incomparable-reported", "error", "An expectation links a `reported` number of another quantity or unit than its "
+         "metric's, so the paper's number would stand beside ours as if they measured the same thing."),
+    Code("unknown-metric", "error", "An assertion's evidence reads (`metrics:`) a metric that none of the check's expectations names."),
     Code("no-control", "warning", "A check above the analytic tier marks none of its expectations `control: true`, so "
          "nothing shows it would fail for a model without the effect."),
     Code("placeholder", "error", "A field still holds the text `assay new` wrote for a person to replace, so the record "

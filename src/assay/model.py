@@ -122,6 +122,9 @@ class Citation(BaseModel):
     note: Text | None = Field(None, description="How the quote bears on the claim.")
 
 
+Bound = Literal[">", ">=", "<", "<=", "~"]
+
+
 class Reported(BaseModel):
     """A number a source reports, kept beside ours on the claim page."""
 
@@ -130,10 +133,22 @@ class Reported(BaseModel):
     id: Slug = Field(description="Name of the number, unique in the claim; expectations refer to it.")
     what: Text = Field(description="What was measured, in words.")
     value: float = Field(allow_inf_nan=False, description="The number as reported.")
+    bound: Bound | None = Field(
+        None, description="Where the source reports a bound or an approximation (`>99.9 %` is `bound: \">\"`, value 99.9)."
+    )
     unit: Text = Field(description="Its unit (`%`, `MSE`, `hours`, `nats`).")
+    quantity: Slug | None = Field(
+        None, description="What kind of number it is (`top1-accuracy`, `reconstruction-mse`); an expectation links it "
+        "only when its metric declares the same quantity and unit."
+    )
     source: SourceId = Field(description="The source that reports it.")
     locator: Text = Field(description="Where the source reports it.")
     note: Text | None = Field(None, description="Setting, caveats, or where the seed text differs.")
+
+    @property
+    def shown(self) -> str:
+        """The number as a reader sees it, bound kept: `>99.9 %`."""
+        return f"{self.bound or ''}{self.value:g} {self.unit}"
 
 
 RelationType = Literal["depends_on", "supports", "contradicts", "refines", "generalises"]
@@ -149,6 +164,9 @@ class Relation(BaseModel):
     note: Text | None = Field(None, description="Why.")
 
 
+SeedReading = Literal["all", "mean"]
+
+
 class Expectation(BaseModel):
     """One comparison over a metric the verifier records: `metric op value`, or `== value within tol`."""
 
@@ -158,15 +176,27 @@ class Expectation(BaseModel):
     op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
     value: float = Field(allow_inf_nan=False, description="Threshold, from the measured spread over seeds.")
     tol: float | None = Field(None, ge=0, allow_inf_nan=False, description="Absolute tolerance; only with `==`.")
-    reported: Slug | None = Field(None, description="The `reported` number this compares with, if any.")
+    reported: Slug | None = Field(
+        None, description="The `reported` number this compares with: only one of the same quantity in the same unit."
+    )
     control: bool = Field(
         False, description="This comparison is a control: it holds for a model without the effect and fails for one with it."
+    )
+    seeds: SeedReading | None = Field(
+        None, description="How per-seed values are read: `all` (every seed must satisfy it; seeds that disagree make the "
+        "result inconclusive) or `mean` (the mean's confidence interval must lie on one side of the threshold; one that "
+        "straddles it is inconclusive). Unset: `all` where the verifier recorded per-seed values, else the one value."
+    )
+    interval: float | None = Field(
+        None, gt=0.5, lt=1, description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset."
     )
 
     @model_validator(mode="after")
     def _tol_only_with_eq(self) -> Expectation:
         if self.tol is not None and self.op != "==":
             raise ValueError("tol is only meaningful with op '=='")
+        if self.interval is not None and self.seeds != "mean":
+            raise ValueError("interval is only meaningful with seeds: mean")
         return self
 
     def holds(self, measured: float) -> bool:
@@ -183,6 +213,20 @@ class Expectation(BaseModel):
     def __str__(self) -> str:
         within = f" within {self.tol:g}" if self.tol is not None else ""
         return f"{self.metric} {self.op} {self.value:g}{within}"
+
+
+class MetricSpec(BaseModel):
+    """A metric the check's expectations name: its unit and what it measures, declared once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name, as the verifier records it.")
+    unit: Text = Field(description="Its unit (`fraction`, `nats`, `accuracy points`, `MSE`); the ledger keeps it.")
+    measures: Text = Field(description="What it measures, in words a reader understands without the code.")
+    quantity: Slug | None = Field(
+        None, description="What kind of number it is (`top1-accuracy`); a `reported` number of the same quantity and unit "
+        "may stand beside it."
+    )
 
 
 Tier = Literal["analytic", "toy", "reduced", "full"]
@@ -215,11 +259,18 @@ class Check(BaseModel):
         description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
         "their content is an input of the result.",
     )
+    metrics: list[MetricSpec] = Field(
+        default_factory=list, description="The metrics its expectations name, each with its unit and what it measures."
+    )
     expect: list[Expectation] = Field(min_length=1, description="Comparisons that must all hold.")
     known_failing: Text | None = Field(
         None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
     )
     note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
+
+    def metric(self, name: str) -> MetricSpec | None:
+        """The declaration of metric ``name``, or None."""
+        return next((m for m in self.metrics if m.name == name), None)
 
 
 SourceKind = Literal["quoted", "paraphrased", "not-in-source", "contradicted"]
@@ -250,6 +301,19 @@ class Support(BaseModel):
     stance: Stance = Field(
         description="`supports`: the expectation holding supports the assertion; `refutes`: it holding counts against it."
     )
+    metrics: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description="The metrics of the check's expectations that bear on this assertion; unset: all of them.",
+    )
+
+
+class Protocol(BaseModel):
+    """The source's setting and ours, side by side, where an assertion compares numbers across them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Text = Field(description="The source's protocol: data, model, scale, steps, batch size.")
+    ours: Text = Field(description="Ours, in the same terms.")
 
 
 class Assertion(BaseModel):
@@ -263,6 +327,9 @@ class Assertion(BaseModel):
     evidence: list[Support] = Field(default_factory=list, description="The checks that bear on it, each with its stance.")
     cited_only: Text | None = Field(None, description="Why no check tests it (`needs ImageNet-scale training`).")
     refined: Text | None = Field(None, description="What our evidence found instead, where it differs from the filed words.")
+    protocol: Protocol | None = Field(
+        None, description="The source's setting beside ours, where the assertion compares a number of the source's with ours."
+    )
 
     @model_validator(mode="after")
     def _evidence_or_reason(self) -> Assertion:

@@ -37,6 +37,7 @@ from assay.model import Check, Claim
 from assay.results import NAME, Environment, Evaluated, Figure, Metric, Result, RunError
 from assay.verdicts import (
     CheckTimeout,
+    ExpectationInconclusive,
     ExpectationNotMet,
     Outcome,
     OutcomeKind,
@@ -138,6 +139,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--stale", action="store_true",
                     help="run only checks whose result on this device is missing, stale or an error")
     group.addoption("--no-ledger", action="store_true", help="do not write results/")
+    group.addoption("--ledger-root", default=None, metavar="DIR",
+                    help="write the ledger to DIR/results/ instead of the repository's (a shard's own folder; "
+                         "`assay merge DIR` brings it in by the ledger's rules)")
     group.addoption("--compare", action="store_true",
                     help="rerun and compare with the ledger (verdict, largest metric change, environment); "
                          "results are not replaced, a changed verdict with the same inputs is flagged unstable")
@@ -161,6 +165,9 @@ class _Session:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.root = Path(config.rootpath).resolve()
+        given = config.getoption("ledger_root", None)
+        #: where results/ is written: the repository, or the folder --ledger-root names
+        self.ledger_root = Path(given).resolve() if given else self.root
         self.shard = parse_shard(config.getoption("shard"))
         self._kb: KnowledgeBase | None = None
         self._inputs: Inputs | None = None
@@ -377,12 +384,22 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     ev = pyfuncitem.stash.get(_EVIDENCE, None)
     if ev is None:
         raise VerifierError(f"{pyfuncitem.nodeid} does not use the 'evidence' fixture, so it recorded nothing")
+    _check_units(tie[1], ev)
     try:
-        pyfuncitem.stash[_EVALUATED] = judge(*tie, ev.metrics)
-    except ExpectationNotMet as e:
+        pyfuncitem.stash[_EVALUATED] = judge(*tie, ev.metrics, ev.seeds)
+    except (ExpectationNotMet, ExpectationInconclusive) as e:
         pyfuncitem.stash[_EVALUATED] = e.evaluated
         raise
     return outcome
+
+
+def _check_units(check: Check, ev: Evidence) -> None:
+    """A metric recorded with a unit other than the one its check declares is the verifier's error."""
+    for name, unit in ev.units.items():
+        spec = check.metric(name)
+        if spec is not None and unit != spec.unit:
+            raise VerifierError(f"metric {name!r} is recorded in {unit!r}, but check '{check.id}' declares it in "
+                                f"{spec.unit!r}; record it in the declared unit or correct the declaration")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -486,6 +503,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     tie = state.ties.get(item.nodeid)
     if tie is not None and report.when in ("setup", "call"):
         report.user_properties.append((PROPERTY, _run_report(state, item, call, report, tie).model_dump_json()))
+        if call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive)) \
+                and report.failed:
+            report.longrepr = str(call.excinfo.value)  # the comparisons with their numbers; no engine frames
     return report
 
 
@@ -504,7 +524,7 @@ def _run_report(state: _Session, item: pytest.Item, call: pytest.CallInfo[None],
 
         return RunReport(
             **base, outcome=outcome.kind, message=outcome.message,
-            metrics={k: Metric(value=v, unit=ev.units.get(k), seeds=ev.seeds.get(k, [])) for k, v in ev.metrics.items()},
+            metrics={k: Metric(value=v, unit=_unit(check, k, ev), seeds=ev.seeds.get(k, [])) for k, v in ev.metrics.items()},
             expectation=item.stash.get(_EVALUATED, []),
             figures=dict(ev.figures), captions=dict(ev.captions), notes=[str(n) for n in ev.notes],
             environment=capture(state.device).model_copy(update={"seed": ev.seed}),
@@ -514,6 +534,12 @@ def _run_report(state: _Session, item: pytest.Item, call: pytest.CallInfo[None],
         if outcome.kind in ("error", "timeout"):
             return RunReport(**base, outcome=outcome.kind, message=outcome.message)
         return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {_one_line(e)}")
+
+
+def _unit(check: Check, name: str, ev: Evidence) -> str | None:
+    """The metric's declared unit, else the one the verifier gave."""
+    spec = check.metric(name)
+    return spec.unit if spec else ev.units.get(name)
 
 
 def _classify(state: _Session, call: pytest.CallInfo[None], report: pytest.TestReport) -> Outcome:
@@ -528,6 +554,8 @@ def _classify(state: _Session, call: pytest.CallInfo[None], report: pytest.TestR
         return Outcome("xpassed") if report.failed else Outcome("passed")
     if exc.errisinstance(ExpectationNotMet):
         return Outcome("not-met", _clip(str(exc.value)))
+    if exc.errisinstance(ExpectationInconclusive):
+        return Outcome("inconclusive", _clip(str(exc.value)))
     if exc.errisinstance(CheckTimeout):
         return Outcome("timeout", f"timed out: the verifier {exc.value}")
     return Outcome("error", _describe(state, exc))
@@ -606,9 +634,9 @@ def _finish(state: _Session, nodeid: str, crash: Outcome | None = None) -> None:
         return  # a skip is no evidence, and must not overwrite evidence from another machine
     kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
     new = _result(state, runs, verdict, message, duration, kind)
-    path = results.ledger_path(state.root, new.claim, new.check, new.device)
+    path = results.ledger_path(state.ledger_root, new.claim, new.check, new.device)
     try:
-        old = results.read_result(state.root, path) if path.exists() else None
+        old = results.read_result(state.ledger_root, path) if path.exists() else None
     except results.LedgerProblem:
         old = None  # a broken file is replaced by this run
     try:
@@ -616,9 +644,9 @@ def _finish(state: _Session, nodeid: str, crash: Outcome | None = None) -> None:
             _compare(state, old, new)
             return
         svgs = {results.figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
-        results.write_result(state.root, results.supersede(old, new), svgs)
+        results.write_result(state.ledger_root, results.supersede(old, new), svgs)
     except OSError as e:
-        state.problems.append(f"could not write {path.relative_to(state.root).as_posix()}: {e.strerror or e}")
+        state.problems.append(f"could not write {path.relative_to(state.ledger_root).as_posix()}: {e.strerror or e}")
         return
     state.written.setdefault(new.claim, []).append(f"{new.check}.{new.device}: {new.status}")
 
@@ -667,7 +695,7 @@ def _compare(state: _Session, old: Result | None, new: Result) -> None:
         line += "; inputs changed since the ledger's run"
     flagged = results.flag_unstable(old, new)
     if flagged is not None:
-        results.write_result(state.root, flagged)
+        results.write_result(state.ledger_root, flagged)
         line += "; verdict changed with the same inputs: flagged unstable"
     state.compared.append(line)
 
@@ -698,4 +726,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for cid in sorted(state.written):
         status = states[cid].status if cid in states else "invalid"
         tr.write_line(f"{cid:<12} {status:<16} " + ", ".join(sorted(state.written[cid])))
-    tr.write_line(f"ledger: {state.root / 'results'}")
+    tr.write_line(f"ledger: {state.ledger_root / 'results'}")

@@ -27,7 +27,9 @@ from assay.loader import Unreadable, read_in, read_regular
 from assay.model import CLAIM_ID, SLUG, Device, Tier
 
 FORMAT = 2
-Verdict = Literal["passed", "failed", "known-failing", "error"]
+Verdict = Literal["passed", "failed", "known-failing", "inconclusive", "error"]
+#: How an expectation came out: held, did not hold, or seeds disagree about it.
+Outcome = Literal["holds", "fails", "inconclusive"]
 ErrorKind = Literal["error", "timeout", "crash"]
 Key = tuple[str, str, str]  # (claim, check, device)
 
@@ -62,10 +64,12 @@ class Metric(_Part):
 
 
 class PaperNumber(_Part):
-    """The reported number an expectation is linked to."""
+    """The reported number an expectation is linked to (the same quantity in the same unit as the metric)."""
 
     value: float = Field(description="The number as the source reports it.")
+    bound: Literal[">", ">=", "<", "<=", "~"] | None = Field(None, description="Where the source reports a bound (`>99.9`).")
     unit: str = Field(description="Its unit.")
+    quantity: str | None = Field(None, description="What kind of number it is.")
     source: str = Field(description="The source that reports it.")
     locator: str = Field(description="Where the source reports it.")
 
@@ -79,9 +83,23 @@ class Evaluated(_Part):
     tol: float | None = Field(None, description="Absolute tolerance of `==`.")
     reported: str | None = Field(None, description="The `reported` number it is linked to.")
     control: bool = Field(False, description="Whether the record marks it a control.")
-    measured: Finite = Field(description="The measured value.")
-    holds: bool = Field(description="Whether the comparison held.")
+    measured: Finite = Field(description="The measured value (the mean, where the verifier recorded per-seed values).")
+    holds: bool = Field(description="Whether the comparison held (`outcome` is `holds`).")
+    outcome: Outcome | None = Field(
+        None, description="`holds`, `fails`, or `inconclusive` (seeds disagree, or the mean's interval straddles the threshold). "
+        "Unset in results written before seeds were read: `holds` decides."
+    )
+    seeds: Literal["value", "all", "mean"] = Field("value", description="How it was read: the one value, every seed, or the mean's interval.")
+    seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied it.")
+    seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
+    interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
+    unit: str | None = Field(None, description="The metric's declared unit.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
+
+    @property
+    def came_out(self) -> Outcome:
+        """The outcome, also of results written before seeds were read."""
+        return self.outcome or ("holds" if self.holds else "fails")
 
 
 class Figure(_Part):

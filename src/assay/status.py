@@ -31,6 +31,8 @@ CHECK = {s.name: s for s in [
     Status("passed", "material-check-circle", "#2e7d32", "The expectation held when the verifier last ran."),
     Status("failed", "material-close-circle", "#c62828", "The expectation did not hold, or a known failure unexpectedly passed."),
     Status("known-failing", "material-alert-circle-outline", "#ef6c00", "Declared not to hold at our scale, and it did not: a strict xfail."),
+    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
+           "The seeds disagree about an expectation (some satisfy it, some do not, or the mean's interval straddles it)."),
     Status("error", "material-alert-octagon", "#6a1b9a",
            "The last run crashed or timed out, or its ledger file is unreadable; the last measurement, if any, is kept beside it."),
     Status("skipped", "material-skip-next-circle-outline", "#607d8b", "Not run on this device, e.g. it needs a GPU."),
@@ -85,7 +87,7 @@ FLAGS = {s.name: s for s in [
 
 def combine_devices(statuses: list[str]) -> str:
     """One status for a check from its per-device statuses (the worst one that ran wins)."""
-    for name in ("error", "failed", "known-failing", "passed"):
+    for name in ("error", "failed", "known-failing", "inconclusive", "passed"):
         if name in statuses:
             return name
     return "not-run"
@@ -103,9 +105,11 @@ def summarise(check_statuses: list[str], any_stale: bool) -> str:
         return "not-run"
     if all(s == "passed" for s in check_statuses):
         return "verified"
-    if "passed" not in check_statuses and "not-run" not in check_statuses:
-        return "contradicted"
-    return "partly-verified"
+    if "passed" in check_statuses:
+        return "partly-verified"
+    if "failed" in check_statuses or "known-failing" in check_statuses:
+        return "contradicted" if "not-run" not in check_statuses else "partly-verified"
+    return "inconclusive" if "not-run" not in check_statuses else "not-run"
 
 
 #: Every vocabulary by its title: the legends of the site and the README are printed from this.
@@ -152,41 +156,59 @@ def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckStat
     return states
 
 
-def held(state: CheckState) -> bool | None:
-    """Whether the check's expectation held in its last measurement; None when nothing was measured."""
+def came_out(state: CheckState, on: list[str] | None = None) -> str | None:
+    """How the check's expectations (those on the metrics ``on``, or all) came out in its last measurement:
+    `holds`, `fails` or `inconclusive`; None when nothing was measured."""
     r = state.result
     if r is None or not r.measured:
         return None
-    if r.verdict == "known-failing":
-        return False
-    return all(e.holds for e in r.expectation) if r.expectation else r.verdict == "passed"
+    read = [e.came_out for e in r.expectation if not on or e.metric in on]
+    if not read:  # a result without evaluated expectations: its verdict decides
+        return {"passed": "holds", "inconclusive": "inconclusive"}.get(r.verdict, "fails")
+    return "fails" if "fails" in read else "inconclusive" if "inconclusive" in read else "holds"
+
+
+#: What a check's outcome means for an assertion, by stance: for (+1), against (-1), neutral (0: a refuting
+#: check that did not refute), undecided (None: the seeds disagree).
+VOTE = {
+    ("supports", "holds"): 1, ("supports", "fails"): -1, ("supports", "inconclusive"): None,
+    ("refutes", "holds"): -1, ("refutes", "fails"): 0, ("refutes", "inconclusive"): None,
+}
 
 
 def assertion_status(assertion: Assertion, states: dict[tuple[str, str], CheckState], device: str) -> str:
-    """An assertion's status on one device, from its checks' states there and their stances (a key of ASSERTION)."""
+    """An assertion's status on one device, from its checks' states there and their stances (a key of ASSERTION).
+
+    Each check votes by its stance and how the expectations the assertion reads came out (``VOTE``). Checks
+    for and against: inconclusive. Only against: contradicted. Any undecided: inconclusive. For, with every
+    check measured: supported. A refuting check that did not refute, alone: inconclusive."""
     if assertion.cited_only:
         return "untested"
-    relevant = [(e.stance, states[(e.check, device)]) for e in assertion.evidence if (e.check, device) in states]
+    relevant = [(e, states[(e.check, device)]) for e in assertion.evidence if (e.check, device) in states]
     if not relevant:
         return "not-run"
     if any(st.status == "error" for _, st in relevant):
         return "error"
     if any(st.stale for _, st in relevant):
         return "stale"
-    votes = []
-    for stance, st in relevant:
-        h = held(st) if st.status in ("passed", "failed", "known-failing") else None
-        if h is not None:  # a supporting check counts for or against; a refuting one only against, when it holds
-            votes.append((1 if h else -1) if stance == "supports" else (-1 if h else 0))
+    votes, missing = [], False
+    for e, st in relevant:
+        outcome = came_out(st, e.metrics) if st.status in ("passed", "failed", "known-failing", "inconclusive") else None
+        if outcome is None:
+            missing = True
+        else:
+            votes.append(VOTE[(e.stance, outcome)])
     if not votes:
         return "not-run"
     if 1 in votes and -1 in votes:
         return "inconclusive"
     if -1 in votes:
         return "contradicted"
+    if None in votes:
+        return "inconclusive"
     if 1 in votes:
-        return "supported" if len(votes) == len(relevant) else "not-run"
-    return "inconclusive"
+        return "not-run" if missing else "supported"
+    return "not-run" if missing else "inconclusive"
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,23 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from assay.model import Check, Claim
+from assay.model import Check, Claim, Expectation
 from assay.results import ErrorKind, Evaluated, PaperNumber, Verdict
 
 #: What one phase of a verifier's test came to.
-OutcomeKind = Literal["passed", "not-met", "known-failing", "xpassed", "skipped", "error", "timeout", "crash"]
+OutcomeKind = Literal["passed", "not-met", "inconclusive", "known-failing", "xpassed", "skipped", "error", "timeout", "crash"]
 
 
 class ExpectationNotMet(AssertionError):
     """A check's expectation did not hold for the measured metrics (``evaluated`` has each comparison)."""
+
+    def __init__(self, message: str, evaluated: list[Evaluated] | None = None):
+        super().__init__(message)
+        self.evaluated = evaluated or []
+
+
+class ExpectationInconclusive(Exception):
+    """The seeds disagree about an expectation (none failed outright): the run decides nothing."""
 
     def __init__(self, message: str, evaluated: list[Evaluated] | None = None):
         super().__init__(message)
@@ -43,43 +51,143 @@ class Outcome:
     when: str = "call"
 
 
-def evaluate(claim: Claim, check: Check, metrics: dict[str, float]) -> list[Evaluated]:
-    """Each expectation of ``check`` with the measured value; raises ``VerifierError`` for a missing metric."""
+def evaluate(claim: Claim, check: Check, metrics: dict[str, float], seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
+    """Each expectation of ``check`` read against the measured value or its per-seed values.
+
+    Raises ``VerifierError`` for a metric the verifier did not record."""
     reported = {r.id: r for r in claim.reported}
+    seeds = seeds or {}
     out = []
     for exp in check.expect:
         if exp.metric not in metrics:
             raise VerifierError(f"{claim.id}/{check.id}: the verifier did not record metric '{exp.metric}' "
                                 f"(recorded: {', '.join(sorted(metrics)) or 'none'})")
-        measured = metrics[exp.metric]
         r = reported.get(exp.reported) if exp.reported else None
-        paper = PaperNumber(value=r.value, unit=r.unit, source=r.source, locator=r.locator) if r else None
-        out.append(Evaluated(**exp.model_dump(), measured=measured, holds=exp.holds(measured), paper=paper))
+        paper = PaperNumber(value=r.value, bound=r.bound, unit=r.unit, quantity=r.quantity, source=r.source,
+                            locator=r.locator) if r else None
+        spec = check.metric(exp.metric)
+        reading = read_seeds(exp, metrics[exp.metric], seeds.get(exp.metric, []))
+        out.append(Evaluated(**exp.model_dump(exclude={"seeds", "interval"}), **reading, paper=paper,
+                             unit=spec.unit if spec else None))
     return out
+
+
+def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:
+    """How an expectation comes out on one metric: its one value, every seed (``all``), or the mean's interval (``mean``).
+
+    ``all``: held by every seed -> holds, by none -> fails, by some -> inconclusive. ``mean``: the two-sided
+    Student's t interval of the mean at the declared level lies wholly on the holding side -> holds, wholly on the
+    other -> fails, across the threshold -> inconclusive."""
+    how = exp.seeds or ("all" if per_seed else "value")
+    if how == "value" or not per_seed:
+        ok = exp.holds(value)
+        return {"measured": value, "holds": ok, "outcome": "holds" if ok else "fails", "seeds": "value"}
+    n = len(per_seed)
+    mean = math.fsum(per_seed) / n
+    if how == "all":
+        k = sum(exp.holds(x) for x in per_seed)
+        outcome = "holds" if k == n else "fails" if k == 0 else "inconclusive"
+        return {"measured": mean, "holds": outcome == "holds", "outcome": outcome, "seeds": "all",
+                "seeds_holding": k, "seeds_total": n}
+    low, high = mean_interval(per_seed, exp.interval or 0.95)
+    if exp.op == "==":  # the interval inside the tolerance band, disjoint from it, or across its edge
+        band = (exp.value - (exp.tol or 0.0), exp.value + (exp.tol or 0.0))
+        inside, apart = band[0] <= low and high <= band[1], high < band[0] or low > band[1]
+        outcome = "holds" if inside else "fails" if apart else "inconclusive"
+    else:  # a one-sided comparison: both ends of the interval on one side of the threshold, or not
+        ends = exp.holds(low) + exp.holds(high)
+        outcome = "holds" if ends == 2 else "fails" if ends == 0 else "inconclusive"
+    return {"measured": mean, "holds": outcome == "holds", "outcome": outcome, "seeds": "mean",
+            "seeds_total": n, "interval": (low, high)}
+
+
+def mean_interval(xs: list[float], level: float) -> tuple[float, float]:
+    """The two-sided Student's t confidence interval of the mean of ``xs`` (a point for one value or no spread)."""
+    n = len(xs)
+    mean = math.fsum(xs) / n
+    if n < 2:
+        return mean, mean
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile (p > 0.5) of Student's t with ``df`` degrees of freedom, by bisection on its CDF."""
+    low, high = 0.0, 1.0
+    while _t_cdf(high, df) < p:
+        high *= 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _t_cdf(mid, df) < p else (low, mid)
+    return (low + high) / 2
+
+
+def _t_cdf(t: float, df: int) -> float:
+    """P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2) / 2 with x = df / (df + t^2)."""
+    return 1 - 0.5 * _beta_inc(df / 2, 0.5, df / (df + t * t))
+
+
+def _beta_inc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b) (continued fraction, Numerical Recipes §6.4)."""
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _beta_inc(b, a, 1 - x)
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > 1e-300 else 1e-300)
+    f = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > 1e-300 else 1e-300)
+            c = 1 + num / c
+            c = c if abs(c) > 1e-300 else 1e-300
+            f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f / a
 
 
 def failure_message(claim: Claim, check: Check, failed: list[Evaluated]) -> str:
     """Names claim, check, metric, measured value, expectation, and the paper's number where there is one."""
     lines = [f"{claim.id}/{check.id}: {check.tests}"]
     for e in failed:
-        within = f" within {e.tol:g}" if e.tol is not None else ""
-        line = f"  {e.metric} = {e.measured:.6g}, expected {e.op} {e.value:g}{within}"
-        if e.paper:
-            line += f" (paper: {e.paper.value:g} {e.paper.unit}, {e.paper.source} {e.paper.locator})"
-        lines.append(line)
+        lines.append("  " + describe(e))
     return "\n".join(lines)
 
 
-def judge(claim: Claim, check: Check, metrics: dict[str, object]) -> list[Evaluated]:
-    """Check the metrics are finite numbers, evaluate the expectation, raise ``ExpectationNotMet`` if it fails."""
+def describe(e: Evaluated) -> str:
+    """``gap = 0.012 (mean of 5 seeds; 3 of 5 hold), expected >= 0.04 (paper: >10 %, LIT-591 Table 3)``."""
+    within = f" within {e.tol:g}" if e.tol is not None else ""
+    unit = f" {e.unit}" if e.unit else ""
+    how = ""
+    if e.seeds == "all":
+        how = f" (mean of {e.seeds_total} seeds; {e.seeds_holding} of {e.seeds_total} satisfy it)"
+    elif e.seeds == "mean" and e.interval:
+        how = f" (mean of {e.seeds_total} seeds, interval {e.interval[0]:.4g} to {e.interval[1]:.4g})"
+    line = f"{e.metric} = {e.measured:.6g}{unit}{how}, expected {e.op} {e.value:g}{within}"
+    if e.paper:
+        line += f" (paper: {e.paper.bound or ''}{e.paper.value:g} {e.paper.unit}, {e.paper.source} {e.paper.locator})"
+    return line
+
+
+def judge(claim: Claim, check: Check, metrics: dict[str, object], seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
+    """Check the metrics are finite numbers and the declared units match, evaluate the expectation; raise
+    ``ExpectationNotMet`` if a comparison fails, ``ExpectationInconclusive`` if none fails and the seeds disagree."""
     __tracebackhide__ = True  # the reader wants the verdict, not the engine's frames
     for name, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
             raise VerifierError(f"metric {name!r} is {value!r}, not a finite number; record metrics with evidence.metric()")
-    evaluated = evaluate(claim, check, {k: float(v) for k, v in metrics.items()})  # type: ignore[arg-type]
-    failed = [e for e in evaluated if not e.holds]
+    evaluated = evaluate(claim, check, {k: float(v) for k, v in metrics.items()}, seeds)  # type: ignore[arg-type]
+    failed = [e for e in evaluated if e.outcome == "fails"]
     if failed:
         raise ExpectationNotMet(failure_message(claim, check, failed), evaluated)
+    undecided = [e for e in evaluated if e.outcome == "inconclusive"]
+    if undecided:
+        raise ExpectationInconclusive(failure_message(claim, check, undecided).replace(
+            f"{check.tests}", f"{check.tests} (the seeds disagree)", 1), evaluated)
     return evaluated
 
 
@@ -97,6 +205,8 @@ def verdict_of(outcomes: list[Outcome]) -> tuple[Verdict | Literal["skipped"], s
             return "passed", ""
         if o.kind == "not-met":
             return "failed", o.message
+        if o.kind == "inconclusive":
+            return "inconclusive", o.message
         if o.kind == "known-failing":
             return "known-failing", o.message
         if o.kind == "xpassed":
