@@ -100,14 +100,27 @@ def cmd_show(args: argparse.Namespace) -> int:
         if st.counts:
             print(f"  assertions: {st.counts}")
         print(f"  closure: {st.closure}")
+        filed = {a.id: a for a in getattr(record, "assertions", [])}
         for a in st.assertions:
             verdicts = ", ".join(f"{d} {v}" for d, v in a.by_device.items()) or "no device"
             print(printable(f"  assertion {a.id}: {verdicts}"))
+            print(printable(f"    filed: {_clip(' … '.join(filed[a.id].filed), 160)}"))
+            print(printable(f"    source: {filed[a.id].source.kind}"))
+            for e in filed[a.id].evidence:
+                on = f" (reads {', '.join(e.metrics)})" if e.metrics else ""
+                print(printable(f"    {e.stance} by check {e.check}{on}"))
+            if filed[a.id].cited_only:
+                print(printable(f"    cited only: {filed[a.id].cited_only}"))
         for c in st.checks:
             print(printable(f"  check {c.check} on {c.device}: {c.status}{_check_notes(c)}"))
     dumped = json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False)
     print("\n".join(printable(line) for line in dumped.splitlines()))  # JSON escapes C0 controls, not U+202E
     return 0
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _check_notes(c: CheckState) -> str:
@@ -312,6 +325,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=("bibtex", "json"))
     p = add("merge", cmd_merge)
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a folder holding results/, or a results folder")
+    from assay.verification import command as verification  # its options live with it
+
+    verification.add_arguments(add("verify", verification.cmd_verify))
     p = add("init", cmd_init)
     p.add_argument("dir", type=Path, help="the folder to create (it must not exist, or be empty)")
     add("schema", cmd_schema)
