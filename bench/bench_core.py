@@ -117,8 +117,19 @@ def claim(i: int, n_claims: int, n_sources: int, rng: random.Random) -> dict[str
         "checks": [{
             "id": check, "tests": f"The {check} metric of claim {i} is on the right side of its threshold.",
             "verifier": f"{module}::test_sota_{1000 + i}_{check}", "tier": ("analytic", "toy", "reduced", "full")[i % 4],
-            "devices": ["cpu"], "expect": [{"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5}],
+            "devices": ["cpu"],
+            "metrics": [{"name": "score", "unit": "fraction", "measures": "The bench score of the claim."},
+                        {"name": "baseline", "unit": "fraction", "measures": "The score of a model without the effect."}],
+            "expect": [{"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5},
+                       {"metric": "baseline", "op": "<", "value": 0.5, "control": True}],
         } for check in CHECKS],
+        "assertions": [
+            {"id": "holds", "filed": [f"Claim {i} holds under condition {i % 13}"],
+             "source": {"kind": "paraphrased", "citations": [1]}, "evidence": [{"check": "effect", "stance": "supports"}]},
+            {"id": "control", "filed": ["its control shows no effect.", f"Condition {i % 13} holds."],
+             "source": {"kind": "not-in-source"},
+             "evidence": [{"check": "control", "stance": "supports", "metrics": ["score"]}]},
+        ],
         "tags": [f"t{i % 20}", "bench"],
     }
 
@@ -127,6 +138,7 @@ def verifier_module(first: int, last: int) -> str:
     tests = "".join(
         f'\n\n@pytest.mark.claim("SOTA-{1000 + i}", "{check}")\ndef test_sota_{1000 + i}_{check}(evidence):\n'
         f'    """Bench verifier: never run."""\n    evidence.metric("score", bench_helpers.score({i}))\n'
+        f'    evidence.metric("baseline", 0.1)\n'
         for i in range(first, last) for check in CHECKS)
     return f'"""Bench verifiers of claims {first} to {last - 1}."""\n\n{IMPORT_TRAP}\nimport pytest\n\nfrom verify import bench_helpers\n{tests}'
 
@@ -178,8 +190,12 @@ def write_ledger(root: Path, claims: list[Claim], rng: random.Random) -> None:
                 result = results.Result(
                     format=results.FORMAT, claim=c.id, check=check.id, device=device,
                     verdict="passed" if holds or rng.random() < 0.8 else "failed", tier=check.tier,
-                    metrics={"score": results.Metric(value=score, unit="fraction")},
-                    expectation=[results.Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=holds)],
+                    metrics={"score": results.Metric(value=score, unit="fraction"),
+                             "baseline": results.Metric(value=0.1, unit="fraction")},
+                    expectation=[results.Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=holds,
+                                                   outcome="holds" if holds else "fails", unit="fraction"),
+                                 results.Evaluated(metric="baseline", op="<", value=0.5, control=True, measured=0.1, holds=True,
+                                                   outcome="holds", unit="fraction")],
                     duration_s=0.5, cpu_s=0.4, peak_memory_mb=100.0, environment=env,
                     inputs=results.Inputs(hash=input_hash(parts), parts=parts), finished="2025-01-01T00:00:00Z")
                 results.ledger_path(root, c.id, check.id, device).write_text(results.to_json(result))
