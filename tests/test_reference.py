@@ -33,3 +33,17 @@ def test_the_diagnostics_catalogue_has_one_row_per_code() -> None:
     rows = [line for line in reference.diagnostics_catalogue().splitlines() if line.startswith("| `")]
     assert len(rows) == len(CATALOGUE)
     assert "| `unknown-source` | error | A citation, reported number or comparison names a source that does not exist. |" in rows
+
+
+def test_the_readmes_example_check_and_assertion_validate_against_the_model() -> None:
+    import re
+
+    import yaml
+
+    from assay.model import Assertion, Check
+
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)]
+    checks = [Check.model_validate(c) for b in blocks if isinstance(b, dict) for c in b.get("checks", [])]
+    assertions = [Assertion.model_validate(a) for b in blocks if isinstance(b, dict) for a in b.get("assertions", [])]
+    assert [c.id for c in checks] == ["gap-closes"] and [a.id for a in assertions] == ["gaps-close"]
+    assert checks[0].metric("gap_short").unit == "fraction" and assertions[0].evidence[0].metrics == ["gap_long"]
