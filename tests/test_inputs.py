@@ -43,6 +43,16 @@ def test_a_changed_check_definition_is_named(kb_root):
     assert reasons_after(kb_root, change) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
 
 
+def test_rewording_what_a_metric_measures_does_not_stale_but_its_unit_or_seed_reading_does(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    prose = lambda: edit(path, "measures: The cross sample jacobian the verifier records", "measures: How far one output moves")  # noqa: E731,E501
+    assert reasons_after(kb_root, prose) == []
+    unit = lambda: edit(path, '{name: cross_sample_jacobian, unit: "fraction"', '{name: cross_sample_jacobian, unit: "ratio"')  # noqa: E731,E501
+    assert reasons_after(kb_root, unit) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
+    reading = lambda: edit(path, "        value: 0.001\n", "        value: 0.001\n        seeds: mean\n")  # noqa: E731
+    assert reasons_after(kb_root, reading) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
+
+
 def test_changed_words_of_an_assertion_a_check_tests_are_named_as_such_not_as_the_check(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
     change = lambda: edit(path, "find the positive key through batch statistics", "find the positive key through batch statistics alone")  # noqa: E731,E501

@@ -133,10 +133,12 @@ class Inputs:
         return self._closures[module]
 
     def _definition(self, claim: Claim, check: Check) -> str:
-        """The hash of what the check is (its note and the wording of its known-failing reason aside)."""
+        """The hash of what the check is (its note, the wording of its known-failing reason and the prose that
+        describes its metrics aside: they change what a reader is told, not what runs or how it is read)."""
         key = (claim.id, check.id)
         if key not in self._definitions:
-            definition = check.model_dump(mode="json", exclude={"note": True, "known_failing": True, "expect": {"__all__": {"control"}}})
+            definition = check.model_dump(mode="json", exclude={"note": True, "known_failing": True, "expect": {"__all__": {"control"}},
+                                                                "metrics": {"__all__": {"measures", "quantity"}}})
             definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
             self._definitions[key] = digest(json.dumps(definition, sort_keys=True).encode())
         return self._definitions[key]
