@@ -66,8 +66,10 @@ def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_roo
     assert (theory["status"], theory["closure"]) == ("verified", "closed")
     assert theory["results"] == [
         {"check": "log-n-cap", "device": "cpu", "status": "passed", "stale": [], "flags": [], "off_lock": [],
-         "metrics": {"excess": 0.0}, "last_error": None}
+         "metrics": {"excess": 0.0}, "expectation": [], "last_error": None}
     ]
+    assert theory["assertions"][0]["evidence"] == [{"check": "log-n-cap", "stance": "supports", "metrics": []}]
+    assert (theory["assertion_status"], theory["assertion_counts"]) == ({"cap": {"cpu": "supported"}}, "cpu: 1 supported")
     assert [s["id"] for s in data["sources"]] == ["LIT-590", "LIT-612"]
     assert [d["id"] for d in data["decisions"]] == ["ADR-011"]
     assert data["graph"] == graph.to_json(graph.build(kb, states))

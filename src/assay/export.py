@@ -91,6 +91,10 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
             {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
              "off_lock": c.off_lock,
              "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
+             "expectation": [{"metric": e.metric, "op": e.op, "value": e.value, "measured": e.measured, "unit": e.unit,
+                              "outcome": e.came_out, "seeds": e.seeds, "seeds_holding": e.seeds_holding,
+                              "seeds_total": e.seeds_total, "control": e.control}
+                             for e in c.result.expectation] if c.result else [],
              "last_error": c.result.last_error.model_dump(mode="json") if c.result and c.result.last_error else None}
             for c in st.checks
         ],
