@@ -126,3 +126,23 @@ def test_the_fixture_claims_verdicts_come_from_their_assertions(kb_root):
 ])
 def test_a_claim_not_yet_cut_into_assertions_summarises_its_checks(checks, expected):
     assert status.summarise(checks, any_stale=False) == expected
+
+
+@pytest.mark.parametrize("stance", ["supports", "refutes"])
+@pytest.mark.parametrize("cpu", ["passed", "failed", "known-failing", "inconclusive", "error", "not-run", "skipped"])
+@pytest.mark.parametrize("cuda", ["passed", "failed", "inconclusive", "not-run", "skipped"])
+def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda):
+    assertion = Assertion(id="a", filed=["x"], source={"kind": "quoted"}, evidence=[{"check": "c", "stance": stance}])
+    on_cpu, on_cuda = state("c", cpu), state("c", cuda)
+    on_cuda = CheckState("SOTA-1", "c", "cuda", on_cuda.status, [], on_cuda.result)
+    both = {("c", "cpu"): on_cpu, ("c", "cuda"): on_cuda}
+    alone = {"cpu": {("c", "cpu"): on_cpu}, "cuda": {("c", "cuda"): on_cuda}}
+    for device in ("cpu", "cuda"):  # what one device ran never changes another's verdict
+        assert status.assertion_status(assertion, both, device) == status.assertion_status(assertion, alone[device], device)
+    expected = {("supports", "passed"): "supported", ("supports", "failed"): "contradicted",
+                ("supports", "known-failing"): "contradicted", ("refutes", "passed"): "contradicted",
+                ("refutes", "failed"): "inconclusive", ("refutes", "known-failing"): "inconclusive",
+                ("supports", "inconclusive"): "inconclusive", ("refutes", "inconclusive"): "inconclusive",
+                ("supports", "error"): "error", ("refutes", "error"): "error"}
+    assert status.assertion_status(assertion, both, "cpu") == expected.get((stance, cpu), "not-run")
+    assert status.assertion_status(assertion, both, "cuda") == expected.get((stance, cuda), "not-run")
