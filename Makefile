@@ -5,7 +5,7 @@ STAMP  := $(VENV)/.installed
 ADDR   ?= 127.0.0.1:8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run verify site serve test browser bench clean lock
+.PHONY: run verify site serve test browser slurm bench clean lock wheelhouse gpu-evidence
 
 run: verify serve  ## set up, verify what is not up to date, build and serve the site
 
@@ -33,11 +33,21 @@ serve: site
 browser:  ## Debian's chromium for the browser tests (Playwright drives it; nothing is downloaded at run time)
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
-test: $(STAMP) browser  ## the engine's tests
-	$(PY) -m pytest tests -n 2 -q
+slurm:  ## Debian's SLURM and munge for the cluster tests (scripts/slurm-local.sh starts a one-node cluster from them)
+	PATH="$$PATH:/usr/sbin" command -v slurmctld >/dev/null || (apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null)
+
+test: $(STAMP) browser slurm  ## the engine's tests
+	$(PY) -m pytest tests -n 2 --dist loadgroup -q  # loadgroup: the SLURM tests share one cluster on one worker
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
+
+wheelhouse:  ## what a bare GPU machine lacks, as wheels for its Python 3.12 (build/wheelhouse, carried there)
+	python3 scripts/gpu_evidence.py wheelhouse
+
+gpu-evidence:  ## on the GPU machine: every cuda check in one run; the ledger and the log packed into $$OUT
+	python3 scripts/gpu_evidence.py run
 
 clean:
 	rm -rf build

@@ -2,6 +2,10 @@
 (verify/sequences.py) vs training them one at a time as nn.Sequential models (the blog code's loop), the latter
 extrapolated from a few timed models with a per-step cost a + b * (N * L * (L-1)) fitted on them.
 
+Roofline: the grid's throughput is printed beside this machine's measured matrix-multiply rate for the same shapes,
+the batched matmuls one training step of the grid makes (each bucket's convolutions as taps @ weights, forward, and
+the two backward products), timed alone; the step can be no faster than those matmuls at that rate.
+
 usage: .venv/bin/python bench/bench_sota371_grid.py [--steps 20] [--modes leak]
 """
 import argparse
@@ -14,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root, for `verify`
-from verify.sequences import MODES, blog_function, blog_model, sequence_batches, train_grid
+from verify.sequences import CHANNELS, MODES, N_BLOCKS, blog_function, blog_model, build_grid, sequence_batches, train_grid
 
 torch.set_num_threads(1)
 SEQ_LENS, BATCH_SIZES = list(range(4, 21)), list(range(1, 8))
@@ -36,6 +40,60 @@ def time_one_model(L, N, steps, g):
         loss.backward()
         opt.step()
     return (time.perf_counter() - t) / steps
+
+
+def matmul_shapes(modes):
+    """The batched matmuls (M, P, K) @ (M, K, N) of one training step of the grid: per bucket and block, the conv as
+    taps @ weights (forward), grad of the taps and grad of the weights (backward); the final conv forward + backward."""
+    buckets, _ = build_grid(SEQ_LENS, BATCH_SIZES, modes, 0, "cpu")
+    shapes = []
+    for b in buckets:
+        M, rows = len(b.specs), b.n_max * b.E * b.T  # rows: G x S x T positions of one step (G = 1)
+        for k in range(N_BLOCKS):
+            c_in = 1 if k == 0 else CHANNELS
+            shapes += [(M, rows, 3 * c_in, CHANNELS), (M, rows, CHANNELS, 3 * c_in), (M, 3 * c_in, rows, CHANNELS)]
+        s = b.n_max * b.E  # final Conv1d(32, 1, L-1): one dot product of length T*C per sample
+        shapes += [(M, s, b.T * CHANNELS, 1), (M, s, 1, b.T * CHANNELS), (M, b.T * CHANNELS, s, 1)]
+    return shapes
+
+
+def time_grid_steps(modes, steps):
+    """Seconds per training step of the vectorised grid (train_grid's loop), after one warm-up step; build excluded."""
+    buckets, g = build_grid(SEQ_LENS, BATCH_SIZES, modes, 0, "cpu")
+    opt = torch.optim.Adam([t for b in buckets for t in b.parameters()], lr=1e-3)
+    t = None
+    for s in range(steps + 1):
+        if s == 1:
+            t = time.perf_counter()
+        loss = 0.0
+        for b in buckets:
+            x, y = b.draw(1, g)  # M x 1 x S x T, M x 1 x S
+            loss = loss + b.mse(b.forward(x, train=True, update_stats=True), y).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return (time.perf_counter() - t) / steps
+
+
+def time_matmuls(shapes, reps=20):
+    """Seconds for one pass over the batched matmuls `shapes` (best of `reps`), and their FLOPs."""
+    mats = [(torch.randn(M, P, K), torch.randn(M, K, N)) for M, P, K, N in shapes]
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        for a, b in mats:
+            torch.bmm(a, b)
+        best = min(best, time.perf_counter() - t)
+    return best, float(sum(2 * M * P * K * N for M, P, K, N in shapes))
+
+
+def square_matmul_rate(n=1024, reps=5):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    t = time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b)
+    return 2 * n**3 * reps / (time.perf_counter() - t)
 
 
 def main():
@@ -71,6 +129,14 @@ def main():
           f" GFLOP/s, one at a time {flop / 1e9 / (one_by_one / args.steps):.1f} GFLOP/s")
     print(f"extrapolated to the blog's 1000 steps: vectorised {vec / args.steps * 1000:.0f} s, "
           f"one at a time {one_by_one / args.steps * 1000:.0f} s")
+    mm_s, mm_flop = time_matmuls(matmul_shapes(modes))
+    step_s = time_grid_steps(modes, args.steps)
+    print(f"roofline: the step's batched matmuls alone (padded shapes) {mm_flop / 1e9:.1f} GFLOP in {1e3 * mm_s:.0f} ms "
+          f"= {mm_flop / 1e9 / mm_s:.1f} GFLOP/s on this machine (square 1024 matmul: {square_matmul_rate() / 1e9:.1f} "
+          f"GFLOP/s)")
+    print(f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: {mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
+          f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.2f} of the roofline for these shapes "
+          f"(the rest is BN statistics, masking, padding copies, Adam and Python overhead)")
 
 
 if __name__ == "__main__":

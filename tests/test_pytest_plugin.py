@@ -337,6 +337,16 @@ def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, t
     assert states[1].off_lock == [f"torch 2.11.0+cu128 (lock: {cpu['environment']['packages']['torch']})"]
 
 
+def test_ledger_root_writes_the_ledger_under_another_folder_and_leaves_the_repository_alone(
+        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    shard = tmp_path / "shard"
+    pytester.runpytest("verify", "--ledger-root", str(shard)).assert_outcomes(passed=1)
+    assert not (root / "results").exists()
+    assert ledger(shard)["verdict"] == "passed"
+    assert results.read_ledger(shard).diagnostics == []
+
+
 def _with_assertions(root: Path, evidence: str) -> None:
     """Cut SOTA-001 into one assertion whose evidence is ``evidence`` (YAML flow list)."""
     path = root / "claims" / "SOTA-001.yaml"

@@ -4,11 +4,15 @@ Every transform takes images `x: N x C x H x W` with values in [0, 1] (C = 3 for
 CPU `torch.Generator`; per-sample parameters are drawn on the CPU from that generator and moved to
 `x.device`, so the same seed gives the same views on CPU and CUDA. Each sample gets its own parameters.
 `Augment(["crop", "colour"], strength=1.0)` composes them in the given order (SimCLR Figure 4 names).
+`ShiftNoise` is the lighter view of the batch-norm-leak toys: a shift of up to a pixel and pixel noise.
+Both make the views of a training step with `.views(imgs, generator)`: R x N x ... images -> R x N x D.
 """
 import math
 
 import torch
 import torch.nn.functional as F
+
+from verify.data import flat
 
 GREY_WEIGHTS = (0.299, 0.587, 0.114)  # ITU-R 601 luma, as torchvision's rgb_to_grayscale
 
@@ -116,14 +120,19 @@ def gaussian_blur(x, generator, sigma=(0.1, 2.0), p=0.5):
     return torch.where(apply, y, x)
 
 
+def rotate_quarters(x, quarters):
+    """Rotate each image by quarters * 90 degrees. x: ... x H x W, quarters: ... (ints 0..3)."""
+    out = x.clone()
+    for q in (1, 2, 3):
+        idx = quarters == q
+        out[idx] = torch.rot90(x[idx], q, dims=(-2, -1))  # the selected images: n_q x ... x H x W
+    return out
+
+
 def rotation(x, generator):
     """Rotate each image by 90, 180 or 270 degrees (SimCLR Figure 4: 'rotate {90°, 180°, 270°}')."""
     quarter = torch.randint(1, 4, (x.shape[0],), generator=generator).to(x.device)  # quarter: N
-    out = x.clone()
-    for q in (1, 2, 3):
-        idx = quarter == q
-        out[idx] = torch.rot90(x[idx], q, dims=(2, 3))
-    return out
+    return rotate_quarters(x, quarter)
 
 
 def gaussian_noise(x, generator, std=(0.0, 0.2)):
@@ -164,5 +173,46 @@ class Augment:
                 x = TRANSFORMS[name](x, generator)
         return x
 
+    def views(self, imgs, generator):
+        """One view of every image of R replicas' batches: R x N x C x H x W -> R x N x C*H*W."""
+        r, n = imgs.shape[:2]
+        v = self(imgs.reshape(r * n, *imgs.shape[2:]), generator)  # v: RN x C x H x W
+        return v.reshape(r, n, -1)
+
     def __repr__(self):
         return f"Augment({self.names}, strength={self.strength}, crop_scale={self.crop_scale})"
+
+
+def shift_noise(x, generator, max_shift=1, noise=0.1):
+    """Random translation by up to `max_shift` pixels (zero-pad + crop) and additive Gaussian noise, one draw per
+    image. x: ... x H x W -> same shape."""
+    lead, (h, w) = x.shape[:-2], x.shape[-2:]
+    imgs = x.reshape(-1, h, w)  # imgs: M x H x W
+    m = imgs.shape[0]
+    padded = F.pad(imgs, (max_shift, max_shift, max_shift, max_shift))  # padded: M x (H+2s) x (W+2s)
+    off = torch.randint(0, 2 * max_shift + 1, (m, 2), generator=generator, device="cpu").to(x.device)  # off: M x 2
+    rows = off[:, 0:1] + torch.arange(h, device=x.device)  # rows: M x H
+    cols = off[:, 1:2] + torch.arange(w, device=x.device)  # cols: M x W
+    idx = torch.arange(m, device=x.device)[:, None, None]
+    crop = padded[idx, rows[:, :, None], cols[:, None, :]]  # crop: M x H x W
+    eps = torch.randn(crop.shape, generator=generator, device="cpu").to(x.device)
+    return (crop + noise * eps).reshape(*lead, h, w)
+
+
+class ShiftNoise:
+    """The views of the batch-norm-leak toys on digits: `shift_noise`, then (rotate=True) an independent quarter turn
+    per view (SimCLR Table 3 caption: rotation added to the pretraining augmentation)."""
+
+    def __init__(self, max_shift=1, noise=0.1, rotate=False):
+        self.max_shift, self.noise, self.rotate = max_shift, noise, rotate
+
+    def views(self, imgs, generator):
+        """R x N x 8 x 8 -> R x N x 64."""
+        v = shift_noise(imgs, generator, self.max_shift, self.noise)  # v: R x N x 8 x 8
+        if self.rotate:
+            quarters = torch.randint(0, 4, v.shape[:2], generator=generator).to(v.device)  # quarters: R x N
+            v = rotate_quarters(v, quarters)
+        return flat(v)
+
+    def __repr__(self):
+        return f"ShiftNoise(max_shift={self.max_shift}, noise={self.noise}, rotate={self.rotate})"

@@ -9,32 +9,56 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from verify.contrastive import load_digits_split
-from verify.projection import HEADS, features, probe_accuracy, rotation_probe_data, train_simclr_head
+from verify.augment import ShiftNoise, rotate_quarters
+from verify.data import for_replicas, load_digits_split
+from verify.probes import frozen_features, trained_probe
+from verify.simclr import HEADS, train_simclr
 
 torch.set_num_threads(1)
 
 R = 3  # independent seeds trained in lock-step (replicas)
-# toy SimCLR on 8x8 digits: MLP 64-128-128-64 encoder, h = 64-d post-ReLU, g: 64-64-64 (Table 3: dim g(h) = dim h)
-TRAIN = dict(n_replicas=R, steps=400, batch=128, tau=0.5, lr=3e-3, hidden=128, dim=64)
+# toy SimCLR on 8x8 digits: MLP 64-128-128-64 encoder, h = 64-d post-ReLU (as a ResNet's pooled features),
+# g: 64-64-64 (Table 3: dim g(h) = dim h)
+TRAIN = dict(n_replicas=R, steps=400, batch=128, tau=0.5, lr=3e-3, hidden=128, rep_dim=64, out_dim=64, h_relu=True)
 
 
 @functools.lru_cache(maxsize=None)
 def _trained(head, rotate_aug, seed, device_str):
-    """One SimCLR run of R replicas (cached: the linear-evaluation checks share the nonlinear-head model)."""
+    """One SimCLR run of R replicas (cached: the linear-evaluation checks share the nonlinear-head model).
+    Views: shift + noise, and with rotate_aug an independent quarter turn per view (Table 3 caption)."""
     data = load_digits_split(device=device_str)
     untrained = head.startswith("random")  # "random" / "random_none": the untrained network with / without head (control)
     arch = {"random": "nonlinear", "random_none": "none"}.get(head, head)
-    model, loss = train_simclr_head(data, head=arch, rotate_aug=rotate_aug, seed=seed, device=device_str,
-                                    **{**TRAIN, "steps": 0 if untrained else TRAIN["steps"]})
-    return data, model, loss
+    model, _ = train_simclr(data["x_train"], ShiftNoise(rotate=rotate_aug), seed=seed, head=arch,
+                            **{**TRAIN, "steps": 0 if untrained else TRAIN["steps"]})
+    return data, model
+
+
+def features(model, x):
+    """Frozen (h, g(h)) for images x: M x 8 x 8 -> two R x M x D tensors."""
+    return frozen_features(model, for_replicas(x, R))
+
+
+@torch.no_grad()
+def rotation_probe_data(model, data, n_train=400):
+    """Every image in all four rotations -> features and rotation labels for a transformation probe (probe-train from
+    the first n_train images of the training split, probe-test from the held-out split).
+    Returns dict with h_train, z_train, r_train, h_test, z_test, r_test (features R x 4M x D, labels 4M)."""
+    out = {}
+    for split in ("train", "test"):
+        x = data[f"x_{split}"][:n_train] if split == "train" else data["x_test"]  # M x 8 x 8
+        quarters = torch.arange(4, device=x.device).repeat_interleave(x.shape[0])  # 4M: 0..0,1..1,2..2,3..3
+        xr = rotate_quarters(x.repeat(4, 1, 1), quarters)  # 4M x 8 x 8
+        out[f"h_{split}"], out[f"z_{split}"] = features(model, xr)
+        out[f"r_{split}"] = quarters
+    return out
 
 
 def _rotation_probes(model, data):
     """Table 3 'Rotation' row: MLP probe (one hidden layer of 64) predicting the applied quarter-turn from h and g(h)."""
     rp = rotation_probe_data(model, data)  # every image in all 4 rotations; probe-test images unseen by the probe
-    acc_h = probe_accuracy(rp["h_train"], rp["r_train"], rp["h_test"], rp["r_test"], 4, hidden=64, steps=200)  # R
-    acc_z = probe_accuracy(rp["z_train"], rp["r_train"], rp["z_test"], rp["r_test"], 4, hidden=64, steps=200)  # R
+    acc_h = trained_probe(rp["h_train"], rp["r_train"], rp["h_test"], rp["r_test"], 4, hidden=64, steps=200)  # R
+    acc_z = trained_probe(rp["z_train"], rp["r_train"], rp["z_test"], rp["r_test"], 4, hidden=64, steps=200)  # R
     return acc_h, acc_z
 
 
@@ -42,8 +66,8 @@ def _linear_eval(model, data):
     """Linear evaluation (SimCLR §2.3 protocol, digits classes) of h and g(h) on the held-out split; R each."""
     h_tr, z_tr = features(model, data["x_train"])  # R x M x D each
     h_te, z_te = features(model, data["x_test"])
-    acc_h = probe_accuracy(h_tr, data["y_train"], h_te, data["y_test"], 10)  # R
-    acc_z = probe_accuracy(z_tr, data["y_train"], z_te, data["y_test"], 10)  # R
+    acc_h = trained_probe(h_tr, data["y_train"], h_te, data["y_test"], 10)  # R
+    acc_z = trained_probe(z_tr, data["y_train"], z_te, data["y_test"], 10)  # R
     return acc_h, acc_z
 
 
@@ -52,7 +76,7 @@ def measure_rotation(seed, device):
     Table 3 caption) and for the same network untrained; returns a dict of R-vectors."""
     out = {}
     for kind in ("nonlinear", "random"):
-        data, model, _ = _trained(kind, True, seed, str(device))
+        data, model = _trained(kind, True, seed, str(device))
         out[f"{kind}_rot_h"], out[f"{kind}_rot_gh"] = _rotation_probes(model, data)
     return out
 
@@ -64,14 +88,12 @@ def test_head_discards_the_rotation_that_h_keeps(evidence, device):
     m = measure_rotation(0, device)
     gap = m["nonlinear_rot_h"] - m["nonlinear_rot_gh"]  # R, trained: h minus g(h)
     gap0 = m["random_rot_h"] - m["random_rot_gh"]  # R, control: untrained
-    evidence.metric("rot_acc_h", m["nonlinear_rot_h"].mean().item())
-    evidence.metric("rot_acc_gh", m["nonlinear_rot_gh"].mean().item())
-    evidence.metric("rot_gap_h_minus_gh", gap.mean().item())
+    per_replica = {"rot_acc_h": m["nonlinear_rot_h"], "rot_acc_gh": m["nonlinear_rot_gh"], "rot_gap_h_minus_gh": gap,
+                   "random_init_rot_acc_h": m["random_rot_h"], "random_init_rot_acc_gh": m["random_rot_gh"],
+                   "random_init_rot_gap_h_minus_gh": gap0, "rot_gap_trained_minus_random": gap - gap0}
+    for name, v in per_replica.items():  # each replica is a seed
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("rot_gap_h_minus_gh_min_seed", gap.min().item())
-    evidence.metric("random_init_rot_acc_h", m["random_rot_h"].mean().item())
-    evidence.metric("random_init_rot_acc_gh", m["random_rot_gh"].mean().item())
-    evidence.metric("random_init_rot_gap_h_minus_gh", gap0.mean().item())
-    evidence.metric("rot_gap_trained_minus_random", (gap - gap0).mean().item())
     evidence.metric("chance", 0.25)
     evidence.note(f"R={R} seeds; per seed h/g(h): {m['nonlinear_rot_h'].tolist()} / {m['nonlinear_rot_gh'].tolist()}; "
                   f"untrained {m['random_rot_h'].tolist()} / {m['random_rot_gh'].tolist()}")
@@ -82,7 +104,7 @@ def measure_linear_eval(seed, device, heads=HEADS, controls=("random",)):
     the untrained network(s); returns a dict of R-vectors."""
     out = {}
     for kind in (*heads, *controls):
-        data, model, _ = _trained(kind, False, seed, str(device))
+        data, model = _trained(kind, False, seed, str(device))
         out[f"{kind}_lin_h"], out[f"{kind}_lin_gh"] = _linear_eval(model, data)
     return out
 
@@ -94,13 +116,12 @@ def test_h_beats_gh_under_linear_evaluation(evidence, device):
     m = measure_linear_eval(0, device, heads=("nonlinear",))
     gap = m["nonlinear_lin_h"] - m["nonlinear_lin_gh"]  # R
     gap0 = m["random_lin_h"] - m["random_lin_gh"]  # R
-    evidence.metric("lin_acc_h", m["nonlinear_lin_h"].mean().item())
-    evidence.metric("lin_acc_gh", m["nonlinear_lin_gh"].mean().item())
-    evidence.metric("lin_gap_h_minus_gh", gap.mean().item())
+    per_replica = {"lin_acc_h": m["nonlinear_lin_h"], "lin_acc_gh": m["nonlinear_lin_gh"], "lin_gap_h_minus_gh": gap,
+                   "random_init_lin_acc_h": m["random_lin_h"], "random_init_lin_gap_h_minus_gh": gap0,
+                   "lin_gap_trained_minus_random": gap - gap0}
+    for name, v in per_replica.items():  # each replica is a seed
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("lin_gap_h_minus_gh_min_seed", gap.min().item())
-    evidence.metric("random_init_lin_acc_h", m["random_lin_h"].mean().item())
-    evidence.metric("random_init_lin_gap_h_minus_gh", gap0.mean().item())
-    evidence.metric("lin_gap_trained_minus_random", (gap - gap0).mean().item())
     evidence.note(f"R={R} seeds; per seed h/g(h): {m['nonlinear_lin_h'].tolist()} / {m['nonlinear_lin_gh'].tolist()}")
 
 
@@ -109,10 +130,10 @@ def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
     """Table 3 magnitude: the rotation probe on g(h) is near chance (paper 25.6% vs chance 25%) while h keeps it (67.6%);
     the untrained network's g(h) is far above chance."""
     m = measure_rotation(0, device)
-    evidence.metric("rot_acc_gh", m["nonlinear_rot_gh"].mean().item())
-    evidence.metric("rot_acc_gh_above_chance", m["nonlinear_rot_gh"].mean().item() - 0.25)
-    evidence.metric("rot_acc_h", m["nonlinear_rot_h"].mean().item())
-    evidence.metric("random_init_rot_acc_gh_above_chance", m["random_rot_gh"].mean().item() - 0.25)
+    per_replica = {"rot_acc_gh": m["nonlinear_rot_gh"], "rot_acc_gh_above_chance": m["nonlinear_rot_gh"] - 0.25,
+                   "rot_acc_h": m["nonlinear_rot_h"], "random_init_rot_acc_gh_above_chance": m["random_rot_gh"] - 0.25}
+    for name, v in per_replica.items():  # each replica is a seed
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
 
 @pytest.mark.claim("SOTA-362", "no-head-worst")
@@ -120,14 +141,15 @@ def test_any_head_beats_no_head(evidence, device):
     """Figure 8: the linear evaluation of h is clearly worse with no head (the loss acting on h itself) than with a
     nonlinear head; the untrained networks are identical (same encoder init), so their difference is zero."""
     m = measure_linear_eval(0, device, heads=("nonlinear", "none"), controls=("random", "random_none"))
-    evidence.metric("lin_acc_h_nonlinear_head", m["nonlinear_lin_h"].mean().item())
-    evidence.metric("lin_acc_h_none_head", m["none_lin_h"].mean().item())
-    evidence.metric("nonlinear_minus_none", (m["nonlinear_lin_h"] - m["none_lin_h"]).mean().item())
+    per_replica = {"lin_acc_h_nonlinear_head": m["nonlinear_lin_h"], "lin_acc_h_none_head": m["none_lin_h"],
+                   "nonlinear_minus_none": m["nonlinear_lin_h"] - m["none_lin_h"],
+                   "random_init_lin_acc_h": m["random_lin_h"],
+                   "nonlinear_minus_random_init": m["nonlinear_lin_h"] - m["random_lin_h"],
+                   "none_minus_random_init": m["none_lin_h"] - m["random_lin_h"]}
+    for name, v in per_replica.items():  # each replica is a seed
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("nonlinear_minus_none_min_seed", (m["nonlinear_lin_h"] - m["none_lin_h"]).min().item())
     evidence.metric("random_init_nonlinear_minus_none", (m["random_lin_h"] - m["random_none_lin_h"]).abs().max().item())
-    evidence.metric("random_init_lin_acc_h", m["random_lin_h"].mean().item())
-    evidence.metric("nonlinear_minus_random_init", (m["nonlinear_lin_h"] - m["random_lin_h"]).mean().item())
-    evidence.metric("none_minus_random_init", (m["none_lin_h"] - m["random_lin_h"]).mean().item())
     evidence.note(f"R={R} seeds; per seed nonlinear/none: {m['nonlinear_lin_h'].tolist()} / {m['none_lin_h'].tolist()}")
 
 
@@ -136,10 +158,11 @@ def test_nonlinear_head_beats_linear_head(evidence, device):
     """Figure 8: a nonlinear head gives a better h than a linear head (+3% in the paper); control: the linear head's own
     h-vs-g(h) gap is small because an invertible linear map cannot discard information."""
     m = measure_linear_eval(0, device, heads=("nonlinear", "linear"))
-    evidence.metric("lin_acc_h_nonlinear_head", m["nonlinear_lin_h"].mean().item())
-    evidence.metric("lin_acc_h_linear_head", m["linear_lin_h"].mean().item())
-    evidence.metric("nonlinear_minus_linear", (m["nonlinear_lin_h"] - m["linear_lin_h"]).mean().item())
-    evidence.metric("linear_head_gap_h_minus_gh", (m["linear_lin_h"] - m["linear_lin_gh"]).mean().item())
+    per_replica = {"lin_acc_h_nonlinear_head": m["nonlinear_lin_h"], "lin_acc_h_linear_head": m["linear_lin_h"],
+                   "nonlinear_minus_linear": m["nonlinear_lin_h"] - m["linear_lin_h"],
+                   "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"]}
+    for name, v in per_replica.items():  # each replica is a seed
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     kinds = ("nonlinear", "linear", "random")

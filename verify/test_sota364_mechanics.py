@@ -6,6 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from verify.data import digits, flat
 from verify.distributed import (
     CollectiveCounter,
     GlobalBatchNorm,
@@ -30,15 +31,6 @@ def cross_sample_jacobian_max(fn, x):
     jac = jac.reshape(n, -1, n, x[0].numel())  # N x (out per sample) x N x (in per sample)
     off = ~torch.eye(n, dtype=torch.bool, device=x.device)  # N x N, True where i != j
     return jac.abs().amax(dim=(1, 3))[off].max().item()
-
-
-def digits(device):
-    """sklearn digits as N x 64 in [0, 1] and labels."""
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    x = torch.tensor(d.data, dtype=torch.float32, device=device) / 16.0  # x: 1797 x 64
-    return x, torch.tensor(d.target, device=device)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -95,11 +87,9 @@ def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device):
         off_c = jac - torch.diag_embed(jac_diag_c, dim1=1, dim2=3)  # cross-channel entries: must be 0
         analytic_err.append(max((jac_diag_c - j_c).abs().max().item(), off_c.abs().max().item()))
 
-    for name in ("bn1d_train", "bn2d_train"):  # the effect: smallest over seeds
-        evidence.metric(f"{name}_cross_jacobian", float(min(worst[name])))
-    for name in ("layernorm", "layernorm2d", "rmsnorm", "groupnorm", "instancenorm", "bn1d_eval", "bn2d_eval"):
-        evidence.metric(f"{name}_cross_jacobian", float(max(worst[name])))  # the controls: largest over seeds
-    evidence.metric("bn1d_jacobian_analytic_max_err", float(max(analytic_err)))
+    for name, v in worst.items():  # the effect (BN train) and the controls, one value per seed: every seed is read
+        evidence.metric(f"{name}_cross_jacobian", float(np.mean(v)), seeds=v)
+    evidence.metric("bn1d_jacobian_analytic_max_err", float(np.mean(analytic_err)), seeds=analytic_err)
     evidence.note(
         "max over i!=j of |d out_i/d x_j|, per seed: "
         + "; ".join(f"{k}: {np.round(v, 4).tolist()}" for k, v in worst.items())
@@ -153,7 +143,7 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
     """Shuffle BN breaks the query/positive-key sub-batch signature because key sub-batches get a random membership,
     not because the positive key lands on another device (a block move to other devices keeps the signature)."""
     k, n, n_batches = 4, 12, 40  # K devices x n per device; N = 48
-    x_all, _ = digits(device)
+    x_all = flat(digits(device)[0])  # x_all: 1797 x 64
     schemes = ("none", "random", "block_derangement", "mixing_derangement")
     per_seed = {s: {"same_device": [], "overlap": [], "sig_acc": []} for s in schemes}
     for seed in SEEDS:
@@ -189,9 +179,10 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
             for m in per_seed[s]:
                 per_seed[s][m].append(float(np.mean(acc[s][m])))
 
-    for s in schemes:
-        evidence.metric(f"{s}_same_device_fraction", float(np.mean(per_seed[s]["same_device"])))
-        evidence.metric(f"{s}_comembership_overlap", float(np.mean(per_seed[s]["overlap"])))
+    for s in schemes:  # each seed's mean over its batches; the expectations read every seed
+        for m, name in (("same_device", "same_device_fraction"), ("overlap", "comembership_overlap"),
+                        ("sig_acc", "signature_acc")):
+            evidence.metric(f"{s}_{name}", float(np.mean(per_seed[s][m])), seeds=per_seed[s][m])
         evidence.metric(f"{s}_signature_acc_min", float(np.min(per_seed[s]["sig_acc"])))
         evidence.metric(f"{s}_signature_acc_max", float(np.max(per_seed[s]["sig_acc"])))
     evidence.metric("chance_signature_acc", 1.0 / k)
@@ -241,7 +232,8 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
     the same encoder with LayerNorm gives bit-identical outputs in either batch (probe at chance, zero cross-Jacobian)."""
     from sklearn.linear_model import LogisticRegression
 
-    x_all, y_all = digits(device)
+    x, y_all = digits(device)
+    x_all = flat(x)  # x_all: 1797 x 64
     pool_a = x_all[y_all < 5]  # context batches drawn from digits 0-4
     pool_b = x_all[y_all >= 5]  # context batches drawn from digits 5-9
     n, n_trials = 16, 300  # batch = 1 probe sample + 15 context samples
@@ -268,12 +260,12 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
             res[name]["probe"].append(float(probe.score(f[half:], lab[half:])))
             xb = x_all[torch.randperm(len(x_all), generator=g)[:8].to(device)]  # 8 x 64
             res[name]["jac"].append(cross_sample_jacobian_max(enc, xb))
-    evidence.metric("bn_encoder_batch_probe_acc", float(min(res["bn"]["probe"])))
-    evidence.metric("ln_encoder_batch_probe_acc", float(max(res["ln"]["probe"])))
-    evidence.metric("bn_encoder_cross_jacobian", float(min(res["bn"]["jac"])))
-    evidence.metric("ln_encoder_cross_jacobian", float(max(res["ln"]["jac"])))
+    for name in ("bn", "ln"):  # one value per seed; the expectations read every seed
+        evidence.metric(f"{name}_encoder_batch_probe_acc", float(np.mean(res[name]["probe"])), seeds=res[name]["probe"])
+        evidence.metric(f"{name}_encoder_cross_jacobian", float(np.mean(res[name]["jac"])), seeds=res[name]["jac"])
     evidence.metric("bn_encoder_output_change_median", float(np.median(res["bn"]["out_diff"])))
-    evidence.metric("ln_encoder_output_change_max", float(max(res["ln"]["out_diff"])))
+    ln_change = np.reshape(res["ln"]["out_diff"], (len(SEEDS), -1)).max(1)  # seeds: largest change over its pairs
+    evidence.metric("ln_encoder_output_change_max", float(ln_change.mean()), seeds=ln_change.tolist())
     evidence.note(
         f"{len(SEEDS)} seeds, {n_trials} train + {n_trials} test pairs; probe acc per seed: "
         f"BN {np.round(res['bn']['probe'], 3).tolist()}, LN {np.round(res['ln']['probe'], 3).tolist()}; "
@@ -386,16 +378,24 @@ def test_global_bn_equals_full_batch_bn_across_processes(evidence, device):
     results = run_distributed(_global_bn_rank, world, str(device), SEEDS, backend=backend)
     agg = {k: max(max(r[k]) for r in results) for k in results[0] if k != "backend"}  # worst over ranks and seeds
     mins = {k: min(min(r[k]) for r in results) for k in results[0] if k != "backend"}  # best over ranks and seeds
+    per_seed = {k: np.reshape([r[k] for r in results], (len(results), len(SEEDS), -1))  # ranks x seeds x (BN1d, BN2d)
+                for k in results[0] if k != "backend"}
+    worst = {k: v.max((0, 2)) for k, v in per_seed.items()}  # seeds: worst over ranks and shapes
+    best = {k: v.min((0, 2)) for k, v in per_seed.items()}  # seeds: best over ranks and shapes
+
+    def record(name, v):  # one value per seed; the expectations read every seed
+        evidence.metric(name, float(v.mean()), seeds=v.tolist())
+
     for k in ("fwd", "grad_x", "run_mean", "run_var", "jacobian"):  # Global BN vs one BN: worst case
-        evidence.metric(f"global_bn_{k}_max_abs_diff", float(agg[k]))
-    evidence.metric("global_bn_grad_w_max_rel_diff", float(agg["grad_w_rel"]))
-    evidence.metric("global_bn_split_change_max", float(agg["split_global"]))  # output change when the split changes
-    evidence.metric("global_bn_cross_device_jacobian", float(mins["jac_cross"]))  # nonzero: it does couple devices
+        record(f"global_bn_{k}_max_abs_diff", worst[k])
+    record("global_bn_grad_w_max_rel_diff", worst["grad_w_rel"])
+    record("global_bn_split_change_max", worst["split_global"])  # output change when the split changes
+    record("global_bn_cross_device_jacobian", best["jac_cross"])  # nonzero: it does couple devices
     for k in ("fwd", "grad_x", "run_var"):  # control, per-device BN vs one BN: best case
-        evidence.metric(f"per_device_bn_{k}_min_abs_diff", float(mins[f"ctl_{k}"]))
-    evidence.metric("per_device_bn_grad_w_min_rel_diff", float(mins["ctl_grad_w_rel"]))
-    evidence.metric("per_device_bn_split_change_min", float(mins["split_ctl"]))
-    evidence.metric("per_device_bn_cross_device_jacobian", float(agg["ctl_jac_cross"]))  # exactly 0: sub-batch only
+        record(f"per_device_bn_{k}_min_abs_diff", best[f"ctl_{k}"])
+    record("per_device_bn_grad_w_min_rel_diff", best["ctl_grad_w_rel"])
+    record("per_device_bn_split_change_min", best["split_ctl"])
+    record("per_device_bn_cross_device_jacobian", worst["ctl_jac_cross"])  # exactly 0: sub-batch only
     evidence.metric("world_size", world)
     evidence.note(f"backend={results[0]['backend']}, {len(SEEDS)} seeds x (BN1d 16x6, BN2d 8x3x4x4), 3 steps; "
                   f"worst diffs {dict((k, float(f'{v:.3g}')) for k, v in agg.items())}; "

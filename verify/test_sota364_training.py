@@ -1,9 +1,9 @@
 """SOTA-364 (training checks): per-device batch norm and the contrastive "cheat" on a digits toy.
 
-Setting (all checks): sklearn digits, MLP encoder 64-128-128-32 (verify/contrastive.py), batch 64
+Setting (all checks): sklearn digits, MLP encoder 64-128-128-32 (verify/layers.py), batch 64
 split over 8 simulated devices of 8 (MoCo §3.3 uses 8 GPUs x 32), 5 seeds trained as 5 independent
-replicas in one vectorised model, 300 Adam steps unless stated. Metrics are means over the seeds,
-with `_min` / `_max` over seeds where a threshold needs the worst seed.
+replicas in one vectorised model, 300 Adam steps unless stated. Metrics are means over the seeds and
+carry the per-seed values; `_min` / `_max` record the extremes over seeds.
 """
 import matplotlib
 
@@ -13,19 +13,12 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from verify.contrastive import (  # noqa: E402
-    Encoder,
-    augment,
-    embed,
-    flat,
-    load_digits_split,
-    moco_logits,
-    moco_pretext_accuracy,
-    recalibrate_bn,
-    sample_batch,
-    shuffled_forward,
-    train_moco,
-)
+from verify.augment import shift_noise  # noqa: E402
+from verify.data import flat, load_digits_split, sample_batch  # noqa: E402
+from verify.layers import Encoder  # noqa: E402
+from verify.losses import moco_logits  # noqa: E402
+from verify.moco import moco_pretext_accuracy, recalibrate_bn, shuffled_forward, train_moco  # noqa: E402
+from verify.probes import frozen_features  # noqa: E402
 
 SEEDS = 5  # replicas trained in lock-step, one per seed
 STEPS = 300
@@ -35,9 +28,9 @@ QUEUE = 256
 
 
 def _summary(evidence, name, per_seed):
-    """Record mean, min and max over seeds of a per-seed tensor (R)."""
+    """Record a per-seed tensor (R): its mean with the per-seed values, and its min and max over seeds."""
     per_seed = per_seed.float()
-    evidence.metric(name, float(per_seed.mean()))
+    evidence.metric(name, float(per_seed.mean()), seeds=per_seed.tolist())
     evidence.metric(name + "_min", float(per_seed.min()))
     evidence.metric(name + "_max", float(per_seed.max()))
 
@@ -125,12 +118,13 @@ def _train_memory_bank(data, seed, device, steps=STEPS, n_neg=QUEUE, tau=0.2, ba
     opt = torch.optim.Adam(enc.parameters(), lr=lr)
     x_tr = data["x_train"]
     n = x_tr.shape[0]
-    bank = embed(enc, flat(augment(x_tr.expand(SEEDS, -1, -1, -1), g)))  # bank: R x Ntr x D, one entry per image
+    views = flat(shift_noise(x_tr.expand(SEEDS, -1, -1, -1), g))  # views: R x Ntr x 64
+    bank = F.normalize(frozen_features(enc, views), dim=-1)  # bank: R x Ntr x D, one entry per image
     rows = torch.arange(SEEDS, device=device)[:, None]
     accs = []
     for _ in range(steps):
         idx = sample_batch(x_tr, SEEDS, BATCH, g)  # idx: R x N
-        q = F.normalize(enc(flat(augment(x_tr[idx], g))), dim=-1)  # q: R x N x D, per-device BN in train mode
+        q = F.normalize(enc(flat(shift_noise(x_tr[idx], g))), dim=-1)  # q: R x N x D, per-device BN in train mode
         neg = bank[rows, torch.randint(0, n, (SEEDS, n_neg), generator=g).to(device)]  # neg: R x K x D
         logits = moco_logits(q, bank[rows, idx], neg, tau)  # R x N x (1+K); positive from an earlier batch
         loss = F.cross_entropy(logits.reshape(-1, 1 + n_neg), torch.zeros(SEEDS * BATCH, dtype=torch.long, device=device))
@@ -154,7 +148,7 @@ def _bank_pretext_accuracy(enc, bank, data, stats, n_batches=8, n_neg=QUEUE, tau
     accs = []
     for _ in range(n_batches):
         idx = sample_batch(data["x_train"], SEEDS, BATCH, g)  # idx: R x N
-        x = flat(augment(data["x_train"][idx], g))  # x: R x N x 64
+        x = flat(shift_noise(data["x_train"][idx], g))  # x: R x N x 64
         q = F.normalize(shuffled_forward(enc, x, g) if stats == "shuffle" else enc(x), dim=-1)  # q: R x N x D
         neg = bank[rows, torch.randint(0, bank.shape[1], (SEEDS, n_neg), generator=g).to(bank.device)]
         accs.append((moco_logits(q, bank[rows, idx], neg, tau).argmax(-1) == 0).float().mean(1))
@@ -215,7 +209,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
 
     for _ in range(steps):
         idx = sample_batch(data["x_train"], SEEDS, BATCH, g)
-        loss, _, _ = loss_acc(flat(augment(data["x_train"][idx], g)), data["y_train"][idx])
+        loss, _, _ = loss_acc(flat(shift_noise(data["x_train"][idx], g)), data["y_train"][idx])
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
         opt.step()
@@ -226,7 +220,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
             accs, chance = [], []
             for _ in range(8):
                 idx = sample_batch(data["x_test"], SEEDS, BATCH, g)
-                _, acc, ch = loss_acc(flat(augment(data["x_test"][idx], g)), data["y_test"][idx])
+                _, acc, ch = loss_acc(flat(shift_noise(data["x_test"][idx], g)), data["y_test"][idx])
                 accs.append(acc), chance.append(ch)
             out[mode] = torch.stack(accs).mean(0)
             out["chance"] = torch.stack(chance).mean(0)

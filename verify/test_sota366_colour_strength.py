@@ -9,9 +9,10 @@ import pytest
 import torch
 
 from verify.augment import Augment
-from verify.pretext import (knn_probe, linear_probe, represent, supervised_accuracy, train_simclr,
-                            train_supervised)
-from verify.tinted_digits import split, tinted_digits
+from verify.data import for_replicas, split, tinted_digits
+from verify.probes import frozen_features, knn_probe, linear_probe
+from verify.simclr import train_simclr
+from verify.supervised import supervised_accuracy, train_supervised
 
 torch.set_num_threads(1)
 
@@ -22,15 +23,16 @@ _SWEEPS = {}  # (seed, device) -> sweep; both checks read one sweep when they ru
 
 
 def slope(values):
-    """Least-squares slope of accuracy against log2(strength): accuracy change per doubling of s."""
-    xs = torch.tensor([math.log2(s) for s in STRENGTHS])
-    ys = torch.tensor(values)
-    xc = xs - xs.mean()
-    return float((xc * (ys - ys.mean())).sum() / (xc ** 2).sum())
+    """Least-squares slope of accuracy against log2(strength), per replica: accuracy change per doubling of s.
+    values: one R-vector per strength -> R."""
+    xs = torch.tensor([math.log2(s) for s in STRENGTHS])  # S
+    ys = torch.stack(values)  # S x R
+    xc = (xs - xs.mean())[:, None]  # S x 1
+    return (xc * (ys - ys.mean(0))).sum(0) / (xc ** 2).sum()  # R
 
 
 def strength_sweep(device):
-    """Contrastive (linear probe, kNN) and supervised held-out accuracy at each colour strength, replica means."""
+    """Contrastive (linear probe, kNN) and supervised held-out accuracy at each colour strength, one R-vector each."""
     key = (SEED, str(device))
     if key in _SWEEPS:
         return _SWEEPS[key]
@@ -41,27 +43,30 @@ def strength_sweep(device):
     for s in STRENGTHS:
         aug = Augment(["crop", "colour"], strength=s, crop_scale=(0.2, 1.0))  # SimCLR Table 1: crop + colour(s)
         net, _ = train_simclr(x[tr], aug, n_replicas=2, steps=150, batch=256, tau=0.2, hidden=64, seed=SEED)
-        h_tr, h_te = represent(net.f, x[tr]), represent(net.f, x[te])  # R x M x 64
-        sweep["probe"].append(linear_probe(h_tr, y[tr], h_te, y[te]).mean().item())
-        sweep["knn"].append(knn_probe(h_tr, y[tr], h_te, y[te]).mean().item())
+        h_tr, h_te = frozen_features(net.f, for_replicas(x[tr], 2)), frozen_features(net.f, for_replicas(x[te], 2))
+        sweep["probe"].append(linear_probe(h_tr, y[tr], h_te, y[te]).cpu())  # R
+        sweep["knn"].append(knn_probe(h_tr, y[tr], h_te, y[te]).cpu())
         # SimCLR §3.2: 'When training supervised models with the same set of augmentations'
         f, clf = train_supervised(x[tr], y[tr], aug, n_replicas=2, steps=300, batch=128, lr=3e-3, hidden=64, seed=SEED)
-        sweep["supervised"].append(supervised_accuracy(f, clf, x[te], y[te]).mean().item())
+        sweep["supervised"].append(supervised_accuracy(f, clf, x[te], y[te]).cpu())
     _SWEEPS[key] = sweep
     return sweep
 
 
 def record(evidence, sweep, readout):
     """Accuracies per strength, slopes per doubling of s, and the figure, for one contrastive read-out."""
+    m = {}  # name -> R: replica r has the same initialisation at every strength, so its slope is one seed's
     for i, tag in enumerate(TAGS):
-        evidence.metric(f"contrastive_{readout}_{tag}", sweep[readout][i])
-        evidence.metric(f"supervised_acc_{tag}", sweep["supervised"][i])
-    evidence.metric(f"contrastive_{readout}_slope", slope(sweep[readout]))
-    evidence.metric("supervised_slope", slope(sweep["supervised"]))  # control: must not rise
-    evidence.metric(f"{readout}_slope_minus_supervised_slope", slope(sweep[readout]) - slope(sweep["supervised"]))
+        m[f"contrastive_{readout}_{tag}"] = sweep[readout][i]
+        m[f"supervised_acc_{tag}"] = sweep["supervised"][i]
+    m[f"contrastive_{readout}_slope"] = slope(sweep[readout])
+    m["supervised_slope"] = slope(sweep["supervised"])  # control: must not rise
+    m[f"{readout}_slope_minus_supervised_slope"] = slope(sweep[readout]) - slope(sweep["supervised"])
+    for name, v in m.items():
+        evidence.metric(name, v.mean().item(), seeds=v.tolist())
     fig, ax = plt.subplots(figsize=(5, 3))
     for name, label in ((readout, f"contrastive ({readout})"), ("supervised", "supervised")):
-        ax.plot(STRENGTHS, sweep[name], marker="o", label=label)
+        ax.plot(STRENGTHS, [v.mean().item() for v in sweep[name]], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("colour distortion strength s")
     ax.set_ylabel("held-out accuracy")

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from verify.augment import Augment
-from verify.pretext import knn_probe, linear_probe, represent, sqrt_scaled_lr, train_simclr
-from verify.tinted_digits import split, tinted_digits
+from verify.data import for_replicas, split, tinted_digits
+from verify.probes import frozen_features, knn_probe, linear_probe
+from verify.simclr import sqrt_scaled_lr, train_simclr
 
 torch.set_num_threads(1)
 
@@ -33,7 +34,8 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
         steps_at = {length: round(e * len(tr) / batch) for length, e in EPOCHS.items()}  # epochs -> steps
 
         def on_eval(step, net, batch=batch, steps_at=steps_at):
-            h_tr, h_te = represent(net.f, x[tr]), represent(net.f, x[te])  # R x M x 64
+            h_tr = frozen_features(net.f, for_replicas(x[tr], REPLICAS))  # h_tr: R x M x 64
+            h_te = frozen_features(net.f, for_replicas(x[te], REPLICAS))
             for length, s in steps_at.items():
                 if s == step:
                     acc[("probe", batch, length)] = linear_probe(h_tr, y[tr], h_te, y[te]).cpu()
@@ -44,16 +46,16 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
                      lr=sqrt_scaled_lr(batch), hidden=64, seed=SEED, eval_steps=set(steps_at.values()), on_eval=on_eval)
         for (kind, b, length), a in acc.items():
             if b == batch:
-                evidence.metric(f"{kind}_b{b}_{length}", a.mean().item())
+                evidence.metric(f"{kind}_b{b}_{length}", a.mean().item(), seeds=a.tolist())  # each replica a seed
 
     small, large = BATCHES[0], BATCHES[-1]
     for kind in ("probe", "knn"):
         gap = {L: acc[(kind, large, L)] - acc[(kind, small, L)] for L in EPOCHS}  # gap per replica, R
         # seed noise: the replica-to-replica sd of a single run's accuracy, pooled over the six runs
         noise = torch.stack([acc[(kind, b, L)] for b in BATCHES for L in EPOCHS]).std(1).mean().item()
-        evidence.metric(f"{kind}_gap_short", gap["short"].mean().item())  # large minus small batch
-        evidence.metric(f"{kind}_gap_long", gap["long"].mean().item())
-        evidence.metric(f"{kind}_gap_shrink", gap["short"].mean().item() - gap["long"].mean().item())
+        # replica r has the same initialisation at every batch size: the gaps are per replica, each a seed
+        for name, v in (("gap_short", gap["short"]), ("gap_long", gap["long"]), ("gap_shrink", gap["short"] - gap["long"])):
+            evidence.metric(f"{kind}_{name}", v.mean().item(), seeds=v.tolist())  # large minus small batch
         evidence.metric(f"{kind}_seed_sd", noise)
         evidence.metric(f"{kind}_gap_short_over_sd", gap["short"].mean().item() / max(noise, 1e-6))  # control
     fig, axes = plt.subplots(1, 2, figsize=(8, 3))

@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from sklearn.datasets import load_digits
+
+from verify.data import digits
 
 torch.set_num_threads(1)
 
@@ -109,9 +110,9 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     """BN train mode reconstructs the other element of a pair below the per-sample floor; LN, GN, no-norm cannot."""
     torch.manual_seed(SEED)
     g = torch.Generator().manual_seed(SEED)
-    digits = torch.tensor(load_digits().images, dtype=torch.float32)[:, None] / 16.0  # 1797 x 1 x 8 x 8 in [0, 1]
-    perm = torch.randperm(len(digits), generator=g)
-    x_train, x_test = digits[perm[:N_TRAIN]].to(device), digits[perm[N_TRAIN:]].to(device)  # 1397 / 400 (200 pairs)
+    images = digits()[0][:, None]  # images: 1797 x 1 x 8 x 8 in [0, 1]
+    perm = torch.randperm(len(images), generator=g)
+    x_train, x_test = images[perm[:N_TRAIN]].to(device), images[perm[N_TRAIN:]].to(device)  # 1397 / 400 (200 pairs)
     target = other(x_test)  # 400 x 1 x 8 x 8
 
     # sanity: PairBatchNorm2d on one pair == nn.BatchNorm2d in training mode on a batch of two

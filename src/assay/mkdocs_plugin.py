@@ -15,6 +15,7 @@ generated page outside the navigation they are the same for every page of its fo
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.toc import get_toc
 
 from assay.site import Options, Output, generate
 
@@ -82,10 +84,10 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def _once(self, block: str, page: Any, render: Any) -> str:
         """The theme's ``block`` for ``page``: rendered once per folder for a generated page outside the
-        navigation and without a table of contents (its sidebars differ only in the relative links);
-        rendered as usual for any other page."""
+        navigation (its navigation sidebar differs only in the relative links; main.html renders the table of
+        contents per page); rendered as usual for any other page."""
         uri = page.file.src_uri if page is not None else None
-        if uri not in self.pages or uri in self.in_nav or page.toc.items:
+        if uri not in self.pages or uri in self.in_nav:
             return render()
         key = (block, page.url.rpartition("/")[0], tuple(page.meta.get("hide", ())))
         if key not in self.once:
@@ -98,7 +100,12 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         if out is None:
             return markdown
         page.meta["title"] = out.title
-        page.meta["hide"] = ["toc"]  # generated pages have no Markdown headings to list; use the width
+        # a record page outside the navigation gives the navigation sidebar's width to its content
+        page.meta["hide"] = [] if out.in_nav else ["navigation"]
+        if not out.toc:
+            page.meta["hide"].append("toc")
+        if out.search_boost is not None:  # Material's search reads a page's weight from here
+            page.meta["search"] = {"boost": out.search_boost}
         return ""
 
     @event_priority(100)
@@ -107,6 +114,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         if out is None:
             return html
         page.title = out.title
+        # the table of contents from the page's own sections (its HTML never went through Markdown's toc)
+        page.toc = get_toc([{"level": 2, "id": slug, "name": escape(title), "children": []} for slug, title in out.toc])
         return str(out.content)
 
     @event_priority(100)  # before the search plugin (priority 0) indexes page.content

@@ -265,9 +265,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     torch.set_num_threads(1)  # small models run many times faster on one intra-op thread; xdist uses the cores
     state.device = _resolve_device(config.getoption("device"))
+    if state.device == "cuda":
+        full_float32(torch)
     for item, (cid, check_id) in tied:
         _tie(state, item, cid, check_id)
     _select(config, items, state)
+
+
+def full_float32(torch: Any) -> None:
+    """float32 on CUDA as on the CPU: no TF32 in matrix products or convolutions (cuDNN's default allows it, with a
+    10-bit mantissa), so a tolerance set from CPU runs means the same on a GPU. The environment variable reaches the
+    processes a verifier spawns (torch.distributed ranks), which start with the defaults."""
+    os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 
 
 def _check_wanted(state: _Session, wanted: list[str]) -> None:

@@ -1,8 +1,11 @@
 """The site generator: records and ledger -> HTML pages and downloads (``generate``); MkDocs-free.
 
-Modules: ``views`` (the page model), ``markup`` (escaping and HTML pieces), ``pages`` (record pages),
+Modules: ``views`` (the page model), ``template`` (the Jinja2 environment: one template per page kind under
+``templates/``, autoescape on), ``markup`` (escaping, links, status colours), ``claim_page`` (the claim page's
+view), ``pages`` (the other record pages and what page kinds share), ``code`` (highlighted source listings),
 ``dashboard``, ``explorer`` (the graph page), ``graph_layout``, ``neighbourhood`` (a claim's small graph),
 ``reference`` (record reference and diagnostics catalogue), ``generator`` (puts them together).
+A new page kind is a template and a view.
 """
 
 from assay.site.generator import Output, generate

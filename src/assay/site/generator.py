@@ -11,8 +11,8 @@ from pathlib import Path
 
 from assay.export import as_json, bibtex_all
 from assay.results import figure_bytes
-from assay.site import dashboard, explorer, pages, reference
-from assay.site.markup import VOCABULARIES, esc, icon_css, script_json
+from assay.site import claim_page, code, dashboard, explorer, pages, reference, search
+from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, script_json
 from assay.site.pages import Options, Page
 from assay.site.views import SiteIndex, index
 
@@ -26,6 +26,8 @@ class Output:
     title: str | None = None  # set for pages, HTML-escaped: the theme inserts it unescaped
     in_nav: bool = False
     search: str | None = None  # a page's search document, when the index should not parse its HTML
+    toc: tuple[tuple[str, str], ...] = ()  # a page's table of contents: (anchor, title) of each section
+    search_boost: float | None = None  # its weight in the search index, when not the default (``search.boost``)
 
 
 def generate(root: Path, options: Options | None = None) -> list[Output]:
@@ -37,18 +39,18 @@ def generate(root: Path, options: Options | None = None) -> list[Output]:
 
 
 def _page(p: Page) -> Output:
-    return Output(p.path, p.html, esc(p.title), p.in_nav, p.search)
+    return Output(p.path, p.html, esc(p.title), p.in_nav, p.search, tuple(p.toc), search.boost(p.path))
 
 
 def _pages(ix: SiteIndex, options: Options) -> list[Page]:
     out = [dashboard.page(ix), explorer.page(ix), reference.records_page(), reference.diagnostics_page(),
            pages.sources_index(ix), pages.decisions_index(ix)]
-    out += [pages.claim_page(ix, view, options) for view in ix.claims.values()]
+    out += [claim_page.page(ix, view, options) for view in ix.claims.values()]
     out += [pages.source_page(ix, s) for s in ix.sources.values()]
     out += [pages.decision_page(ix, d) for d in ix.decisions.values()]
     out += pages.anthology_pages(ix) + pages.tag_pages(ix)
     modules = sorted({c.verifier.split("::")[0] for v in ix.claims.values() for c in v.claim.checks})
-    out += [pages.code_page(ix.kb.root, m) for m in modules]
+    out += [code.code_page(ix.kb.root, m) for m in modules]
     valid = set(ix.claims) | set(ix.sources) | set(ix.decisions)
     out += [pages.invalid_page(f) for f in ix.by_id.values() if f.record is None and f.id not in valid
             and pages.record_doc(f.id) != "index.md"]
@@ -58,7 +60,8 @@ def _pages(ix: SiteIndex, options: Options) -> list[Page]:
 def _files(ix: SiteIndex) -> list[Output]:
     everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
     icons = [st.icon for table in VOCABULARIES.values() for st in table.values()]
-    out = [Output("assets/assay-icons.css", icon_css(icons)), Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
+    colours = [st.colour for table in VOCABULARIES.values() for st in table.values()]
+    out = [Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)), Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
            Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
     for view in ix.claims.values():
         for state in view.results:

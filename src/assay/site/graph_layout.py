@@ -1,84 +1,109 @@
-"""Node positions for the graph page, computed at build time in O(n log n).
+"""Node positions for the graph page: a layered (dependency-first) layout, computed at build time.
 
-Force-directed layout of the whole graph is quadratic (networkx's spring layout takes minutes at
-10,000 nodes), so each weakly connected component is laid out on its own: small ones with a seeded
-spring layout, large ones in rings by breadth-first distance from their best-connected record, each
-ring ordered by the angle of its parents. Components are then packed on shelves, largest first.
-Deterministic: the same graph gives the same coordinates.
+An edge points from a record to what it rests on. A record's layer is the length of the longest chain
+of what it rests on (records in a cycle share a layer), so layer 0, at the left, holds what rests on
+nothing (the sources, mostly) and every arrow points left, to an earlier layer. Within a layer, records
+are ordered by the mean position of their neighbours in the layers before and after (two barycentre
+sweeps), which keeps most edges short and uncrossed. A layer taller than the page would be is wrapped
+into several sub-columns, so 10,000 records still form a block of about the canvas's shape.
+
+Positions are on a lattice: ``col`` (an integer, the sub-column) and ``row`` (a multiple of one half, so
+a short layer sits centred). The page spaces columns for a label and rows for a line or two of text.
+Linear in the records and edges, apart from sorting each layer; deterministic.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import networkx as nx
 
-SPRING_MAX = 40  # components up to this size get a spring layout
-SPACING = 1.0  # distance between neighbours on a ring
+#: Screen width of a column over the height of a row, and the canvas's width over its height, that the
+#: number of rows is chosen for (the page fits the block into its canvas whatever they turn out to be).
+CELL_ASPECT = 4.5
+CANVAS_ASPECT = 1.25
+MIN_ROWS = 6
 
 
-def layout(g: nx.MultiDiGraph) -> dict[str, tuple[float, float]]:
-    """Position of every node; components packed left to right, top to bottom."""
-    comps = sorted((sorted(c) for c in nx.weakly_connected_components(g)), key=lambda c: (-len(c), c[0]))
-    placed = [_component(g, nodes) for nodes in comps]
-    return _pack(placed)
+@dataclass(frozen=True)
+class Layout:
+    """Where each record sits: ``cols[n]``, ``rows[n]``, ``layers[n]``; ``width`` columns by ``height`` rows."""
+
+    cols: dict[str, int]
+    rows: dict[str, float]
+    layers: dict[str, int]
+    width: int
+    height: int
 
 
-def _component(g: nx.MultiDiGraph, nodes: list[str]) -> tuple[dict[str, tuple[float, float]], float]:
-    """Positions centred on the origin, and the radius they span."""
-    if len(nodes) == 1:
-        return {nodes[0]: (0.0, 0.0)}, 0.5
-    if len(nodes) <= SPRING_MAX:
-        sub = nx.Graph(g.subgraph(nodes))
-        scale = math.sqrt(len(nodes)) * SPACING
-        pos = nx.spring_layout(sub, seed=7, iterations=60, scale=scale)
-        return {n: (float(pos[n][0]), float(pos[n][1])) for n in nodes}, scale + 0.5
-    return _rings(g, nodes)
+def rows_for(n: int, tallest: int) -> int:
+    """Rows of the block: about the canvas's shape; a layer up to half again as tall is not wrapped."""
+    target = max(MIN_ROWS, math.ceil(math.sqrt(n * CELL_ASPECT / CANVAS_ASPECT)))
+    return tallest if tallest <= 1.5 * target else target
 
 
-def _rings(g: nx.MultiDiGraph, nodes: list[str]) -> tuple[dict[str, tuple[float, float]], float]:
-    members = set(nodes)
-    root = max(nodes, key=lambda n: (g.degree(n), _neg(n)))
-    angle = {root: 0.0}
-    pos = {root: (0.0, 0.0)}
-    ring, radius = [root], 0.0
-    seen = {root}
-    while ring:
-        nxt: dict[str, float] = {}
-        for parent in ring:  # BFS over both directions, parents first in ring order
-            for n in sorted(set(g.successors(parent)) | set(g.predecessors(parent))):
-                if n in members and n not in seen:
-                    seen.add(n)
-                    nxt[n] = angle[parent]
-        if not nxt:
-            break
-        order = sorted(nxt, key=lambda n: (nxt[n], n))
-        radius = max(radius + 2 * SPACING, len(order) * SPACING / (2 * math.pi))
-        for i, n in enumerate(order):
-            a = 2 * math.pi * i / len(order)
-            angle[n] = a
-            pos[n] = (radius * math.cos(a), radius * math.sin(a))
-        ring = order
-    return pos, radius + 1.0
+def layers(g: nx.MultiDiGraph) -> dict[str, int]:
+    """Longest chain of what each record rests on; the members of a cycle share one layer.
+
+    Tarjan's algorithm (networkx's) hands out the strongly connected components with every component
+    after those it reaches, so one pass over them in that order sees each successor's layer first."""
+    comp: dict[str, int] = {}
+    depth: list[int] = []
+    for k, members in enumerate(nx.strongly_connected_components(g)):
+        below = [depth[comp[s]] for n in members for s in g.successors(n) if s not in members]
+        depth.append(1 + max(below, default=-1))
+        for n in members:
+            comp[n] = k
+    return {n: depth[comp[n]] for n in g.nodes}
 
 
-def _neg(n: str) -> tuple[int, ...]:
-    """Tie-break for the root: the smallest id wins."""
-    return tuple(-ord(c) for c in n)
+def order(g: nx.MultiDiGraph, layer: dict[str, int]) -> list[list[str]]:
+    """The records of each layer, ordered to keep edges short: by id, then a barycentre sweep down the
+    layers (by what a record rests on) and one back up (by what rests on it)."""
+    by_layer: list[list[str]] = [[] for _ in range(1 + max(layer.values(), default=-1))]
+    for n in sorted(layer):
+        by_layer[layer[n]].append(n)
+    where: dict[str, float] = {}
+
+    def place(nodes: list[str]) -> None:
+        for i, n in enumerate(nodes):
+            where[n] = (i + 0.5) / len(nodes)
+
+    for nodes in by_layer:
+        place(nodes)
+
+    def sweep(indices: range, neighbours, before) -> None:  # noqa: ANN001 - networkx's bound methods
+        for k in indices:
+            keys = {}
+            for n in by_layer[k]:
+                near = [where[m] for m in neighbours(n) if before(layer[m], k)]
+                keys[n] = (sum(near) / len(near) if near else where[n], where[n])
+            by_layer[k].sort(key=lambda n: keys[n])
+            place(by_layer[k])
+
+    sweep(range(1, len(by_layer)), g.successors, lambda lm, k: lm < k)
+    sweep(range(len(by_layer) - 2, -1, -1), g.predecessors, lambda lm, k: lm > k)
+    return by_layer
 
 
-def _pack(placed: list[tuple[dict[str, tuple[float, float]], float]]) -> dict[str, tuple[float, float]]:
-    area = sum((2 * r) ** 2 for _, r in placed)
-    width = max(math.sqrt(area) * 1.2, max((2 * r for _, r in placed), default=1.0))
-    out: dict[str, tuple[float, float]] = {}
-    x = y = shelf = 0.0
-    for pos, r in placed:
-        d = 2 * r
-        if x + d > width and x > 0:
-            x, y, shelf = 0.0, y + shelf, 0.0
-        cx, cy = x + r, y + r
-        for n, (px, py) in pos.items():
-            out[n] = (round(cx + px, 3), round(-(cy + py), 3))
-        x += d
-        shelf = max(shelf, d)
-    return out
+def layout(g: nx.MultiDiGraph) -> Layout:
+    """Every record's column, row and layer."""
+    layer = layers(g)
+    ordered = order(g, layer)
+    n = g.number_of_nodes()
+    height = rows_for(n, max((len(v) for v in ordered), default=1))
+    cols: dict[str, int] = {}
+    rows: dict[str, float] = {}
+    col = 0
+    for nodes in ordered:
+        k = max(1, math.ceil(len(nodes) / height))  # sub-columns of this layer
+        per = math.ceil(len(nodes) / k)
+        for j in range(k):
+            chunk = nodes[j * per:(j + 1) * per]
+            top = (height - len(chunk)) / 2
+            for i, node in enumerate(chunk):
+                cols[node] = col + j
+                rows[node] = math.floor(2 * (top + i)) / 2
+        col += k
+    return Layout(cols, rows, layer, col, height)

@@ -31,10 +31,17 @@ def code_spans(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
 
 
-def paragraphs(text: str) -> str:
-    """Escaped text split into paragraphs at line breaks (a folded YAML scalar keeps one per blank line)."""
-    blocks = [b.strip() for b in re.split(r"\n+", text.strip()) if b.strip()]
-    return "".join(f"<p>{code_spans(b)}</p>" for b in blocks)
+def paragraphs(text: str) -> list[str]:
+    """Record text as paragraphs: a folded YAML scalar keeps one line per paragraph."""
+    return [b.strip() for b in re.split(r"\n+", text.strip()) if b.strip()]
+
+
+def code_like(text: str) -> bool:
+    """Whether record text is a code listing (kept line by line): several short lines, one of them indented,
+    a comment, or an assignment or call."""
+    lines = text.strip("\n").split("\n")
+    return len(lines) > 1 and all(len(x) <= 110 for x in lines) and any(
+        x.startswith((" ", "\t", "#")) or re.search(r"[=(]", x) for x in lines)
 
 
 def page_url(doc: str) -> str:
@@ -82,17 +89,75 @@ def icon_css(names: list[str]) -> str:
 
 
 def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> str:
-    """A coloured chip with the status icon and its label; the meaning shows on hover."""
-    text = esc(f"{prefix}{label or status.name}")
-    mark = icon(status.icon) if with_icon else '<span class="assay-dot"></span>'
-    return (f'<span class="assay-chip" style="--assay-c:{status.colour}" title="{esc(status.meaning)}">'
-            f"{mark}{text}</span>")
+    """A coloured chip with the status icon and its label; the meaning shows on hover (``macros.html``)."""
+    from assay.site.template import macro
+
+    return str(macro("chip", status, label, prefix, with_icon))
 
 
 def plain_chip(label: str, title: str = "") -> str:
     """A neutral chip (tier, device) with no status colour."""
-    attr = f' title="{esc(title)}"' if title else ""
-    return f'<span class="assay-chip assay-chip-plain"{attr}>{esc(label)}</span>'
+    from assay.site.template import macro
+
+    return str(macro("plain_chip", label, title))
+
+
+def status_class(status: Status) -> str:
+    """The class that colours a status: one per colour, defined for both schemes by ``colour_css``."""
+    return "assay-c-" + status.colour.lstrip("#").lower()
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 decision``, ``2 decisions``."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+#: The page backgrounds of Material's two schemes: default (white) and slate (hsl(232, 15%, 14%)).
+BACKGROUNDS = {"default": "#ffffff", "slate": "#1e2029"}
+#: The contrast every status colour keeps against its scheme's background (WCAG AA for small text, with a margin).
+CONTRAST = 4.6
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def lin(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (lin(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    h = colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def contrast(a: str, b: str) -> float:
+    """The WCAG contrast ratio of two ``#rrggbb`` colours."""
+    la, lb = sorted((_luminance(_rgb(a)), _luminance(_rgb(b))), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def readable(colour: str, background: str) -> str:
+    """``colour`` mixed toward black (on a light background) or white (on a dark one) just enough to keep
+    ``CONTRAST`` against ``background``: the same hue, legible as text in either scheme."""
+    target = (0, 0, 0) if _luminance(_rgb(background)) > 0.5 else (255, 255, 255)
+    rgb = _rgb(colour)
+    for step in range(0, 101):
+        t = step / 100
+        mixed = "#" + "".join(f"{round(c + (d - c) * t):02x}" for c, d in zip(rgb, target))
+        if contrast(mixed, background) >= CONTRAST:
+            return mixed
+    return "#000000" if target == (0, 0, 0) else "#ffffff"
+
+
+def colour_css(colours: list[str]) -> str:
+    """One class per status colour with ``--assay-c`` set for each scheme (``status_class``)."""
+    rules = []
+    for colour in sorted({c.lower() for c in colours}):
+        cls = "assay-c-" + colour.lstrip("#")
+        rules.append(f".{cls} {{ --assay-c: {readable(colour, BACKGROUNDS['default'])}; }}")
+        rules.append(f'[data-md-color-scheme="slate"] .{cls} {{ --assay-c: {readable(colour, BACKGROUNDS["slate"])}; }}')
+    return "\n".join(rules) + "\n"
 
 
 VOCABULARIES = vocab.VOCABULARIES
@@ -101,24 +166,22 @@ VOCABULARIES = vocab.VOCABULARIES
 @lru_cache(maxsize=32)
 def legend(*names: str) -> str:
     """The legend of one or more status vocabularies (``"Claim"``, ``"Check"``...), printed from ``assay.status``."""
-    parts = ['<details class="assay-legend" data-search-exclude><summary>Legend</summary>']
-    for title in names:
-        table = VOCABULARIES[title]
-        parts.append(f'<p class="assay-legend-title">{esc(title)}</p><ul>')
-        parts += [f"<li>{chip(s, with_icon=False)} {esc(s.meaning)}</li>" for s in table.values()]
-        parts.append("</ul>")
-    return "".join(parts) + "</details>"
+    from assay.site.template import macro
+
+    return str(macro("legend", names))
 
 
 def link(here: str, target: str, text: str, title: str = "") -> str:
-    attr = f' title="{esc(title)}"' if title else ""
-    return f'<a href="{esc(href(here, target))}"{attr}>{esc(text)}</a>'
+    from assay.site.template import macro
+
+    return str(macro("link", here, target, text, title))
 
 
 def record_link(here: str, record_id: str, title: str | None = None) -> str:
     """A link to a record's page showing its id (and title, when given)."""
-    text = f"{record_id}: {title}" if title else record_id
-    return link(here, record_doc(record_id), text)
+    from assay.site.template import macro
+
+    return str(macro("record_link", here, record_id, title))
 
 
 def table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -139,10 +202,21 @@ def script_json(data: Any, indent: int | None = None) -> str:
     return text
 
 
+#: A comparison or a reported bound as a reader writes it.
+OPS = {">=": "≥", "<=": "≤", "==": "=", ">": ">", "<": "<", "~": "~"}
+
+
+def quantity(value: float, unit: str, bound: str | None = None) -> str:
+    """A reported number as the paper states it, its bound kept: ``>99.9 %``, ``256 images``."""
+    return f"{OPS.get(bound or '', '')}{number(value)} {unit}"
+
+
 def number(value: Any) -> str:
-    """A measured or reported number, compactly."""
+    """A measured or reported number, compactly: four significant digits, a whole number in full (1024)."""
     if isinstance(value, bool) or value is None:
-        return esc(value if value is not None else "—")
+        return str(value if value is not None else "—")
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
     if isinstance(value, (int, float)):
-        return esc(f"{value:.4g}")
-    return esc(value)
+        return f"{value:.4g}"
+    return str(value)

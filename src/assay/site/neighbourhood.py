@@ -1,13 +1,15 @@
 """A claim's neighbourhood as static SVG: what rests on it (left), what it rests on (right).
 
 Drawn at build time for each depth up to the page's maximum, toggled by radio buttons with CSS only,
-so it works without JavaScript and costs O(neighbourhood) per page.
+so it works without JavaScript and costs O(neighbourhood) per page. The markup is
+``templates/neighbourhood.html``; this module places the boxes and lines.
 """
 
 from __future__ import annotations
 
 from assay import status as vocab
-from assay.site.markup import esc, href, record_doc
+from assay.site.markup import contrast, href, record_doc
+from assay.site.template import render
 from assay.site.views import SiteIndex
 
 COL_W, ROW_H, BOX_W, BOX_H, MAX_ROWS = 150, 30, 120, 22, 10
@@ -20,6 +22,18 @@ def node_colour(attrs: dict) -> str:
     if "status" in attrs:
         return vocab.CLAIM[attrs["status"]].colour
     return KIND_FILL.get(attrs.get("kind", "record"), "#bdbdbd")
+
+
+def ink(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill``; one of them always keeps 4.5:1 (at least √21)."""
+    return max(("#000000", "#ffffff"), key=lambda c: contrast(c, fill))
+
+
+def dashes() -> dict[str, str]:
+    """The graph page's dash pattern of each relation type (``explorer.RELATIONS``), as an SVG dasharray."""
+    from assay.site.explorer import RELATIONS  # the graph page imports this module's colours
+
+    return {r.type: " ".join(f"{v:g}" for v in r.dash) for r in RELATIONS}
 
 
 def columns(ix: SiteIndex, rid: str, depth: int) -> dict[int, list[str]]:
@@ -38,51 +52,39 @@ def columns(ix: SiteIndex, rid: str, depth: int) -> dict[int, list[str]]:
     return cols
 
 
-def svg(ix: SiteIndex, rid: str, depth: int, here: str) -> str:
+def placed(ix: SiteIndex, rid: str, depth: int, here: str) -> dict:
+    """One depth's figure: its size, boxes, lines and "+N more" notes, for the template."""
     cols = columns(ix, rid, depth)
     lo, hi = min(cols), max(cols)
     rows = min(MAX_ROWS, max(len(v) for v in cols.values())) + 1
     width, height = (hi - lo + 1) * COL_W, rows * ROW_H
-    pos: dict[str, tuple[float, float]] = {}
-    parts: list[str] = []
+    pos: dict[str, tuple[int, int]] = {}
+    more = []
     for c, nodes in cols.items():
         shown = nodes[:MAX_ROWS]
         top = (height - len(shown) * ROW_H) / 2
         for i, n in enumerate(shown):
-            pos[n] = ((c - lo) * COL_W + (COL_W - BOX_W) / 2, top + i * ROW_H + (ROW_H - BOX_H) / 2)
+            pos[n] = (round((c - lo) * COL_W + (COL_W - BOX_W) / 2), round(top + i * ROW_H + (ROW_H - BOX_H) / 2))
         if len(nodes) > MAX_ROWS:
-            x = (c - lo) * COL_W + COL_W / 2
-            parts.append(f'<text x="{x:.0f}" y="{height - 6:.0f}" text-anchor="middle" class="assay-hood-more">+{len(nodes) - MAX_ROWS} more</text>')
-    lines = []
-    edges = sorted((a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True) if b in pos and b != a)
-    for a, b, kind in edges:
+            more.append({"x": round((c - lo) * COL_W + COL_W / 2), "y": height - 6, "n": len(nodes) - MAX_ROWS})
+    edges, dash = [], dashes()
+    for a, b, kind in sorted((a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True) if b in pos and b != a):
         (x1, y1), (x2, y2) = pos[a], pos[b]
-        lines.append(f'<line x1="{x1 + BOX_W:.0f}" y1="{y1 + BOX_H / 2:.0f}" x2="{x2:.0f}" y2="{y2 + BOX_H / 2:.0f}">'
-                     f"<title>{esc(a)} {esc(kind)} {esc(b)}</title></line>")
+        edges.append({"x1": x1 + BOX_W, "y1": y1 + BOX_H // 2, "x2": x2, "y2": y2 + BOX_H // 2, "dash": dash.get(kind, ""),
+                      "a": a, "b": b, "type": kind})
     boxes = []
     for n, (x, y) in sorted(pos.items()):
         attrs = ix.graph.nodes[n]
-        rx = {"source": 0, "decision": 2}.get(attrs.get("kind"), 10)
-        cls = "assay-hood-node assay-hood-centre" if n == rid else "assay-hood-node"
-        boxes.append(f'<a href="{esc(href(here, record_doc(n)))}" class="{cls}"><title>{esc(n)}: {esc(attrs.get("title", n))}</title>'
-                     f'<rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="{rx}" fill="{node_colour(attrs)}"/>'
-                     f'<text x="{x + BOX_W / 2:.0f}" y="{y + 15:.0f}" text-anchor="middle">{esc(n)}</text></a>')
-    return (f'<svg class="assay-hood-svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-            f'aria-label="neighbourhood of {esc(rid)} at depth {depth}">'
-            f'<g class="assay-hood-edges">{"".join(lines)}</g>{"".join(boxes)}{"".join(parts)}</svg>')
+        fill = node_colour(attrs)
+        boxes.append({"id": n, "title": attrs.get("title", n), "href": href(here, record_doc(n)), "x": x, "y": y, "fill": fill,
+                      "ink": ink(fill), "rx": {"source": 0, "decision": 2}.get(attrs.get("kind"), 10), "centre": n == rid})
+    return {"depth": depth, "width": width, "height": height, "edges": edges, "boxes": boxes, "more": more}
 
 
 def figure(ix: SiteIndex, rid: str, here: str, max_depth: int) -> str:
     """Radio buttons for depth 1..max_depth and one SVG per depth; depth 1 shown first."""
     if rid not in ix.graph:
         return ""
-    radios, panels = [], []
-    for d in range(1, max_depth + 1):
-        checked = " checked" if d == 1 else ""
-        radios.append(f'<input type="radio" name="assay-hood" id="assay-hood-{d}" class="assay-hood-radio"{checked}>'
-                      f'<label for="assay-hood-{d}">depth {d}</label>')
-        panels.append(f'<div class="assay-hood-panel assay-hood-panel-{d}">{svg(ix, rid, d, here)}</div>')
-    deeper = " · ".join(f'<a href="{esc(href(here, f"graph.md#focus={rid}&depth={d}"))}">{d}</a>' for d in (1, 2, 3, 4))
-    caption = ('<p class="assay-note">Left: records that rest on this one; right: what it rests on '
-               f'(cites, depends on, supports, …). Click a box to open its page. In the graph at depth {deeper}.</p>')
-    return f'<div class="assay-hood">{"".join(radios)}{"".join(panels)}</div>{caption}'
+    figures = [placed(ix, rid, d, here) for d in range(1, max_depth + 1)]
+    deeper = [(d, href(here, f"graph.md#focus={rid}&depth={d}")) for d in (1, 2, 3, 4)]
+    return render("neighbourhood.html", rid=rid, figures=figures, deeper=deeper, box_w=BOX_W, box_h=BOX_H)

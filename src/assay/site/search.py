@@ -8,6 +8,8 @@ the text a reader looks a record up by (id, title, statement, the arXiv id of it
 
 from __future__ import annotations
 
+import re
+
 from assay.model import Source
 from assay.site.markup import anchor, esc
 from assay.site.views import ClaimView, SiteIndex
@@ -25,10 +27,31 @@ def _h(level: int, slug: str, title: str, texts: list[str]) -> str:
 
 
 def _identifiers(source: Source | None) -> str:
+    """A source's identifiers as words the search finds: the index splits text only at spaces and hyphens,
+    so ``arXiv:2002.05709v3`` is one word that a search for ``2002.05709`` does not reach. Each id also
+    stands alone, the arXiv id with and without its version."""
     if source is None:
         return ""
     ids = source.identifiers
-    return " ".join(x for x in (f"arXiv:{ids.arxiv}" if ids.arxiv else "", f"doi:{ids.doi}" if ids.doi else "") if x)
+    words = []
+    if ids.arxiv:
+        bare = re.sub(r"v\d+$", "", ids.arxiv)
+        words += [f"arXiv:{ids.arxiv}", ids.arxiv] + ([bare] if bare != ids.arxiv else [])
+    if ids.doi:
+        words += [f"doi:{ids.doi}", ids.doi]
+    return " ".join(words)
+
+
+#: Search weight of a page that lists records (a tag, an anthology, an index): below 1, so a record's own
+#: page outranks the listing for the words of its title (the index weighs title words a thousandfold, and a
+#: listing's short title, ``Tag: batch-norm``, would otherwise win on length alone).
+LISTING_BOOST = 0.1
+LISTINGS = ("tags/", "anthologies/", "sources/index.md", "decisions/index.md")
+
+
+def boost(path: str) -> float | None:
+    """The search weight of the generated page at ``path``, when it is not the default."""
+    return LISTING_BOOST if path.startswith(LISTINGS) else None
 
 
 def claim(ix: SiteIndex, view: ClaimView) -> str:

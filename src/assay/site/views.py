@@ -16,8 +16,9 @@ import networkx as nx
 
 from assay.graph import ClaimState, build, claim_states
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import Claim, Decision, Source, Tier
+from assay.model import Claim, Comparison, Decision, Source, Tier
 from assay.results import read_ledger
+from assay.site.markup import quantity
 from assay.status import CheckState
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
@@ -39,6 +40,18 @@ class CitedPassage:
     claim: str
     locator: str
     quote: str
+
+
+@dataclass(frozen=True)
+class Located:
+    """Something a claim takes from a place in a source other than a quote: a number it reports there, or
+    a discrepancy between the filed words and what the source says there."""
+
+    claim: str
+    locator: str
+    kind: str  # "reported" or "discrepancy"
+    what: str  # the reported number's description, or the filed words
+    detail: str  # the number with its unit, or what the source says
 
 
 @dataclass
@@ -89,12 +102,13 @@ class SiteIndex:
     sources: dict[str, Source] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
     by_id: dict[str, Loaded] = field(default_factory=dict)
-    located: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # source -> locators named
+    located: dict[str, list[Located]] = field(default_factory=lambda: defaultdict(list))  # source -> numbers and discrepancies
     backlinks: dict[str, list[Backlink]] = field(default_factory=lambda: defaultdict(list))
     cited_by: dict[str, list[CitedPassage]] = field(default_factory=lambda: defaultdict(list))
     tags: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     anthologies: dict[int, list[Source]] = field(default_factory=lambda: defaultdict(list))
     governs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
+    comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)  # (source, compared with) -> the link
 
     @cached_property
     def titles(self) -> dict[str, str]:
@@ -102,7 +116,7 @@ class SiteIndex:
 
     def anthology_title(self, number: int) -> str:
         titles = sorted(s.anthology.title for s in self.anthologies[number] if s.anthology and s.anthology.title)
-        return titles[0] if titles else f"Anthology {number}"
+        return titles[0] if titles else ""
 
 
 def index(root: Path) -> SiteIndex:
@@ -119,8 +133,11 @@ def index(root: Path) -> SiteIndex:
             ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
         for cit in claim.citations:
             ix.cited_by[cit.source].append(CitedPassage(cid, cit.locator, cit.quote))
-        for where in [*claim.reported, *claim.discrepancies]:
-            ix.located[where.source].add(where.locator)
+        for r in claim.reported:
+            value = quantity(r.value, r.unit, getattr(r, "bound", None))
+            ix.located[r.source].append(Located(cid, r.locator, "reported", r.what, value))
+        for d in claim.discrepancies:
+            ix.located[d.source].append(Located(cid, d.locator, "discrepancy", d.filed, d.source_says))
     for rid, loaded in sorted(by_id.items()):
         for tag in getattr(loaded.record, "tags", []) or []:
             ix.tags[tag].append(rid)
@@ -130,6 +147,7 @@ def index(root: Path) -> SiteIndex:
         for comp in source.compared_against:
             ix.backlinks[comp.source].append(Backlink(sid, "compared_against", comp.reason))
             ix.governs[comp.decision].append((sid, comp.source))
+            ix.comparisons[(sid, comp.source)] = comp
     for units in ix.anthologies.values():
         units.sort(key=lambda s: (s.anthology.unit if s.anthology else "", s.id))
     return ix

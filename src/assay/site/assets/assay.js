@@ -40,3 +40,50 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup); else setup();
 })();
+
+// A link to something inside a closed <details> (a check, a citation, a line of the YAML) opens it.
+(function () {
+  "use strict";
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && document.getElementById(id);
+    if (!el) return;
+    for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
+    el.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", reveal); else reveal();
+})();
+
+// Math: KaTeX (vendored) renders \( \) and \[ \] found in the text of the page, loaded only when a page
+// has such a formula. Record text reaches the page escaped; KaTeX reads it from text nodes, never as HTML.
+(function () {
+  "use strict";
+  var here = document.currentScript && document.currentScript.src;
+  function load(src, done) {
+    var s = document.createElement("script");
+    s.src = new URL(src, here).href;
+    s.onload = done;
+    document.head.appendChild(s);
+  }
+  function render() {
+    var root = document.querySelector(".md-content") || document.body;
+    var text = root.textContent;
+    if (!here || (text.indexOf("\\(") < 0 && text.indexOf("\\[") < 0)) return;
+    var css = document.createElement("link");
+    css.rel = "stylesheet";
+    css.href = new URL("vendor/katex/katex.min.css", here).href;
+    document.head.appendChild(css);
+    load("vendor/katex/katex.min.js", function () {
+      load("vendor/katex/auto-render.min.js", function () {
+        window.renderMathInElement(root, {
+          delimiters: [{left: "\\[", right: "\\]", display: true}, {left: "\\(", right: "\\)", display: false}],
+          throwOnError: false, trust: false, strict: "ignore",
+          ignoredClasses: ["assay-listing", "highlight", "assay-yaml"]
+        });
+        document.body.dataset.mathReady = "1";
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render); else render();
+})();

@@ -1,136 +1,511 @@
-// The graph page: draws window.ASSAY_GRAPH (positions computed at build time) with sigma.js.
-// Record text is data here: it reaches the page only through textContent and canvas labels.
+// The graph page: draws window.ASSAY_GRAPH (layered positions computed at build time) on a 2D canvas.
+// Record text is data here: it reaches the page only as canvas text and through textContent.
+// Columns are layers (what is rested on at the left); a record's label sits in its column, to the right
+// of its marker, cut to the column's width and never drawn where it would leave the canvas. Every edge
+// runs from the marker of the record that rests to the end of the label of the record it rests on.
 (function () {
   "use strict";
-  var V = window.AssayVendor, D = window.ASSAY_GRAPH;
-  var container = document.getElementById("assay-graph");
-  if (!V || !D || !container) return;
-  var graph = new V.Graph({ multi: false, type: "directed" });
-  var n = D.nodes.length, size = n > 2000 ? 2 : n > 200 ? 4 : 8;
-  var byId = {};
-  D.nodes.forEach(function (r) {
-    var kind = D.kinds[r[2]] || D.kinds.record;
-    var colour = r[6] ? "#bdbdbd" : (r[3] && D.status[r[3]]) || kind.colour;
-    byId[r[0]] = r;
-    graph.addNode(r[0], {
-      x: r[4], y: r[5], label: r[0] + " " + r[1], size: kind.shape === "square" ? size * 0.9 : size,
-      color: colour, borderColor: "#263238", type: kind.shape, kind: r[2], status: r[3] || "", title: r[1]
-    });
-  });
-  D.edges.forEach(function (e) {
-    var a = D.nodes[e[0]][0], b = D.nodes[e[1]][0];
-    if (a !== b && !graph.hasEdge(a, b)) graph.addEdge(a, b, { type: "arrow", kind: e[2], size: 1 });
-  });
+  var D = window.ASSAY_GRAPH;
+  var box = document.getElementById("assay-graph"), canvas = document.getElementById("assay-graph-canvas");
+  if (!D || !box || !canvas || !canvas.getContext) return;
+  var ctx = canvas.getContext("2d");
+  var N = D.nodes.length, E = D.edges.length;
+  var CELL_ASPECT = 4.5, CANVAS_ASPECT = 1.25, MIN_ROWS = 6; // as graph_layout.py
 
-  var state = { focus: null, depth: 2, keep: null, hover: null, statuses: {}, kinds: {} };
-  document.querySelectorAll("[data-status]").forEach(function (c) { if (c.type === "checkbox") state.statuses[c.dataset.status] = c.checked; });
-  document.querySelectorAll("[data-kind]").forEach(function (c) { state.kinds[c.dataset.kind] = c.checked; });
-
-  function dark() { return document.body.getAttribute("data-md-color-scheme") === "slate"; }
-  function visible(node, a) {
-    if (state.keep && !state.keep[node]) return false;
-    if (state.kinds[a.kind] === false) return false;
-    if (a.status && state.statuses[a.status] === false) return false;
-    return true;
+  // ---- the data, in typed arrays -------------------------------------------------------------------
+  var ids = new Array(N), byId = {}, keys = new Array(N);
+  var gx = new Float32Array(N), gy = new Float32Array(N), layer = new Int32Array(N);
+  var X = new Float32Array(N), Y = new Float32Array(N); // displayed position: global, or the focus's compaction
+  D.nodes.forEach(function (r, i) {
+    ids[i] = r[0]; byId[r[0]] = i; keys[i] = (r[0] + " " + r[1]).toLowerCase();
+    gx[i] = r[4]; gy[i] = r[5]; layer[i] = r[6];
+  });
+  X.set(gx); Y.set(gy);
+  var ea = new Int32Array(E), eb = new Int32Array(E), er = new Int32Array(E);
+  D.edges.forEach(function (e, k) { ea[k] = e[0]; eb[k] = e[1]; er[k] = e[2]; });
+  function csr(from) { // edges of each node, by one end
+    var start = new Int32Array(N + 1), list = new Int32Array(E), fill;
+    for (var k = 0; k < E; k++) start[from[k] + 1]++;
+    for (var i = 0; i < N; i++) start[i + 1] += start[i];
+    fill = start.slice(0, N);
+    for (k = 0; k < E; k++) list[fill[from[k]]++] = k;
+    return { start: start, list: list };
   }
-  var renderer = new V.Sigma(graph, container, {
-    nodeProgramClasses: { circle: V.NodeCircleProgram, square: V.NodeSquareProgram, border: V.NodeBorderProgram },
-    defaultEdgeColor: "#9e9e9e", labelColor: { color: dark() ? "#e0e0e0" : "#212121" },
-    labelRenderedSizeThreshold: n > 2000 ? 10 : 4, hideEdgesOnMove: n > 2000, zIndex: true,
-    nodeReducer: function (node, a) {
-      var out = Object.assign({}, a);
-      if (!visible(node, a)) out.hidden = true;
-      if (node === state.focus || node === state.hover) { out.highlighted = true; out.zIndex = 1; }
-      return out;
-    },
-    edgeReducer: function (edge, a) {
-      var ends = graph.extremities(edge), out = Object.assign({}, a);
-      if (!visible(ends[0], graph.getNodeAttributes(ends[0])) || !visible(ends[1], graph.getNodeAttributes(ends[1]))) out.hidden = true;
-      return out;
+  var OUT = csr(ea), IN = csr(eb);
+  var heads = {};
+  Object.keys(D.heads).forEach(function (h) { heads[h] = { path: new Path2D(D.heads[h].path), mode: D.heads[h].mode, length: D.heads[h].length }; });
+
+  // ---- state ---------------------------------------------------------------------------------------
+  var state = { focus: -1, depth: 2, keep: null, hover: -1, pinned: -1, statuses: {}, kinds: {}, relations: {} };
+  var vis = new Uint8Array(N);
+  var relOn = D.relations.map(function () { return true; });
+  var cam = { x: 0, y: 0, z: 1 }, base = { px: 100, py: 40 }, W = 0, H = 0, dpr = 1, moved = false;
+  var SX = new Float32Array(N), SY = new Float32Array(N), LR = new Float32Array(N); // screen position; label's right end
+  var shown = new Uint8Array(N); // drawn in the last frame
+  var colours = {}, lines = {}; // per scheme; wrapped titles by node and width
+  var stats = { frames: 0, lastMs: 0, labels: [], nodesDrawn: 0, edgesDrawn: 0 };
+
+  function scheme() { return document.body.getAttribute("data-md-color-scheme") === "slate" ? "dark" : "light"; }
+  function readColours() {
+    var cs = getComputedStyle(box), s = scheme();
+    colours = { fg: cs.color, bg: cs.backgroundColor, font: cs.fontFamily, accent: getComputedStyle(document.body).getPropertyValue("--md-accent-fg-color").trim() || "#526cfe",
+      rel: D.relations.map(function (r) { return r[s]; }), status: {}, kind: {} };
+    Object.keys(D.status).forEach(function (k) { colours.status[k] = D.status[k][s]; });
+    Object.keys(D.kinds).forEach(function (k) { colours.kind[k] = D.kinds[k][s]; });
+  }
+  function fill(i) {
+    var r = D.nodes[i];
+    if (r[7]) return colours.kind.record;
+    return (r[3] && colours.status[r[3]]) || (colours.kind[r[2]] || colours.kind.record);
+  }
+  function computeVisible() {
+    for (var i = 0; i < N; i++) {
+      var r = D.nodes[i];
+      vis[i] = (!state.keep || state.keep[i]) && state.kinds[r[2]] !== false && !(r[3] && state.statuses[r[3]] === false) ? 1 : 0;
     }
-  });
-  new MutationObserver(function () {
-    renderer.setSetting("labelColor", { color: dark() ? "#e0e0e0" : "#212121" });
-  }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+  }
 
-  var info = document.getElementById("assay-graph-info");
+  // ---- camera --------------------------------------------------------------------------------------
+  function resize() {
+    var rect = canvas.getBoundingClientRect();
+    dpr = window.devicePixelRatio || 1;
+    W = Math.max(1, rect.width); H = Math.max(1, rect.height);
+    canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+  }
+  function fit() {
+    var minC = Infinity, maxC = -Infinity, minR = Infinity, maxR = -Infinity;
+    for (var i = 0; i < N; i++) {
+      if (!vis[i]) continue;
+      if (X[i] < minC) minC = X[i]; if (X[i] > maxC) maxC = X[i];
+      if (Y[i] < minR) minR = Y[i]; if (Y[i] > maxR) maxR = Y[i];
+    }
+    if (minC === Infinity) { minC = maxC = minR = maxR = 0; }
+    var cols = maxC - minC + 1.08, rows = maxR - minR + 1, pad = 8;
+    var px = (W - 2 * pad) / cols, py = (H - 2 * pad) / rows;
+    px = Math.min(px, 360); py = Math.min(py, 130);
+    if (px / py > 6) px = 6 * py;      // columns no wider than six rows are tall
+    var least = H > W ? 0.7 : 1;       // rows no taller than a column is wide (on a tall canvas, a little taller)
+    if (px / py < least) py = px / least;
+    base.px = px; base.py = py;
+    cam.x = minC - 0.08 + cols / 2; cam.y = (minR + maxR) / 2; cam.z = 1; moved = false;
+  }
+  function zoomAt(f, mx, my) {
+    var z = Math.max(0.4, Math.min(cam.z * f, Math.max(4, 160 / base.py)));
+    var ux = cam.x + (mx - W / 2) / (base.px * cam.z), uy = cam.y + (my - H / 2) / (base.py * cam.z);
+    cam.z = z;
+    cam.x = ux - (mx - W / 2) / (base.px * z); cam.y = uy - (my - H / 2) / (base.py * z);
+    moved = true; schedule();
+  }
+
+  // ---- labels --------------------------------------------------------------------------------------
+  var ID_FONT, TITLE_FONT, ID_H = 14, LINE_H = 13;
+  function wrap(i, width, most) { // the title in at most ``most`` lines of ``width`` px, the last cut with an ellipsis
+    var key = i + ":" + Math.floor(width / 4) + ":" + most;
+    if (lines[key]) return lines[key];
+    // words, and the parts of a hyphenated word (a line may break after its hyphen)
+    var tokens = D.nodes[i][1].match(/[^\s-]*-+|[^\s-]+|\s+/g) || [], out = [], line = "", space = false;
+    ctx.font = TITLE_FONT;
+    for (var t = 0; t < tokens.length; t++) {
+      if (/^\s/.test(tokens[t])) { space = true; continue; }
+      var next = line ? line + (space ? " " : "") + tokens[t] : tokens[t];
+      space = false;
+      if (ctx.measureText(next).width <= width) { line = next; continue; }
+      if (line) { out.push(line); line = ""; t--; if (out.length === most) break; continue; }
+      line = cut(tokens[t], width); out.push(line); line = ""; // one word wider than the line
+      if (out.length === most) break;
+    }
+    if (line && out.length < most) { out.push(line); line = ""; t = tokens.length; }
+    if (t < tokens.length && out.length) out[out.length - 1] = cut(out[out.length - 1] + "…", width, true);
+    lines[key] = out;
+    return out;
+  }
+  function cut(text, width, ellipsis) {
+    if (ctx.measureText(text).width <= width) return text;
+    var body = ellipsis ? text.replace(/…$/, "") : text, lo = 0, hi = body.length;
+    while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (ctx.measureText(body.slice(0, mid) + "…").width <= width) lo = mid; else hi = mid - 1; }
+    return body.slice(0, lo).replace(/\s+$/, "") + "…";
+  }
+
+  // ---- drawing -------------------------------------------------------------------------------------
+  var pending = false;
+  function schedule() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; draw(); }); } }
+  function radius() { var colPx = base.px * cam.z, rowPx = base.py * cam.z; return Math.max(1.8, Math.min(7, rowPx * 0.26, colPx * 0.1)); }
+  function shapePath(p, shape, x, y, r) {
+    if (shape === "square") { p.rect(x - 0.88 * r, y - 0.88 * r, 1.76 * r, 1.76 * r); return; }
+    if (shape === "diamond") { var d = 1.2 * r; p.moveTo(x, y - d); p.lineTo(x + d, y); p.lineTo(x, y + d); p.lineTo(x - d, y); p.closePath(); return; }
+    if (shape === "hexagon") { var a = 0.55 * r, b = 1.05 * r, c = 0.92 * r; p.moveTo(x - a, y - c); p.lineTo(x + a, y - c); p.lineTo(x + b, y); p.lineTo(x + a, y + c); p.lineTo(x - a, y + c); p.lineTo(x - b, y); p.closePath(); return; }
+    p.moveTo(x + r, y); p.arc(x, y, r, 0, 2 * Math.PI);
+  }
+  function draw() {
+    var t0 = performance.now();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    var colPx = base.px * cam.z, rowPx = base.py * cam.z, r = radius(), i, k;
+    ID_FONT = "600 " + (colPx < 90 ? 11 : 12) + "px " + colours.font; TITLE_FONT = "11px " + colours.font;
+    var below = colPx < 90, labels = below ? rowPx >= r + ID_H + 6 && colPx >= 40 : rowPx >= ID_H + 1 && colPx >= 46;
+    var most = Math.max(0, Math.min(6, Math.floor((rowPx - ID_H - 4) / LINE_H)));
+    var mostBelow = Math.max(0, Math.min(4, Math.floor((rowPx - r - ID_H - 8) / LINE_H)));
+    var room = colPx * 0.8 - r - 6, blocks = []; // a gutter of a fifth of the column for the edges
+    stats.labels = []; stats.nodesDrawn = 0; stats.edgesDrawn = 0;
+    // where each record is, and its label's block (measured before the edges, which end at the label)
+    for (i = 0; i < N; i++) {
+      shown[i] = 0;
+      if (!vis[i]) continue;
+      var sx = W / 2 + (X[i] - cam.x) * colPx, sy = H / 2 + (Y[i] - cam.y) * rowPx;
+      SX[i] = sx; SY[i] = sy; LR[i] = sx + r + 2;
+      if (sx < -colPx || sx > W + r || sy < -rowPx || sy > H + rowPx) continue;
+      shown[i] = 1;
+      if (!labels || sx < r || sx > W) continue;
+      ctx.font = ID_FONT;
+      var idw = ctx.measureText(ids[i]).width, x0, width, text, h, top, w, q;
+      if (below) { // a narrow column: the label goes under the marker, centred, as wide as the column
+        width = Math.min(colPx - 8, W - 6);
+        if (width < idw) continue;
+        text = mostBelow && width >= 64 ? wrap(i, width, mostBelow) : [];
+        top = sy + r + 2; h = ID_H + text.length * LINE_H;
+        while (text.length && top + h > H - 2) { text = text.slice(0, -1); h = ID_H + text.length * LINE_H; }
+        if (top < 2 || top + h > H - 2) continue;
+        ctx.font = TITLE_FONT; w = idw;
+        for (q = 0; q < text.length; q++) w = Math.max(w, ctx.measureText(text[q]).width);
+        x0 = Math.max(3, Math.min(sx - w / 2, W - 3 - w));
+        blocks.push([i, x0, top, w, h, text]);
+        continue;
+      }
+      x0 = sx + r + 4; width = Math.min(room, W - 3 - x0);
+      if (width < idw) continue;
+      text = most && width >= 64 ? wrap(i, width, most) : [];
+      h = ID_H + text.length * LINE_H; top = sy - h / 2;
+      while (text.length && (top < 2 || top + h > H - 2)) { text = text.slice(0, -1); h = ID_H + text.length * LINE_H; top = sy - h / 2; }
+      if (top < 2 || top + h > H - 2) continue;
+      ctx.font = TITLE_FONT;
+      w = idw;
+      for (q = 0; q < text.length; q++) w = Math.max(w, ctx.measureText(text[q]).width);
+      LR[i] = x0 + w + 3;
+      blocks.push([i, x0, top, w, h, text]);
+    }
+    // edges, by relation, beneath the records
+    var hot = state.pinned >= 0 ? state.pinned : state.hover;
+    ctx.lineCap = "butt";
+    var withHeads = colPx >= 28;
+    for (var rel = 0; rel < D.relations.length; rel++) {
+      if (!relOn[rel]) continue;
+      var R = D.relations[rel], head = heads[R.head], path = new Path2D(), hp = withHeads ? new Path2D() : null, n = 0, s = Math.min(1, colPx / 90) + 0.15;
+      for (k = 0; k < E; k++) {
+        if (er[k] !== rel) continue;
+        var a = ea[k], b = eb[k];
+        if (!vis[a] || !vis[b] || (!shown[a] && !shown[b])) continue;
+        var x1 = SX[a] - r, y1 = SY[a], x2 = LR[b], y2 = SY[b];
+        if ((x1 < 0 && x2 < 0) || (x1 > W && x2 > W) || (y1 < 0 && y2 < 0) || (y1 > H && y2 > H)) continue;
+        var stop = withHeads ? x2 + head.length * s : x2, dx = Math.max(12, (x1 - x2) * 0.45);
+        path.moveTo(x1, y1); path.bezierCurveTo(x1 - dx, y1, stop + dx, y2, stop, y2);
+        if (hp) hp.addPath(head.path, new DOMMatrix([-s, 0, 0, -s, x2, y2]));
+        n++;
+      }
+      stats.edgesDrawn += n;
+      if (!n) continue;
+      ctx.setLineDash(R.dash.map(function (v) { return v * Math.max(0.6, Math.min(1, colPx / 90)); }));
+      ctx.lineWidth = R.width * (hot >= 0 ? 0.8 : 1); ctx.strokeStyle = colours.rel[rel];
+      ctx.globalAlpha = hot >= 0 ? 0.45 : 1;
+      ctx.stroke(path);
+      ctx.setLineDash([]);
+      if (hp) {
+        ctx.fillStyle = colours.rel[rel]; ctx.lineWidth = 1.3; ctx.lineJoin = "round";
+        if (head.mode === "fill") ctx.fill(hp);
+        else if (head.mode === "hollow") { ctx.fillStyle = colours.bg; ctx.fill(hp); ctx.stroke(hp); }
+        else ctx.stroke(hp);
+      }
+      ctx.globalAlpha = 1;
+    }
+    if (hot >= 0 && vis[hot]) drawIncident(hot, r, colPx);
+    // records, batched by shape and fill
+    var groups = {};
+    for (i = 0; i < N; i++) {
+      if (!shown[i]) continue;
+      var kind = D.kinds[D.nodes[i][2]] || D.kinds.record, shape = D.nodes[i][7] ? "ring" : kind.shape, key = shape + fill(i);
+      var g = groups[key] || (groups[key] = { shape: shape, fill: fill(i), path: new Path2D() });
+      shapePath(g.path, shape, SX[i], SY[i], r);
+      stats.nodesDrawn++;
+    }
+    Object.keys(groups).forEach(function (key) {
+      var g = groups[key];
+      if (g.shape === "ring") { ctx.lineWidth = Math.max(1.5, r * 0.45); ctx.strokeStyle = g.fill; ctx.stroke(g.path); return; }
+      ctx.fillStyle = g.fill; ctx.fill(g.path);
+      if (r >= 3) { ctx.lineWidth = 1; ctx.strokeStyle = colours.fg; ctx.stroke(g.path); }
+    });
+    [state.focus, hot].forEach(function (j, n) {
+      if (j < 0 || !shown[j]) return;
+      ctx.beginPath(); ctx.arc(SX[j], SY[j], r + 3.5, 0, 2 * Math.PI);
+      ctx.lineWidth = 2.5; ctx.strokeStyle = n ? colours.fg : colours.accent; ctx.stroke();
+    });
+    // labels, on a wash of the background so edges do not run through the words
+    ctx.textBaseline = "middle";
+    blocks.forEach(function (bl) {
+      var j = bl[0], x0 = bl[1], top = bl[2], w = bl[3], h = bl[4], text = bl[5];
+      ctx.globalAlpha = 0.82; ctx.fillStyle = colours.bg; ctx.fillRect(x0 - 2, top, w + 4, h); ctx.globalAlpha = 1;
+      ctx.fillStyle = colours.fg; ctx.font = ID_FONT; ctx.fillText(ids[j], x0, top + ID_H / 2);
+      ctx.font = TITLE_FONT;
+      for (var q = 0; q < text.length; q++) ctx.fillText(text[q], x0, top + ID_H + q * LINE_H + LINE_H / 2);
+      stats.labels.push({ id: ids[j], x: x0 - 2, y: top, w: w + 4, h: h, lines: text.length });
+    });
+    stats.frames++; stats.lastMs = performance.now() - t0;
+    if (!window.assayGraph.readyAt) { window.assayGraph.readyAt = performance.now(); document.body.dataset.graphReady = "1"; }
+    placePanel();
+  }
+  function drawIncident(j, r, colPx) { // the hovered record's own edges, on top and full strength
+    [OUT, IN].forEach(function (adj) {
+      for (var q = adj.start[j]; q < adj.start[j + 1]; q++) {
+        var k = adj.list[q], a = ea[k], b = eb[k], rel = er[k], R = D.relations[rel];
+        if (!relOn[rel] || !vis[a] || !vis[b]) continue;
+        var x1 = SX[a] - r, y1 = SY[a], x2 = LR[b], y2 = SY[b], dx = Math.max(12, (x1 - x2) * 0.45);
+        ctx.beginPath(); ctx.moveTo(x1, y1); ctx.bezierCurveTo(x1 - dx, y1, x2 + dx, y2, x2, y2);
+        ctx.setLineDash(R.dash); ctx.lineWidth = R.width + 1; ctx.strokeStyle = colours.rel[rel]; ctx.stroke(); ctx.setLineDash([]);
+      }
+    });
+  }
+
+  // ---- the panel beside a record ---------------------------------------------------------------------
+  var panel = document.getElementById("assay-graph-panel"), info = document.getElementById("assay-graph-info");
   var focusLabel = document.getElementById("assay-graph-focus-label");
-  function url(id) {
-    var r = byId[id], kind = r && D.kinds[r[2]];
-    return kind && kind.folder ? kind.folder + "/" + encodeURIComponent(id) + ".html" : null;
+  function url(i) {
+    var kind = D.kinds[D.nodes[i][2]];
+    return kind && kind.folder && !D.nodes[i][7] ? kind.folder + "/" + encodeURIComponent(ids[i]) + ".html" : null;
   }
-  function describe(id) {
-    var a = graph.getNodeAttributes(id);
-    info.textContent = id + ": " + a.title + (a.status ? " (" + a.status + ")" : "") + " — " +
-      graph.outDegree(id) + " rests on, " + graph.inDegree(id) + " rest on it";
+  function tally(adj, end, j) {
+    var by = {}, n = 0;
+    for (var q = adj.start[j]; q < adj.start[j + 1]; q++) {
+      var k = adj.list[q], t = D.relations[er[k]].type.replace(/_/g, " ");
+      by[t] = (by[t] || 0) + 1; n++;
+    }
+    var parts = Object.keys(by).sort().map(function (t) { return by[t] + " " + t; });
+    return n + (parts.length ? " (" + parts.join(", ") + ")" : "");
   }
-  function neighbourhood(id, depth) {
-    var keep = {}; keep[id] = true;
-    [["forEachOutNeighbor"], ["forEachInNeighbor"]].forEach(function (dir) {
-      var frontier = [id];
-      for (var k = 0; k < depth && frontier.length; k++) {
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; }
+  function showPanel(j) {
+    var r = D.nodes[j], kind = D.kinds[r[2]] || D.kinds.record;
+    panel.textContent = "";
+    var title = el("p", "assay-gp-title");
+    title.appendChild(el("span", "assay-gp-id", r[0])); title.appendChild(document.createTextNode(r[1]));
+    panel.appendChild(title);
+    panel.appendChild(el("p", "assay-gp-muted", kind.words + (r[3] ? " · " + r[3] : "") + (r[7] ? " · does not validate" : "")));
+    var counts = D.counts[r[8]];
+    if (r[3]) panel.appendChild(el("p", "assay-gp-counts", counts ? "Verdict counts: " + counts : "No verdict counts: no check has run."));
+    panel.appendChild(el("p", "assay-gp-used", "Used by " + tally(IN, ea, j)));
+    panel.appendChild(el("p", "assay-gp-muted", "Rests on " + tally(OUT, eb, j)));
+    var actions = el("p", "assay-gp-actions"), u = url(j);
+    if (u) { var a = el("a", null, "Open page"); a.href = u; actions.appendChild(a); }
+    var f = el("button", null, state.focus === j ? "Focused" : "Focus here"); f.type = "button";
+    f.addEventListener("click", function () { focus(ids[j]); });
+    actions.appendChild(f);
+    panel.appendChild(actions);
+    panel.style.setProperty("--assay-panel-c", fill(j));
+    panel.dataset.id = r[0];
+    panel.hidden = false;
+    info.textContent = r[0] + ": " + r[1] + (r[3] ? " (" + r[3] + ")" : "") + (counts ? ". " + counts : "") + ". Used by " + tally(IN, ea, j) + ".";
+    placePanel();
+  }
+  function hidePanel() { panel.hidden = true; panel.dataset.id = ""; }
+  function placePanel() {
+    var j = panel.hidden ? -1 : byId[panel.dataset.id];
+    if (j === undefined || j < 0) return;
+    if (!shown[j]) { panel.style.left = "6px"; panel.style.top = "6px"; return; }
+    var pw = panel.offsetWidth, ph = panel.offsetHeight, r = radius(), gap = r + 10;
+    var left = SX[j] - r, top = SY[j] + gap;
+    if (top + ph > H - 4) top = SY[j] - gap - ph;          // above the record when there is no room below
+    if (top < 4) { top = Math.max(4, Math.min(H - ph - 4, SY[j] - ph / 2)); left = SX[j] + gap; if (left + pw > W - 4) left = SX[j] - gap - pw; }
+    left = Math.max(4, Math.min(left, W - pw - 4));
+    panel.style.left = left + "px"; panel.style.top = top + "px";
+  }
+
+  // ---- focus, search, filters ------------------------------------------------------------------------
+  function neighbourhood(j, depth) {
+    var keep = new Uint8Array(N); keep[j] = 1;
+    [[OUT, eb], [IN, ea]].forEach(function (dir) {
+      var frontier = [j];
+      for (var d = 0; d < depth && frontier.length; d++) {
         var next = [];
-        frontier.forEach(function (f) { graph[dir[0]](f, function (m) { if (!keep[m]) { keep[m] = true; next.push(m); } }); });
+        frontier.forEach(function (f) {
+          for (var q = dir[0].start[f]; q < dir[0].start[f + 1]; q++) {
+            var k = dir[0].list[q], m = dir[1][k];
+            if (relOn[er[k]] && !keep[m]) { keep[m] = 1; next.push(m); }
+          }
+        });
         frontier = next;
       }
     });
     return keep;
   }
+  function compact(keep) { // the kept records in their own layered block: their layers, in their global order
+    var by = {}, n = 0, tallest = 0;
+    for (var i = 0; i < N; i++) if (keep[i]) { (by[layer[i]] = by[layer[i]] || []).push(i); n++; }
+    var ls = Object.keys(by).map(Number).sort(function (a, b) { return a - b; });
+    ls.forEach(function (l) { by[l].sort(function (a, b) { return gx[a] - gx[b] || gy[a] - gy[b]; }); tallest = Math.max(tallest, by[l].length); });
+    var target = Math.max(MIN_ROWS, Math.ceil(Math.sqrt(n * CELL_ASPECT / CANVAS_ASPECT))), height = tallest <= 1.5 * target ? tallest : target, col = 0;
+    ls.forEach(function (l) {
+      var nodes = by[l], parts = Math.max(1, Math.ceil(nodes.length / height)), per = Math.ceil(nodes.length / parts);
+      for (var p = 0; p < parts; p++) {
+        var chunk = nodes.slice(p * per, (p + 1) * per), top = (height - chunk.length) / 2;
+        chunk.forEach(function (i, q) { X[i] = col + p; Y[i] = Math.floor(2 * (top + q)) / 2; });
+      }
+      col += parts;
+    });
+  }
   function focus(id) {
-    if (!graph.hasNode(id)) return;
-    state.focus = id;
-    state.keep = neighbourhood(id, state.depth);
-    focusLabel.textContent = "Focused on " + id + " (" + Object.keys(state.keep).length + " records)";
-    describe(id);
-    renderer.refresh();
-    var d = renderer.getNodeDisplayData(id);
-    if (d) renderer.getCamera().animate({ x: d.x, y: d.y, ratio: 0.5 }, { duration: 300 });
+    var j = byId[id];
+    if (j === undefined) return;
+    state.focus = j; state.keep = neighbourhood(j, state.depth);
+    X.set(gx); Y.set(gy); compact(state.keep);
+    computeVisible(); fit();
+    var count = 0; for (var i = 0; i < N; i++) count += state.keep[i];
+    focusLabel.textContent = "Focused on " + id + " (" + count + " records, depth " + (state.depth > 50 ? "all" : state.depth) + ")";
+    state.pinned = j; lines = {};
+    draw(); showPanel(j);
     history.replaceState(null, "", "#focus=" + encodeURIComponent(id) + "&depth=" + state.depth);
   }
   function clear() {
-    state.focus = null; state.keep = null; focusLabel.textContent = "";
-    renderer.refresh(); renderer.getCamera().animate({ x: 0.5, y: 0.5, ratio: 1 }, { duration: 300 });
-    history.replaceState(null, "", location.pathname);
+    state.focus = -1; state.keep = null; state.pinned = -1; focusLabel.textContent = "";
+    X.set(gx); Y.set(gy); computeVisible(); fit(); hidePanel(); draw();
+    history.replaceState(null, "", location.pathname + location.search);
   }
-  renderer.on("clickNode", function (e) { var u = url(e.node); if (u) window.location.href = u; });
-  renderer.on("enterNode", function (e) { state.hover = e.node; describe(e.node); container.style.cursor = "pointer"; renderer.refresh({ skipIndexation: true }); });
-  renderer.on("leaveNode", function () { state.hover = null; container.style.cursor = ""; renderer.refresh({ skipIndexation: true }); });
-
   var search = document.getElementById("assay-graph-search"), results = document.getElementById("assay-graph-results");
-  var keys = D.nodes.map(function (r) { return (r[0] + " " + r[1]).toLowerCase(); });
   search.addEventListener("input", function () {
     var q = search.value.trim().toLowerCase();
     results.textContent = "";
-    if (!q) return;
-    for (var i = 0, shown = 0; i < keys.length && shown < 20; i++) {
-      if (keys[i].indexOf(q) < 0) continue;
-      var li = document.createElement("li"), id = D.nodes[i][0];
-      li.textContent = id + " " + D.nodes[i][1];
-      li.dataset.id = id;
-      li.setAttribute("role", "option");
-      results.appendChild(li);
-      shown++;
+    if (q) {
+      var exact = byId[search.value.trim()] !== undefined ? [byId[search.value.trim()]] : [];
+      for (var i = 0; i < N && exact.length < 20; i++) if (keys[i].indexOf(q) >= 0 && exact.indexOf(i) < 0) exact.push(i);
+      exact.forEach(function (i) {
+        var li = el("li", null, ids[i] + " " + D.nodes[i][1]);
+        li.dataset.id = ids[i]; li.setAttribute("role", "option");
+        results.appendChild(li);
+      });
     }
+    search.setAttribute("aria-expanded", String(!!results.firstChild));
   });
   search.addEventListener("keydown", function (e) {
-    if (e.key === "Enter" && results.firstChild) { focus(results.firstChild.dataset.id); results.textContent = ""; }
+    if (e.key === "Enter" && results.firstChild) { e.preventDefault(); focus(results.firstChild.dataset.id); results.textContent = ""; }
   });
   results.addEventListener("click", function (e) {
     var li = e.target.closest("li");
     if (li) { focus(li.dataset.id); results.textContent = ""; search.value = li.dataset.id; }
   });
   var depth = document.getElementById("assay-graph-depth");
-  depth.addEventListener("change", function () { state.depth = +depth.value; if (state.focus) focus(state.focus); });
+  depth.addEventListener("change", function () { state.depth = +depth.value; if (state.focus >= 0) focus(ids[state.focus]); });
   document.getElementById("assay-graph-clear").addEventListener("click", clear);
-  document.querySelectorAll(".assay-graph-filters input").forEach(function (c) {
+  document.querySelectorAll(".assay-graph-legend input").forEach(function (c) {
+    if (c.dataset.kind) state.kinds[c.dataset.kind] = c.checked;
+    else if (c.dataset.status) state.statuses[c.dataset.status] = c.checked;
     c.addEventListener("change", function () {
-      if (c.dataset.kind) state.kinds[c.dataset.kind] = c.checked; else state.statuses[c.dataset.status] = c.checked;
-      renderer.refresh();
+      if (c.dataset.kind) state.kinds[c.dataset.kind] = c.checked;
+      else if (c.dataset.status) state.statuses[c.dataset.status] = c.checked;
+      else D.relations.forEach(function (r, q) { if (r.type === c.dataset.relation) relOn[q] = c.checked; });
+      computeVisible();
+      if (state.pinned >= 0 && !vis[state.pinned]) { state.pinned = -1; hidePanel(); }
+      draw();
     });
   });
-  var m = /focus=([^&]+)(?:&depth=(\d+))?/.exec(location.hash);
-  if (m) { if (m[2]) { state.depth = +m[2]; depth.value = m[2]; } focus(decodeURIComponent(m[1])); }
-  window.assayGraph = { graph: graph, renderer: renderer, focus: focus };
-  renderer.once("afterRender", function () { window.assayGraph.readyAt = performance.now(); document.body.dataset.graphReady = "1"; });
-  renderer.refresh();
+  document.querySelectorAll(".assay-graph-zoom button").forEach(function (b) {
+    b.addEventListener("click", function () {
+      if (b.dataset.zoom === "fit") { fit(); schedule(); } else zoomAt(b.dataset.zoom === "in" ? 1.6 : 1 / 1.6, W / 2, H / 2);
+    });
+  });
+
+  // ---- pointer: hover, click, drag, wheel, pinch --------------------------------------------------------
+  function at(mx, my) { // the record under the pointer: its marker or its label
+    var r = radius() + 4, best = -1, bestD = Infinity;
+    for (var i = 0; i < N; i++) {
+      if (!shown[i]) continue;
+      var dx = mx - SX[i], dy = my - SY[i], d = dx * dx + dy * dy;
+      if (d <= r * r && d < bestD) { best = i; bestD = d; }
+    }
+    if (best >= 0) return best;
+    for (var q = stats.labels.length - 1; q >= 0; q--) {
+      var l = stats.labels[q];
+      if (mx >= l.x && mx <= l.x + l.w && my >= l.y && my <= l.y + l.h) return byId[l.id];
+    }
+    return -1;
+  }
+  var pointers = {}, drag = null, hideTimer = 0;
+  function local(e) { var rect = canvas.getBoundingClientRect(); return [e.clientX - rect.left, e.clientY - rect.top]; }
+  canvas.addEventListener("pointerdown", function (e) {
+    var p = local(e);
+    pointers[e.pointerId] = p;
+    canvas.setPointerCapture(e.pointerId);
+    drag = { x: p[0], y: p[1], cx: cam.x, cy: cam.y, far: false, type: e.pointerType };
+  });
+  canvas.addEventListener("pointermove", function (e) {
+    var p = local(e), ids2 = Object.keys(pointers);
+    if (pointers[e.pointerId] && ids2.length === 2) { // pinch
+      var o = pointers[ids2[0] == e.pointerId ? ids2[1] : ids2[0]], before = Math.hypot(pointers[e.pointerId][0] - o[0], pointers[e.pointerId][1] - o[1]);
+      pointers[e.pointerId] = p;
+      var after = Math.hypot(p[0] - o[0], p[1] - o[1]);
+      if (before > 0) zoomAt(after / before, (p[0] + o[0]) / 2, (p[1] + o[1]) / 2);
+      if (drag) drag.far = true;
+      return;
+    }
+    if (drag && pointers[e.pointerId]) {
+      if (Math.abs(p[0] - drag.x) + Math.abs(p[1] - drag.y) > 5) drag.far = true;
+      if (drag.far) {
+        cam.x = drag.cx - (p[0] - drag.x) / (base.px * cam.z); cam.y = drag.cy - (p[1] - drag.y) / (base.py * cam.z);
+        moved = true; schedule(); return;
+      }
+    }
+    if (e.pointerType !== "mouse") return;
+    var j = at(p[0], p[1]);
+    canvas.classList.toggle("assay-on-node", j >= 0);
+    if (j !== state.hover) {
+      state.hover = j; clearTimeout(hideTimer);
+      if (j >= 0) showPanel(j);
+      else if (state.pinned >= 0) showPanel(state.pinned);
+      else hideTimer = setTimeout(function () { if (state.hover < 0 && !panel.matches(":hover")) hidePanel(); }, 600);
+      schedule();
+    }
+  });
+  function release(e) {
+    var p = pointers[e.pointerId], wasDrag = drag && drag.far, type = drag ? drag.type : e.pointerType;
+    delete pointers[e.pointerId];
+    if (!p || Object.keys(pointers).length) return;
+    drag = null;
+    if (wasDrag || e.type === "pointercancel") return;
+    var j = at(p[0], p[1]);
+    if (j < 0) { state.pinned = -1; hidePanel(); schedule(); return; }
+    if (type === "mouse" || state.pinned === j) { var u = url(j); if (u) window.location.href = u; return; }
+    state.pinned = j; showPanel(j); schedule(); // a tap shows the panel; a second tap opens the page
+  }
+  canvas.addEventListener("pointerup", release);
+  canvas.addEventListener("pointercancel", release);
+  canvas.addEventListener("pointerleave", function (e) {
+    if (e.pointerType !== "mouse" || drag) return;
+    state.hover = -1; canvas.classList.remove("assay-on-node");
+    hideTimer = setTimeout(function () { if (state.hover < 0 && state.pinned < 0 && !panel.matches(":hover")) hidePanel(); }, 600);
+    schedule();
+  });
+  panel.addEventListener("pointerleave", function () { if (state.hover < 0 && state.pinned < 0) hidePanel(); });
+  canvas.addEventListener("wheel", function (e) {
+    e.preventDefault();
+    var p = local(e);
+    zoomAt(Math.exp(-e.deltaY * (e.deltaMode ? 0.05 : 0.0015)), p[0], p[1]);
+  }, { passive: false });
+
+  // ---- start ------------------------------------------------------------------------------------------
+  function fromHash() {
+    var m = /focus=([^&]+)(?:&depth=(\d+))?/.exec(location.hash);
+    if (!m) return false;
+    if (m[2]) { state.depth = +m[2]; depth.value = depth.querySelector('option[value="' + m[2] + '"]') ? m[2] : String(Math.min(+m[2], 4)); }
+    focus(decodeURIComponent(m[1]));
+    return true;
+  }
+  window.assayGraph = { focus: focus, clear: clear, draw: draw, stats: stats, ids: ids,
+    screen: function (id) { var j = byId[id]; return j === undefined || !shown[j] ? null : { x: SX[j], y: SY[j], r: radius() }; },
+    show: function (id) { var j = byId[id]; if (j !== undefined) { state.pinned = j; showPanel(j); schedule(); } } };
+  readColours(); resize(); computeVisible(); fit();
+  if (!fromHash()) draw();
+  window.addEventListener("hashchange", fromHash);
+  new ResizeObserver(function () {
+    var w = W, h = H; resize();
+    if (Math.abs(w - W) < 1 && Math.abs(h - H) < 1) return;
+    if (!moved) fit();
+    lines = {}; draw();
+  }).observe(canvas);
+  new MutationObserver(function () { readColours(); draw(); })
+    .observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 })();

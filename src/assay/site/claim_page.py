@@ -1,0 +1,458 @@
+"""The claim page's view: the verdict in one sentence, the assertions table, the papers' numbers, the checks.
+
+``page`` joins the record, its derived status and its ledger entries into ``ClaimPage`` and renders
+``templates/claim.html``. What a reader sees first (the sentence, then one row per assertion with the
+paper's number beside ours) is decided here; the markup is the template's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from assay import status as vocab
+from assay.model import Check, Claim, Discrepancy
+from assay.results import Environment, Evaluated, Result
+from assay.site import neighbourhood, search
+from assay.site.code import highlighted_record
+from assay.site.markup import OPS, anchor, number, quantity, record_doc
+from assay.site.pages import Options, Page, Ref, breadcrumb, paragraphs, source_refs
+from assay.site.template import render
+from assay.site.views import ClaimView, SiteIndex
+from assay.status import CheckState, Status
+
+DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
+TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
+LEAD = {"verified": "Holds", "partly-verified": "Holds in part", "contradicted": "Does not hold as filed",
+        "inconclusive": "Undecided", "error": "A check did not finish", "stale": "Results are stale",
+        "not-run": "Not run yet", "cited-only": "Cited only"}
+#: The colour of an expectation's outcome: that of the check verdict it gives.
+OUTCOME = {"holds": vocab.CHECK["passed"], "fails": vocab.CHECK["failed"],
+           "inconclusive": vocab.ASSERTION["inconclusive"]}
+COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    href: str
+    caption: str
+    check: str
+    device: str
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A number a paper reports, as the page shows it: ``>99.9 %`` with where it says so."""
+
+    text: str
+    source: str
+    locator: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One expectation as evaluated: ours, the threshold, whether it held, and the paper's number when linked."""
+
+    metric: str
+    measured: str
+    expected: str
+    holds: bool | None
+    outcome: str  # holds / fails / inconclusive
+    outcome_status: Status  # its colour
+    control: bool
+    seeds: str
+    paper: Paper | None
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.metric} = {self.measured}, expected {self.expected}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A check on one device: its verdict, what did not hold, the crash, the figures and the machine."""
+
+    device: str
+    status: Status
+    measures: list[Measure]
+    failed: list[Measure]
+    error: str
+    figures: list[Figure]
+    facts: list[tuple[str, str]]
+    notes: list[tuple[Status | None, str]]
+
+
+@dataclass(frozen=True)
+class CheckView:
+    id: str
+    tests: str
+    tier: str
+    verifier: str
+    code: str  # docs-relative target of the verifier's source
+    line: int
+    known_failing: str | None
+    note: str | None
+    verdicts: list[tuple[str, Status]]
+    runs: list[Run]
+
+    @property
+    def idle(self) -> list[str]:
+        """The devices it declares and has no result on."""
+        return [d for d, s in self.verdicts if s.name == "not-run"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A check as evidence for a row: its stance, and the measurements of its first run that bear on the row."""
+
+    stance: str
+    check: CheckView
+    measures: list[Measure]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One assertion (or, for a claim not cut into assertions, one check) as a row of the table."""
+
+    id: str
+    filed: list[str]
+    source_kind: str
+    source_note: str | None
+    refs: list[Ref]
+    verdicts: list[tuple[str, Status]]
+    key: Measure | None
+    figure: Figure | None
+    evidence: list[Evidence]
+    refined: str | None
+    cited_only: str | None
+    discrepancies: list[int]  # numbers of the discrepancies whose filed words overlap this row's
+
+
+@dataclass(frozen=True)
+class ReportedRow:
+    what: str
+    paper: Paper
+    note: str | None
+
+
+@dataclass
+class ClaimPage:
+    here: str
+    id: str
+    title: str
+    trail: list[tuple[str | None, str]]
+    verdict: str
+    status: Status
+    closure: Status
+    freshness: Status
+    tiers: list[str]
+    rows: list[Row]
+    by_assertion: bool
+    reported: list[ReportedRow]
+    checks: list[CheckView]
+    discrepancies: list[tuple[Discrepancy, str]]
+    citations: list[Ref]
+    relations: list[tuple[str, str, str | None, str | None]]  # (relation, record id, title, note)
+    statement: list[str]
+    refined: list[str]
+    conditions: list[str]
+    no_check_reason: str | None
+    stale: list[str]
+    record_path: str
+    record_lines: Markup
+    edit_url: str | None
+    neighbourhood: Markup
+    toc: list[tuple[str, str]] = field(default_factory=list)
+
+
+def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
+    claim, here = view.claim, record_doc(view.claim.id)
+    checks = {c.id: _check(view, i, here) for i, c in enumerate(claim.checks)}
+    rows = _rows(ix, view, checks, here)
+    p = ClaimPage(
+        here=here, id=claim.id, title=claim.title, trail=breadcrumb("claims", claim.id),
+        verdict=verdict_sentence(view), status=vocab.CLAIM[view.state.status], closure=vocab.CLOSURE[view.state.closure],
+        freshness=vocab.FRESHNESS[view.freshness], tiers=view.tiers, rows=rows, by_assertion=bool(claim.assertions),
+        reported=[ReportedRow(r.what, paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
+                  for r in claim.reported],
+        checks=list(checks.values()),
+        discrepancies=[(d, _source_href(d.source, d.locator)) for d in claim.discrepancies],
+        citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
+        relations=_relations(ix, claim),
+        statement=paragraphs(claim.statement), refined=paragraphs(claim.refined or ""),
+        conditions=list(claim.conditions), no_check_reason=claim.no_check_reason,
+        stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
+        record_path=view.loaded.path, record_lines=highlighted_record(ix.kb.root, view.loaded.path),
+        edit_url=options.edit_url.format(path=view.loaded.path, line=1) if options.edit_url else None,
+        neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
+    )
+    p.toc = _toc(p)
+    return Page(here, f"{claim.id} {claim.title}", render("claim.html", **vars(p)), search=search.claim(ix, view), toc=p.toc)
+
+
+def _toc(p: ClaimPage) -> list[tuple[str, str]]:
+    toc = [("assertions", "Assertions" if p.by_assertion else "Checks at a glance")]
+    toc += [("reported", "What the papers report")] if p.reported else []
+    toc += [("checks", "Checks")] if p.checks else []
+    toc += [("discrepancies", "Discrepancies")] if p.discrepancies else []
+    toc += [("statement", "The claim as filed"), ("citations", "Citations")]
+    toc += [("relations", "Relations")] if p.relations else []
+    return toc + [("neighbourhood", "Neighbourhood"), ("record", "Record")]
+
+
+# --- the verdict ------------------------------------------------------------------------------------
+
+
+def verdict_sentence(view: ClaimView) -> str:
+    """``Holds in part, at toy scale, on CPU: 6 of 10 assertions supported, 2 contradicted, 2 cited only;
+    not run on a GPU.`` Made from the counts, never typed."""
+    st, claim = view.state, view.claim
+    ran_tiers = [TIER_WORDS[t] for t in view.tiers if any(c.tier == t and _ran(view, c.id) for c in claim.checks)]
+    head = LEAD[st.status] + (", " + " and ".join(ran_tiers) if ran_tiers else "")
+    declared = vocab.claim_devices(claim)
+    ran = [d for d in declared if d in st.devices_run]
+    parts = [f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran]
+    if st.status == "cited-only":
+        n = len(claim.assertions)
+        parts = [f"none of its {n} assertions is tested here, and each says why" if n > 1 else "nothing here is tested, and the record says why"]
+    not_ran = [DEVICE_WORDS.get(d, d) for d in declared if d not in ran]
+    text = head + (", " + "; ".join(parts) if parts and st.status != "cited-only" else (": " + parts[0] if parts else ""))
+    if not_ran:
+        text += ("; " if parts else ": ") + f"not run on {' or '.join(not_ran)}"
+    return text + "."
+
+
+def _ran(view: ClaimView, check_id: str) -> bool:
+    return any(s.check == check_id and s.result is not None and s.result.measured for s in view.state.checks)
+
+
+def _counts(view: ClaimView, device: str) -> str:
+    claim, st = view.claim, view.state
+    if claim.assertions:
+        names = [a.by_device.get(device, "not-run") for a in st.assertions]
+        total, what = len(names), "assertions"
+    else:
+        names = [vocab.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device]) for c in claim.checks]
+        names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
+        total, what = len(names), "checks"
+    order = ["supported", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
+    n = {name: names.count(name) for name in order}
+    bits = [f"{n['supported']} of {total} {what} supported" if total != 1 else f"{n['supported']} of 1 {what[:-1]} supported"]
+    bits += [f"{n[name]} {COUNT_WORDS.get(name, name)}" for name in order[1:] if n[name]]
+    return ", ".join(bits)
+
+
+# --- rows -------------------------------------------------------------------------------------------
+
+
+def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, CheckView], here: str) -> list[Row]:
+    claim = view.claim
+    marks = _discrepancy_marks(claim)
+    if not claim.assertions:
+        return [_check_row(checks[c.id], c) for c in claim.checks]
+    out = []
+    for i, a in enumerate(claim.assertions):
+        devices = view.state.devices_run or []
+        by_device = view.state.assertions[i].by_device if i < len(view.state.assertions) else {}
+        verdicts = [(d, vocab.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or \
+            [("", vocab.ASSERTION["untested" if a.cited_only else "not-run"])]
+        evidence = [_evidence(e.stance, checks[e.check], getattr(e, "metrics", None)) for e in a.evidence if e.check in checks]
+        out.append(Row(a.id, list(a.filed), a.source.kind, a.source.note, source_refs(ix, claim, a.source.citations, view),
+                       verdicts, _key(evidence, by_device), _first_figure(evidence), evidence, a.refined, a.cited_only,
+                       marks.get(a.id, [])))
+    return out
+
+
+def _evidence(stance: str, check: CheckView, metrics: list[str] | None) -> Evidence:
+    measures = [m for r in check.runs[:1] for m in r.measures if not metrics or m.metric in metrics]
+    return Evidence(stance, check, measures)
+
+
+def _check_row(check: CheckView, c: Check) -> Row:
+    verdicts = [(d, s) for d, s in check.verdicts if s.name != "not-run"] or check.verdicts[:1]
+    evidence = [_evidence("supports", check, None)]
+    return Row(c.id, [c.tests], "", None, [], verdicts, _key(evidence, {}), _first_figure(evidence), evidence, None, None, [])
+
+
+def _key(evidence: list[Evidence], by_device: dict[str, str]) -> Measure | None:
+    """The measurement a reader needs beside the filed words: one linked to a paper's number first, then the
+    first that did not hold (when the assertion is contradicted), then the first that is not a control."""
+    measures = [m for e in evidence for m in e.measures]
+    contradicted = "contradicted" in by_device.values()
+    for pick in (lambda m: m.paper is not None, lambda m: contradicted and m.outcome != "holds" and not m.control,
+                 lambda m: not m.control, lambda m: True):
+        found = [m for m in measures if pick(m)]
+        if found:
+            return found[0]
+    return None
+
+
+def _first_figure(evidence: list[Evidence]) -> Figure | None:
+    return next((f for e in evidence for r in e.check.runs for f in r.figures), None)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _discrepancy_marks(claim: Claim) -> dict[str, list[int]]:
+    """Which assertions' filed words a discrepancy's ``filed`` text overlaps (either holds a piece of the other)."""
+    marks: dict[str, list[int]] = {}
+    for n, d in enumerate(claim.discrepancies, 1):
+        pieces = [_words(p) for p in re.split(r"\[…\]|\.\.\.", d.filed) if len(p.strip()) > 8]
+        for a in claim.assertions:
+            spans = [_words(f) for f in a.filed]
+            if any(p in s or s in p for p in pieces for s in spans):
+                marks.setdefault(a.id, []).append(n)
+    return marks
+
+
+# --- checks -----------------------------------------------------------------------------------------
+
+
+def _check(view: ClaimView, i: int, here: str) -> CheckView:
+    check = view.claim.checks[i]
+    states = [s for s in view.state.checks if s.check == check.id]
+    module, _, func = check.verifier.partition("::")
+    line, _ = view.loaded.where(("checks", i))
+    return CheckView(check.id, check.tests, check.tier, check.verifier, f"code/{module}.md#{anchor(func)}", line,
+                     check.known_failing, check.note, [(s.device, check_status(s.status)) for s in states],
+                     [_run(view, check, s, here) for s in states if s.result or s.problem])
+
+
+def _run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
+    if s.result is None:  # the ledger file is there and cannot be read
+        problem = s.problem.message if s.problem else "no result"
+        return Run(s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], [])
+    r = s.result
+    measures = [_measure(check, e, r) for e in r.expectation]
+    failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
+    error = ""
+    if r.last_error:
+        error = f"Last run ({r.last_error.finished}) ended in {r.last_error.kind}: {clean_message(r.last_error.message)}"
+    elif r.verdict == "failed" and not failed and r.message:
+        error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
+    figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or _caption(check, f.name), check.id, s.device)
+               for f in r.figures]
+    return Run(s.device, check_status(s.status), measures, failed, error, figures, _facts(r), _notes(s))
+
+
+def check_status(name: str) -> Status:
+    """A check status by name (``inconclusive`` is the assertion's colour until the check vocabulary has it)."""
+    return vocab.CHECK.get(name) or vocab.ASSERTION.get(name) or vocab.CHECK["not-run"]
+
+
+def _caption(check: Check, name: str) -> str:
+    """A figure the verifier gave no caption: what its check tests, and its name in words."""
+    return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
+
+
+def _measure(check: Check, e: Evaluated, r: Result) -> Measure:
+    metric = r.metrics.get(e.metric)
+    spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
+    unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
+    seeds = metric.seeds if metric else []
+    spread = f"{len(seeds)} seeds, {number(min(seeds))} to {number(max(seeds))}" if len(seeds) > 1 else ""
+    holding, total = getattr(e, "seeds_holding", None), getattr(e, "seeds_total", None)
+    if holding is not None and total:
+        spread += f"; holds on {holding} of {total}"
+    interval = getattr(e, "interval", None)
+    if interval:
+        spread += f"; mean's interval [{number(interval[0])}, {number(interval[1])}]"
+    paper = None
+    if e.paper is not None:
+        paper = paper_number(e.paper.value, e.paper.unit, getattr(e.paper, "bound", None), e.paper.source, e.paper.locator)
+    within = f" within {number(e.tol)}" if e.tol is not None else ""
+    outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
+    measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
+    return Measure(e.metric, measured, f"{OPS[e.op]} {number(e.value)}{within}", e.holds, outcome, OUTCOME[outcome],
+                   e.control, spread.strip("; "), paper)
+
+
+def _facts(r: Result) -> list[tuple[str, str]]:
+    cpu = f" ({number(r.cpu_s)} s CPU)" if r.cpu_s is not None else ""
+    facts = [("Duration", f"{number(r.duration_s)} s{cpu}"), ("Environment", environment_text(r.environment))]
+    if r.peak_memory_mb is not None:
+        facts.append(("Peak memory", f"{number(r.peak_memory_mb)} MB"))
+    return facts + [("Finished", r.finished)]
+
+
+def _notes(s: CheckState) -> list[tuple[Status | None, str]]:
+    r = s.result
+    notes: list[tuple[Status | None, str]] = []
+    if s.off_lock:
+        notes.append((vocab.FLAGS["off-lock"], "; ".join(s.off_lock)))
+    if r is not None and r.unstable:
+        notes.append((vocab.FLAGS["unstable"], f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})"))
+    if s.stale:
+        notes.append((vocab.FRESHNESS["stale"], "; ".join(s.stale)))
+    return notes
+
+
+def environment_text(env: Environment) -> str:
+    """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
+    bits = [f"Python {env.python}", f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
+            f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
+            f"{env.cores} cores, {env.threads} thread(s)"]
+    if env.blas:
+        bits.append("BLAS " + ", ".join(env.blas))
+    if env.gpu:
+        bits.append(f"GPU {env.gpu.name}" + (f", driver {env.gpu.driver}" if env.gpu.driver else ""))
+    return clean_message("; ".join(bits))
+
+
+_ENGINE = re.compile(r"(site-packages|dist-packages|_pytest|pluggy|/assay/|\\assay\\|<frozen )")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+')
+_ABSOLUTE = re.compile(r"(?<![\w.:/])(/(?:[\w.@+-]+/)+)([\w.@+-]+)|[A-Za-z]:\\(?:[\w.@+ -]+\\)+([\w.@+-]+)")
+
+
+def clean_message(text: str) -> str:
+    """A failure or crash message as a page shows it: the engine's frames dropped (with the source line under
+    each), every absolute path cut to the file's name below the knowledge base (``verify/x.py``) or to its
+    last part. Applied to whatever the ledger says, since a page never shows a machine path."""
+    out, skip = [], False
+    for line in text.splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            skip = bool(_ENGINE.search(frame.group(1))) or not _is_verifier(frame.group(1))
+        elif skip and line.startswith("    ") and not line.strip().startswith("File "):
+            continue  # the code line under a dropped frame
+        else:
+            skip = False
+        if skip or line.strip() == "Traceback (most recent call last):":
+            continue
+        out.append(_ABSOLUTE.sub(_relative, line))
+    return "\n".join(out).strip()
+
+
+def _is_verifier(path: str) -> bool:
+    return "/verify/" in path.replace("\\", "/") or path.replace("\\", "/").startswith("verify/")
+
+
+def _relative(m: re.Match) -> str:
+    whole = m.group(0).replace("\\", "/")
+    if "/verify/" in whole:
+        return "verify/" + whole.split("/verify/", 1)[1]
+    return m.group(2) or m.group(3) or whole.rsplit("/", 1)[-1]
+
+
+# --- the rest ----------------------------------------------------------------------------------------
+
+
+def paper_number(value: float, unit: str, bound: str | None, source: str, locator: str) -> Paper:
+    """A reported number with its bound and unit (``>99.9 %``) and where the source says it."""
+    return Paper(quantity(value, unit, bound), source, locator, _source_href(source, locator))
+
+
+def _source_href(source: str, locator: str) -> str:
+    return f"sources/{source}.md#cited-{anchor(locator)}"
+
+
+def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:
+    rows = [(r.type.replace("_", " "), r.target, ix.titles.get(r.target), r.note) for r in claim.relations]
+    rows += [(f"{b.type.replace('_', ' ')} (from)", b.source, ix.titles.get(b.source), b.note) for b in ix.backlinks.get(claim.id, [])]
+    return rows
+

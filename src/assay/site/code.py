@@ -1,0 +1,83 @@
+"""Source listings: a verifier module's page and a claim's YAML record, highlighted by Pygments.
+
+Each line keeps an anchor (``#L12`` in a module, ``#yaml-L12`` in a record) and its number is drawn by
+CSS (``data-n``), so Material's copy button copies the code alone. Pygments escapes the text it
+highlights; the lines reach a template as ``Markup``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer, YamlLexer
+
+from assay.loader import Unreadable, read_regular
+from assay.site.markup import anchor
+from assay.site.pages import Page, breadcrumb
+from assay.site.template import render
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> HtmlFormatter:
+    return HtmlFormatter(nowrap=True)
+
+
+def _lines(text: str, lexer, prefix: str, anchors: dict[int, str] | None = None) -> Markup:
+    """Highlighted lines, one ``span`` each with its anchor; Pygments closes every token at a line's end."""
+    html = highlight(text, lexer, _formatter()).split("\n")
+    anchors = anchors or {}
+    out = []
+    for n, line in enumerate(html[: len(text.splitlines())], 1):
+        inner = f'<span id="{anchors[n]}">{line}</span>' if n in anchors else line
+        out.append(f'<span id="{prefix}{n}" class="assay-line-row"><span class="assay-ln" data-n="{n}"></span>{inner}\n</span>')
+    return Markup("".join(out))
+
+
+def _read(root: Path, rel: str) -> str:
+    return read_regular(root, root / rel).decode("utf-8", "replace")
+
+
+def highlighted_record(root: Path, rel: str) -> Markup:
+    """A record's YAML, highlighted, each line anchored ``yaml-L<n>``; empty when it cannot be read."""
+    try:
+        text = _read(root, rel)
+    except Unreadable:
+        return Markup("")
+    return _lines(text, YamlLexer(), "yaml-L")
+
+
+def functions(text: str) -> list[tuple[str, str, int]]:
+    """Each function (``def name``) once, as (anchor, name, line), the first definition of a name winning."""
+    out, seen = [], set()
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if stripped.startswith("def "):
+            name = stripped[4:].split("(")[0].strip()
+            if anchor(name) not in seen:
+                out.append((anchor(name), name, n))
+                seen.add(anchor(name))
+    return out
+
+
+def code_page(root: Path, module: str) -> Page:
+    """A verifier module's source with line anchors, and an anchor at each function.
+
+    The module is read by ``read_regular``'s rule: a link leading outside the knowledge base (to a secret),
+    a FIFO or an oversized file gets a page that says it is not shown, never its content.
+    """
+    here = f"code/{module}.md"
+    try:
+        text = _read(root, module)
+    except Unreadable as e:
+        html = render("code.html", here=here, module=module, lines=Markup(""), problem=f"{module} {e}; it is not shown.",
+                      trail=breadcrumb("code", module), functions=[])
+        return Page(here, module, html)
+    found = functions(text)
+    lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
+    html = render("code.html", here=here, module=module, lines=lines, problem="", trail=breadcrumb("code", module),
+                  functions=[f for f in found if f[1].startswith("test")])
+    return Page(here, module, html, toc=[(slug, name) for slug, name, _ in found if name.startswith("test")])

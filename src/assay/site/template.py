@@ -1,0 +1,51 @@
+"""The Jinja2 environment of the generated pages: one template per page kind under ``templates/``.
+
+Autoescape is on, so every value a view hands a template is record text and is escaped; markup made
+elsewhere (the neighbourhood SVG, a highlighted code listing) reaches a template only as ``Markup``.
+The shared pieces (a status chip, a link, the legend, the breadcrumb) are macros in ``macros.html``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from assay import status as vocab
+from assay.site import markup
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(href=markup.href, record_doc=markup.record_doc, anchor=markup.anchor, vocab=vocab,
+                       status_class=markup.status_class, paragraphs=markup.paragraphs,
+                       code_like=markup.code_like)
+    env.filters.update(number=markup.number, plural=markup.plural, breakable=breakable)
+    return env
+
+
+def breakable(name: str) -> Markup:
+    """A metric name that may wrap after its underscores, never inside a word (``knn_gap_<wbr>end``)."""
+    return Markup("_<wbr>").join(str(name).split("_"))
+
+
+def render(name: str, **view: Any) -> str:
+    """The template ``name`` rendered with ``view``'s fields."""
+    return environment().get_template(name).render(**view)
+
+
+@lru_cache(maxsize=1)
+def macros() -> Any:
+    """The macros of ``macros.html``, callable from Python (for pages still built outside a template)."""
+    return environment().get_template("macros.html").module
+
+
+def macro(name: str, *args: Any, **kwargs: Any) -> Markup:
+    return Markup(getattr(macros(), name)(*args, **kwargs))

@@ -1,0 +1,99 @@
+"""What a verification run has done so far: tasks queued, running, done or dead; checks by status.
+
+The counts come from the tasks' own results folders (each file is read once, then again only when it
+changes), so they are what the merge will bring in. In a terminal one line is redrawn with a bar; into
+a file or a pipe a line is printed each time the counts change.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from assay import status as vocab
+from assay.results import Result
+from assay.verification.task import Phase
+
+BAR = 24
+
+
+@dataclass
+class Counts:
+    """Tasks by phase and checks by status."""
+
+    planned: int
+    tasks: Counter = field(default_factory=Counter)
+    checks: Counter = field(default_factory=Counter)
+
+    @property
+    def done(self) -> int:
+        return sum(self.checks.values())
+
+    def line(self) -> str:
+        tasks = ", ".join(f"{self.tasks[p]} {p}" for p in ("queued", "running", "done", "died") if self.tasks[p])
+        checks = ", ".join(f"{n} {s}" for s, n in self._by_status() if n)
+        return f"{self.done}/{self.planned} checks" + (f" ({checks})" if checks else "") + f"; tasks: {tasks or 'none'}"
+
+    def _by_status(self) -> list[tuple[str, int]]:
+        order = [s for s in vocab.CHECK if s in self.checks] + sorted(set(self.checks) - set(vocab.CHECK))
+        return [(s, self.checks[s]) for s in order]
+
+
+class Progress:
+    """Counts read from the task folders, and the line that shows them."""
+
+    def __init__(self, planned: int, folders: list[Path], device: str, out: TextIO | None = None):
+        self.planned = planned
+        self.folders = folders
+        self.device = device
+        self.out = out or sys.stdout
+        self.tty = self.out.isatty()
+        self.start = time.monotonic()
+        self._seen: dict[Path, tuple[int, str]] = {}
+        self._last = ""
+
+    def counts(self, phases: dict[int, Phase]) -> Counts:
+        counts = Counts(self.planned, Counter(p.phase for p in phases.values()))
+        for folder in self.folders:
+            for path in sorted((folder / "results").glob(f"*/*.{self.device}.json")):
+                status = self._status(path)
+                if status:
+                    counts.checks[status] += 1
+        return counts
+
+    def _status(self, path: Path) -> str:
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            return ""
+        seen = self._seen.get(path)
+        if seen is None or seen[0] != mtime:
+            try:
+                seen = (mtime, Result.model_validate_json(path.read_bytes()).status)
+            except (OSError, ValidationError):
+                seen = (mtime, "error")  # an unreadable file counts as the error it is
+            self._seen[path] = seen
+        return seen[1]
+
+    def show(self, counts: Counts, final: bool = False) -> None:
+        elapsed = _clock(time.monotonic() - self.start)
+        text = f"{counts.line()}; {elapsed}"
+        if self.tty:
+            filled = round(BAR * counts.done / counts.planned) if counts.planned else BAR
+            self.out.write(f"\r\033[K[{'#' * filled}{'-' * (BAR - filled)}] {text}" + ("\n" if final else ""))
+            self.out.flush()
+        elif counts.line() != self._last:
+            self.out.write(text + "\n")
+            self.out.flush()
+        self._last = counts.line()
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"

@@ -1,0 +1,350 @@
+"""The graph page, the claim page's neighbourhood figure and the site search, in headless Chromium.
+
+Builds the repository's own knowledge base (17 records, six relation types) and the fixture one (which
+has ``contradicts``), opens them over http on 127.0.0.1 in Debian's chromium (driven by Playwright;
+nothing downloaded) and asserts numbers: label boxes inside the canvas box, the legend in view without
+any interaction, one dash pattern per relation type on the canvas and in the legend, the panel's verdict
+counts, contrast of the mini-graph's labels, and what the search ranks first. Screenshots for a person go
+to build/screens/graph-*.png.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from assay.site import explorer
+from assay.site.markup import BACKGROUNDS, contrast
+from tests.test_site import REPO, build_site, fresh_copy
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+SHOTS = REPO / "build" / "screens"
+NAMED = ["depends_on", "supports", "contradicts", "refines", "generalises", "compared_against"]
+
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (make browser)")
+
+
+# --- without a browser ----------------------------------------------------------------------------
+
+
+def test_each_relation_type_has_its_own_dash_pattern_and_a_colour_with_contrast_in_both_schemes() -> None:
+    by = {r.type: r for r in explorer.RELATIONS}
+    assert set(NAMED) | {"cites"} == set(by)
+    dashes = [tuple(by[t].dash) for t in NAMED]
+    assert len(set(dashes)) == len(NAMED), dashes
+    looks = [(tuple(r.dash), r.width, r.head) for r in explorer.RELATIONS]
+    assert len(set(looks)) == len(looks)
+    assert len({by[t].head for t in NAMED}) == len(NAMED)  # the arrowheads differ too
+    for r in explorer.RELATIONS:
+        assert contrast(r.light, BACKGROUNDS["default"]) >= 4.5, r
+        assert contrast(r.dark, BACKGROUNDS["slate"]) >= 4.5, r
+
+
+def test_the_neighbourhood_labels_pick_the_ink_that_reads_on_their_box() -> None:
+    from assay import status as vocab
+    from assay.site.neighbourhood import KIND_FILL, ink
+
+    for fill in [s.colour for s in vocab.CLAIM.values()] + list(KIND_FILL.values()):
+        assert contrast(ink(fill), fill) >= 4.5, fill
+    assert ink("#9e9d24") == "#000000" and ink("#5d4037") == "#ffffff"  # white on olive read 2.9:1 before
+
+
+def test_the_layout_puts_what_is_rested_on_first_and_wraps_a_tall_layer() -> None:
+    import networkx as nx
+
+    from assay.site.graph_layout import layout, rows_for
+    from assay.site.views import index
+
+    g = index(REPO).graph
+    lay = layout(g)
+    for a, b in g.edges():
+        if a != b:  # every arrow points left, to an earlier layer and column (no cycle in these records)
+            assert lay.layers[a] > lay.layers[b] and lay.cols[a] > lay.cols[b], (a, b)
+    assert len({(lay.cols[n], lay.rows[n]) for n in g}) == g.number_of_nodes()
+    assert max(lay.rows.values()) < lay.height and 0 <= min(lay.rows.values())
+    assert layout(g) == lay  # deterministic
+    cycle = nx.MultiDiGraph([("a", "b"), ("b", "a"), ("b", "c"), ("d", "a")])
+    assert layout(cycle).layers == {"a": 1, "b": 1, "c": 0, "d": 2}
+    wide = nx.MultiDiGraph([(f"c{i}", "s") for i in range(2000)])  # one source, 2,000 records resting on it
+    lay = layout(wide)
+    assert lay.height == rows_for(2001, 2000) < 2000 and lay.width > 2
+    assert len({(lay.cols[n], lay.rows[n]) for n in wide}) == 2001
+
+
+# --- the built sites --------------------------------------------------------------------------------
+
+
+def _serve(site: Path) -> Iterator[str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(build_site(REPO, tmp_path_factory.mktemp("graph_repo")))
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(build_site(fresh_copy(tmp_path_factory.mktemp("graph_kb")), tmp_path_factory.mktemp("graph_fixture")))
+
+
+@pytest.fixture(scope="module")
+def repo_graph() -> dict:
+    """The repository's graph as the page's data holds it, and the in-degree of each record."""
+    from assay.site.views import index
+
+    ix = index(REPO)
+    data = explorer.data(ix)
+    used_by = {n: sum(1 for a, _ in ix.graph.in_edges(n) if a != n) for n in ix.graph.nodes}
+    return {"data": data, "used_by": used_by, "states": ix.states}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+# Records every stroke the page makes on a canvas: its colour, dash pattern and width.
+STROKES = """
+window.__strokes = [];
+const stroke = CanvasRenderingContext2D.prototype.stroke;
+CanvasRenderingContext2D.prototype.stroke = function (...args) {
+  window.__strokes.push([String(this.strokeStyle), this.getLineDash().join(","), this.lineWidth]);
+  return stroke.apply(this, args);
+};
+"""
+
+
+def _page(browser, width: int = 1280, dark: bool = False, strokes: bool = False):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light")
+    page = context.new_page()
+    if strokes:
+        page.add_init_script(STROKES)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page, errors
+
+
+def _graph(page, url: str) -> dict:
+    page.goto(url)
+    page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=15_000)
+    page.wait_for_timeout(150)
+    return page.evaluate("""() => { const c = document.getElementById('assay-graph-canvas').getBoundingClientRect();
+        return {w: c.width, h: c.height, top: c.top, left: c.left, stats: window.assayGraph.stats}; }""")
+
+
+def _tag(width: int, dark: bool) -> str:
+    return f"{width}-{'dark' if dark else 'light'}"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(repo_site: str, repo_graph: dict, browser, width: int, dark: bool) -> None:
+    page, errors = _page(browser, width, dark)
+    g = _graph(page, f"{repo_site}/graph.html")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"graph-{_tag(width, dark)}.png"))
+    labels, n = g["stats"]["labels"], len(repo_graph["data"]["nodes"])
+    assert g["stats"]["nodesDrawn"] == n
+    for box in labels:
+        assert 0 <= box["x"] and box["x"] + box["w"] <= g["w"], box
+        assert 0 <= box["y"] and box["y"] + box["h"] <= g["h"], box
+    if width == 1280:  # every record named, most with their title's words
+        assert sorted(b["id"] for b in labels) == sorted(r[0] for r in repo_graph["data"]["nodes"])
+        assert sum(b["lines"] > 0 for b in labels) == n
+    else:
+        assert len(labels) >= 0.8 * n, sorted(b["id"] for b in labels)
+    # the drawing uses the top of the canvas: some record within its top 40 %
+    tops = page.evaluate("() => window.assayGraph.ids.map(id => window.assayGraph.screen(id)).filter(Boolean).map(p => p.y)")
+    assert min(tops) < 0.4 * g["h"] and max(tops) > 0.6 * g["h"]
+    # the legend: in the viewport on arrival, no box to open, every relation's sample drawn
+    legend = page.locator("#assay-graph-legend")
+    box = legend.bounding_box()
+    assert box and 0 <= box["y"] and box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= width, box
+    assert page.locator("#assay-graph-legend").evaluate("e => e.closest('details') === null")
+    for r in explorer.RELATIONS:
+        sample = page.locator(f'[data-relation="{r.type}"] + svg')
+        assert sample.is_visible() and sample.bounding_box()["width"] >= 28
+    # every relation's colour keeps 4.5:1 against the background the canvas is actually drawn on
+    bg = page.evaluate("() => getComputedStyle(document.getElementById('assay-graph')).backgroundColor")
+    rgb = "#" + "".join(f"{int(v):02x}" for v in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3])
+    assert contrast(rgb, BACKGROUNDS["slate" if dark else "default"]) < 1.05  # the scheme's page background
+    for r in explorer.RELATIONS:
+        assert contrast(r.dark if dark else r.light, rgb) >= 4.5, (r.type, rgb)
+    assert errors == []
+
+
+def _dashes_drawn(page, scheme: str, data: dict) -> dict[str, str]:
+    """The dash pattern each relation was stroked with on the canvas, found by its colour."""
+    by_look = {(r[scheme], round(r["width"], 2)): r["type"] for r in data["relations"]}  # arrowheads are stroked thinner
+    seen: dict[str, set[str]] = {}
+    for colour, dash, width in page.evaluate("window.__strokes"):
+        if (colour, round(width, 2)) in by_look:
+            seen.setdefault(by_look[(colour, round(width, 2))], set()).add(dash)
+    return {t: d.pop() for t, d in seen.items() if len(d) == 1}
+
+
+@pytest.mark.parametrize("which", ["repo", "fixture"])
+def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site: str, fixture_site: str, browser, which: str) -> None:
+    base = repo_site if which == "repo" else fixture_site
+    page, errors = _page(browser, 1280, strokes=True)
+    _graph(page, f"{base}/graph.html")
+    data = page.evaluate("window.ASSAY_GRAPH")
+    present = {data["relations"][e[2]]["type"] for e in data["edges"]}
+    drawn = _dashes_drawn(page, "light", data)
+    legend = {r.type: page.locator(f'[data-relation="{r.type}"] + svg line').evaluate(
+        "e => getComputedStyle(e).strokeDasharray") for r in explorer.RELATIONS}
+    for t in present:
+        want = ",".join(f"{v:g}" for v in explorer.BY_TYPE[t].dash)
+        assert drawn.get(t) == want, (t, drawn)
+        assert legend[t].replace("px", "").replace(" ", "") == (want or "none"), (t, legend[t])
+    named = [legend[t] for t in NAMED]
+    assert len(set(named)) == len(NAMED), named
+    if which == "repo":
+        assert present >= {"cites", "depends_on", "supports", "refines", "generalises", "compared_against"}
+    else:
+        assert "contradicts" in present
+    assert errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(repo_site: str, repo_graph: dict, browser, width: int) -> None:
+    page, errors = _page(browser, width)
+    g = _graph(page, f"{repo_site}/graph.html")
+    page.locator("#assay-graph").scroll_into_view_if_needed()
+    at = page.evaluate("window.assayGraph.screen('SOTA-364')")
+    frame = page.locator("#assay-graph-canvas").bounding_box()
+    x, y = frame["x"] + at["x"], frame["y"] + at["y"]
+    if width == 1280:
+        page.mouse.move(x, y)
+    else:  # a tap shows the panel; the page opens on a second tap
+        page.evaluate("window.assayGraph.show('SOTA-364')")
+    panel = page.locator("#assay-graph-panel")
+    panel.wait_for(state="visible")
+    text = panel.inner_text()
+    counts = repo_graph["data"]["counts"][next(r[8] for r in repo_graph["data"]["nodes"] if r[0] == "SOTA-364")]
+    assert counts and counts == explorer.verdict_counts(repo_graph["states"]["SOTA-364"])
+    assert f"Verdict counts: {counts}" in text
+    assert f"Used by {repo_graph['used_by']['SOTA-364']} (" in text
+    box = panel.bounding_box()
+    assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + g["w"] + 1
+    assert frame["y"] <= box["y"] and box["y"] + box["height"] <= frame["y"] + g["h"] + 1
+    assert min(abs(box["y"] - y), abs(box["y"] + box["height"] - y)) < 40 or box["y"] <= y <= box["y"] + box["height"]
+    assert errors == []
+
+
+def test_focus_links_depth_filters_and_find_keep_working(repo_site: str, repo_graph: dict, browser) -> None:
+    from assay.graph import focus as focus_graph
+    from assay.site.views import index
+
+    g = index(REPO).graph
+    near, far = (focus_graph(g, "SOTA-371", d).number_of_nodes() for d in (1, 99))
+    assert near < far  # so the depth is seen to matter
+    page, errors = _page(browser)
+    drawn = _graph(page, f"{repo_site}/graph.html#focus=SOTA-371&depth=1")
+    assert drawn["stats"]["nodesDrawn"] == near
+    assert "Focused on SOTA-371" in page.locator("#assay-graph-focus-label").inner_text()
+    assert page.locator("#assay-graph-panel").inner_text().startswith("SOTA-371")
+    page.select_option("#assay-graph-depth", "99")
+    assert page.evaluate("window.assayGraph.stats.nodesDrawn") == far
+    page.click("#assay-graph-clear")
+    n = len(repo_graph["data"]["nodes"])
+    assert page.evaluate("window.assayGraph.stats.nodesDrawn") == n
+    edges = page.evaluate("window.assayGraph.stats.edgesDrawn")
+    page.locator('[data-relation="cites"]').uncheck()
+    cites = sum(1 for e in repo_graph["data"]["edges"] if repo_graph["data"]["relations"][e[2]]["type"] == "cites")
+    assert page.evaluate("window.assayGraph.stats.edgesDrawn") == edges - cites
+    page.locator('[data-kind="source"]').uncheck()
+    sources = sum(1 for r in repo_graph["data"]["nodes"] if r[2] == "source")
+    assert page.evaluate("window.assayGraph.stats.nodesDrawn") == n - sources
+    page.fill("#assay-graph-search", "batch norm leaks")
+    assert page.locator("#assay-graph-results li").first.inner_text().startswith("SOTA-364")
+    page.press("#assay-graph-search", "Enter")
+    assert "Focused on SOTA-364" in page.locator("#assay-graph-focus-label").inner_text()
+    assert "#focus=SOTA-364&depth=99" in page.url
+    assert errors == []
+
+
+def test_clicking_a_record_opens_its_page(repo_site: str, browser) -> None:
+    page, errors = _page(browser)
+    _graph(page, f"{repo_site}/graph.html")
+    at = page.evaluate("window.assayGraph.screen('LIT-591')")
+    frame = page.locator("#assay-graph-canvas").bounding_box()
+    page.mouse.move(frame["x"] + at["x"], frame["y"] + at["y"])
+    page.mouse.click(frame["x"] + at["x"], frame["y"] + at["y"])
+    page.wait_for_url("**/sources/LIT-591.html")
+    assert errors == []
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_the_neighbourhood_figure_labels_read_at_4_5_to_1(repo_site: str, browser, dark: bool) -> None:
+    page, errors = _page(browser, 1280, dark)
+    page.goto(f"{repo_site}/claims/SOTA-364.html")
+    pairs = page.evaluate("""() => [...document.querySelectorAll('.assay-hood-node')].map(a =>
+        [getComputedStyle(a.querySelector('text')).fill, a.querySelector('rect').getAttribute('fill')])""")
+    assert len(pairs) >= 3
+
+    def hexa(css: str) -> str:
+        if css.startswith("#"):
+            return css
+        return "#" + "".join(f"{int(v):02x}" for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+
+    ratios = [contrast(hexa(text), hexa(box)) for text, box in pairs]
+    assert min(ratios) >= 4.5, list(zip(pairs, ratios))
+    assert errors == []
+
+
+def _search(browser, base: str, query: str) -> list[str]:
+    page, _ = _page(browser)
+    page.goto(f"{base}/index.html")
+    page.wait_for_timeout(300)
+    page.locator(".md-search__input").click()
+    page.locator(".md-search__input").press_sequentially(query, delay=15)
+    page.wait_for_function("document.querySelectorAll('.md-search-result__item > a').length > 0", timeout=10_000)
+    page.wait_for_timeout(1200)  # the results settle as the last keystrokes are answered
+    hrefs = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.getAttribute('href'))")
+    page.context.close()
+    return [h.split("//", 1)[-1].split("/", 1)[-1] for h in hrefs]
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("2002.05709", "sources/LIT-591.html"),  # an arXiv id without its version
+    ("2002.05709v3", "sources/LIT-591.html"),
+    ("10.1109/CVPR42600.2020.00975", "sources/LIT-590.html"),  # a DOI
+    ("SOTA-364", "claims/SOTA-364.html"),  # a claim id
+    ("THEORY-085", "claims/THEORY-085.html"),
+])
+def test_the_search_finds_identifiers(repo_site: str, browser, query: str, first: str) -> None:
+    hits = _search(browser, repo_site, query)
+    assert hits and hits[0].split("#")[0] == first, hits[:5]
+
+
+@pytest.mark.parametrize(("query", "claim"), [("layer norm", None), ("batch norm", "claims/SOTA-364.html")])
+def test_a_claim_outranks_a_tag_page_for_its_title_words(repo_site: str, browser, query: str, claim: str | None) -> None:
+    hits = _search(browser, repo_site, query)
+    tags = [i for i, h in enumerate(hits) if h.startswith("tags/")]
+    claims = [i for i, h in enumerate(hits) if h.startswith("claims/")]
+    assert claims and not hits[0].startswith("tags/"), hits[:6]
+    assert not tags or claims[0] < tags[0], hits[:6]
+    if claim:  # the claim whose title has the words, above the tag page of the same words, which is still found
+        assert claim in hits[:3] and tags and hits.index(claim) < tags[0], hits
