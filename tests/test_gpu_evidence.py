@@ -85,9 +85,12 @@ def _imports_from(module: str) -> set[str]:
         seen.add(name)
         path = src.joinpath(*name.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if not path.is_file():
+            continue  # a namespace package (assay itself)
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]  # `from assay import results`
             for n in names:
                 (todo.append(n) if n.split(".")[0] == "assay" else outside.add(n.split(".")[0]))
     return outside

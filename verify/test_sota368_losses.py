@@ -103,9 +103,10 @@ def contrastive_eval(net, data, groups, seed, batch=256):
         if l2:
             a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
         z = torch.cat([a, b], 1)  # z: PER x 2N x D
-        logits = (z @ z.transpose(1, 2) / tau).masked_fill(torch.eye(2 * batch, dtype=torch.bool), float("-inf"))
+        eye = torch.eye(2 * batch, dtype=torch.bool, device=z.device)
+        logits = (z @ z.transpose(1, 2) / tau).masked_fill(eye, float("-inf"))  # logits: PER x 2N x 2N
         p = logits.softmax(-1)  # p: PER x 2N x 2N, the contrastive distribution of each anchor
-        target = torch.cat([torch.arange(batch, 2 * batch), torch.arange(batch)])  # target: 2N
+        target = torch.cat([torch.arange(batch, 2 * batch), torch.arange(batch)]).to(z.device)  # target: 2N
         acc.append((logits.argmax(-1) == target).float().mean(1))
         ent.append(-(p * p.clamp_min(1e-30).log()).sum(-1).mean(1))
     return torch.cat(acc), torch.cat(ent)

@@ -16,7 +16,7 @@ from assay import status as vocab
 from assay.model import Check, Claim, Discrepancy
 from assay.results import Environment, Evaluated, Result
 from assay.site import neighbourhood, search
-from assay.site.code import highlighted_record
+from assay.site.code import record_lines
 from assay.site.markup import OPS, anchor, number, quantity, record_doc
 from assay.site.pages import Options, Page, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
@@ -162,7 +162,7 @@ class ClaimPage:
     no_check_reason: str | None
     stale: list[str]
     record_path: str
-    record_lines: Markup
+    record_lines: list[str]
     edit_url: str | None
     neighbourhood: Markup
     toc: list[tuple[str, str]] = field(default_factory=list)
@@ -185,7 +185,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
         statement=paragraphs(claim.statement), refined=paragraphs(claim.refined or ""),
         conditions=list(claim.conditions), no_check_reason=claim.no_check_reason,
         stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
-        record_path=view.loaded.path, record_lines=highlighted_record(ix.kb.root, view.loaded.path),
+        record_path=view.loaded.path, record_lines=record_lines(ix.kb.root, view.loaded.path),
         edit_url=options.edit_url.format(path=view.loaded.path, line=1) if options.edit_url else None,
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
     )

@@ -1,4 +1,4 @@
-"""Source listings: a verifier module's page and a claim's YAML record, highlighted by Pygments.
+"""Source listings: a verifier module's page, highlighted by Pygments, and a claim's YAML record.
 
 Each line keeps an anchor (``#L12`` in a module, ``#yaml-L12`` in a record) and its number is drawn by
 CSS (``data-n``), so Material's copy button copies the code alone. Pygments escapes the text it
@@ -13,7 +13,7 @@ from pathlib import Path
 from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer, YamlLexer
+from pygments.lexers import PythonLexer
 
 from assay.loader import Unreadable, read_regular
 from assay.site.markup import anchor
@@ -41,13 +41,13 @@ def _read(root: Path, rel: str) -> str:
     return read_regular(root, root / rel).decode("utf-8", "replace")
 
 
-def highlighted_record(root: Path, rel: str) -> Markup:
-    """A record's YAML, highlighted, each line anchored ``yaml-L<n>``; empty when it cannot be read."""
+def record_lines(root: Path, rel: str) -> list[str]:
+    """A record's YAML, line by line, for the claim page's listing (anchored ``yaml-L<n>`` there); empty when it
+    cannot be read. Not highlighted: Pygments' YAML lexer would double the cost of a claim page."""
     try:
-        text = _read(root, rel)
+        return _read(root, rel).splitlines()
     except Unreadable:
-        return Markup("")
-    return _lines(text, YamlLexer(), "yaml-L")
+        return []
 
 
 def functions(text: str) -> list[tuple[str, str, int]]:

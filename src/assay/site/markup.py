@@ -137,6 +137,7 @@ def contrast(a: str, b: str) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
+@lru_cache(maxsize=256)
 def readable(colour: str, background: str) -> str:
     """``colour`` mixed toward black (on a light background) or white (on a dark one) just enough to keep
     ``CONTRAST`` against ``background``: the same hue, legible as text in either scheme."""

@@ -28,6 +28,7 @@ def environment() -> Environment:
                        status_class=markup.status_class, paragraphs=markup.paragraphs,
                        code_like=markup.code_like)
     env.filters.update(number=markup.number, plural=markup.plural, breakable=breakable)
+    env.globals.update(chip=chip, legend=lambda names: legend(tuple(names)))
     return env
 
 
@@ -49,3 +50,16 @@ def macros() -> Any:
 
 def macro(name: str, *args: Any, **kwargs: Any) -> Markup:
     return Markup(getattr(macros(), name)(*args, **kwargs))
+
+
+@lru_cache(maxsize=4096)
+def chip(status: vocab.Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> Markup:
+    """``macros.html``'s chip, rendered once per distinct status and label: a page kind that shows many uses this
+    global instead of importing the macro (a macro call costs more than the chip it draws)."""
+    return macro("chip", status, label, prefix, with_icon)
+
+
+@lru_cache(maxsize=64)
+def legend(names: tuple[str, ...]) -> Markup:
+    """``macros.html``'s legend of the vocabularies ``names``, rendered once per set of names."""
+    return macro("legend", names)

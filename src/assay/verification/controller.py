@@ -24,7 +24,7 @@ from assay.verification import plan, runstate
 from assay.verification.local import LocalExecutor
 from assay.verification.progress import Progress
 from assay.verification.runstate import PlannedCheck, RunState, TaskRecord
-from assay.verification.slurm import SlurmExecutor, SlurmSettings, default_minutes
+from assay.verification.slurm import SlurmExecutor, SlurmSettings, available, default_minutes
 from assay.verification.task import Phase, finished, lost, write_args
 
 
@@ -91,6 +91,8 @@ def resume(kb: KnowledgeBase, slurm: SlurmSettings, out: TextIO | None = None) -
     if state.merged:
         print(f"run {state.run} is finished and merged; nothing to resume", file=out)
         return 0
+    if state.executor == "slurm" and (why := available()):
+        raise RunProblem(f"run {state.run} is a SLURM job array, and {why}")
     executor: Executor = SlurmExecutor(kb.root, slurm, 0) if state.executor == "slurm" else LocalExecutor(kb.root)
     print(f"resuming run {state.run} ({state.executor}" + (f", SLURM job {state.job_id})" if state.job_id else ")"), file=out)
     return watch(kb, state, executor, out)
