@@ -131,6 +131,7 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
 
+@lru_cache(maxsize=1024)
 def contrast(a: str, b: str) -> float:
     """The WCAG contrast ratio of two ``#rrggbb`` colours."""
     la, lb = sorted((_luminance(_rgb(a)), _luminance(_rgb(b))), reverse=True)
