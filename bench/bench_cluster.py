@@ -52,9 +52,9 @@ def local_run(root: Path, claims: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def slurm_run(root: Path, claims: list[str], tasks: int | None, env: dict) -> tuple[float, float]:
+def slurm_run(root: Path, claims: list[str], tasks: int, env: dict) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "assay.cli", "--root", str(root), "verify", "--executor", "slurm", "--device", "cpu"]
-    cmd += [a for c in claims for a in ("--claim", c)] + (["--tasks", str(tasks)] if tasks else [])
+    cmd += [a for c in claims for a in ("--claim", c)] + ["--tasks", str(tasks)]
     submitted = time.time()
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -86,7 +86,8 @@ def _epoch(text: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, help="shards of the array (default: assay verify's)")
+    parser.add_argument("--tasks", type=int, default=os.cpu_count() or 1,
+                        help="shards of the array (default: this machine's CPUs, the cores -n 2 uses here)")
     parser.add_argument("--claim", action="append", default=[], help="only this claim's checks (repeatable)")
     args = parser.parse_args()
     env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin", TZ="UTC")

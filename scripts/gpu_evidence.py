@@ -102,8 +102,8 @@ def run(root: Path, out: Path, device: str, workers: int, wall_s: float, wheels:
             return 3
     ledger = work / "ledger"
     _empty(ledger / "results")
-    argv = [sys.executable, "-m", "pytest", "verify", "--device", device, "-n", str(workers), "--ledger-root", str(ledger),
-            "-q", "-p", "no:cacheprovider", "-rN", *extra]
+    argv = [sys.executable, "-m", "pytest", "verify", "--device", device, "-n", str(workers), "--dist", _dist(),
+            "--ledger-root", str(ledger), "-q", "-p", "no:cacheprovider", "-rN", *extra]
     say("$ " + " ".join(argv))
     start = time.monotonic()
     code = _stream(argv, env, say, cwd=root, wall_s=wall_s)
@@ -140,6 +140,18 @@ for (claim, check, device), r in sorted(mine.items()):
 print("summary: " + ", ".join(f"{n} {s}" for s, n in sorted(Counter(r.status for r in mine.values()).items()))
       + f"; {len(ledger.diagnostics)} unreadable file(s)")
 """
+
+
+def _dist() -> str:
+    """worksteal where pytest-xdist has it (3.2 on): an idle worker takes checks queued on a busy one, so one long
+    check does not end the run alone."""
+    from importlib import metadata
+
+    try:
+        major, minor = (int(x) for x in metadata.version("pytest-xdist").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return "load"
+    return "worksteal" if (major, minor) >= (3, 2) else "load"
 
 
 def _importable(env: dict[str, str]) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from assay import results
 from assay.loader import load
-from assay.verification.plan import PlanProblem, Planned, balance, default_tasks, parse_duration, select
+from assay.verification.plan import Planned, PlanProblem, balance, default_tasks, parse_duration, select
 from tests.conftest import write_result
 from tests.verify_kb import make_verify_kb
 

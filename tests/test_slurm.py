@@ -104,21 +104,29 @@ def new_kb(tmp_path_factory: pytest.TempPathFactory, checks: dict[str, float], e
 
 
 @pytest.fixture(scope="session")
-def scenario(cluster, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+def scenario(cluster, tmp_path_factory: pytest.TempPathFactory):
     root, env = new_kb(tmp_path_factory, CHECKS, cluster)
     # an earlier measurement of the check that will be killed: the error must not replace it. Its recorded
     # duration is its timeout's, so the plan's shards are those CHECKS gives.
     path = write_result(root, "SOTA-001", "killed", "cpu", "passed", gap=2.0, control=0.0)
     earlier = results.read_result(root, path).model_copy(update={"duration_s": float(CHECKS["killed"])})
     results.write_result(root, earlier)
-    return Scenario(root, Path(env["ASSAY_TEST_MARKS"]), env)
+    run = Scenario(root, Path(env["ASSAY_TEST_MARKS"]), env)
+    yield run
+    if run.resumed.poll() is None:  # a test failed before the run ended
+        run.resumed.kill()
+        run.resumed.communicate()
 
 
 @pytest.fixture(scope="session")
-def overtime(cluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Popen]:
+def overtime(cluster, tmp_path_factory: pytest.TempPathFactory):
     """A run of one check that sleeps past the task's time limit of one minute."""
     root, env = new_kb(tmp_path_factory, {"overtime": 100}, cluster)
-    return root, assay(root, env, "--executor", "slurm", "--device", "cpu", "--time", "1")
+    proc = assay(root, env, "--executor", "slurm", "--device", "cpu", "--time", "1")
+    yield root, proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
 
 
 def ledger(root: Path, check: str) -> results.Result:

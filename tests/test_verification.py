@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -14,6 +15,9 @@ import pytest
 
 from assay import cli, results
 from assay.verification import runstate
+from assay.verification.progress import Progress
+from assay.verification.task import Phase
+from tests.conftest import write_result
 from tests.verify_kb import make_verify_kb
 
 
@@ -107,3 +111,46 @@ def test_a_local_run_that_dies_keeps_what_finished_and_records_the_rest_as_error
     assert killed.last_error.message == f"the local pytest process was killed by signal 9 before the check finished; log: {log}"
     assert "merged into results/: 2 added, 0 replaced, 0 kept, 0 conflict(s)" in out
     assert verify(root, "--resume") == 0  # merged: nothing left to resume
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def progress_with(tmp_path: Path, out: io.StringIO) -> tuple[Progress, Path]:
+    folder = tmp_path / "task-0"
+    make_verify_kb(tmp_path / "kb", {"a": 10, "b": 10})
+    return Progress(3, [folder], "cpu", out), folder
+
+
+def finish(root: Path, folder: Path, check: str, verdict: str) -> None:
+    path = write_result(root, "SOTA-001", check, "cpu", verdict, gap=2.0)
+    (folder / "results" / "SOTA-001").mkdir(parents=True, exist_ok=True)
+    path.rename(folder / "results" / "SOTA-001" / path.name)
+
+
+def test_progress_prints_a_line_when_the_counts_change_into_a_file(tmp_path):
+    out = io.StringIO()
+    progress, folder = progress_with(tmp_path, out)
+    running = {0: Phase("running"), 1: Phase("queued")}
+    progress.show(progress.counts(running))
+    progress.show(progress.counts(running))  # unchanged: no line
+    finish(tmp_path / "kb", folder, "a", "passed")
+    finish(tmp_path / "kb", folder, "b", "error")
+    progress.show(progress.counts({0: Phase("done"), 1: Phase("died")}))
+    lines = [line.rsplit(";", 1)[0] for line in out.getvalue().splitlines()]
+    assert lines == ["0/3 checks; tasks: 1 queued, 1 running",
+                     "2/3 checks (1 passed, 1 error); tasks: 1 done, 1 died"]
+
+
+def test_progress_redraws_one_line_with_a_bar_in_a_terminal(tmp_path):
+    out = Terminal()
+    progress, folder = progress_with(tmp_path, out)
+    finish(tmp_path / "kb", folder, "a", "failed")
+    progress.show(progress.counts({0: Phase("running")}))
+    progress.show(progress.counts({0: Phase("done")}), final=True)
+    first, second = out.getvalue().split("\r\033[K")[1:]
+    assert first.startswith("[########----------------] 1/3 checks (1 failed); tasks: 1 running; ")
+    assert second.startswith("[########----------------] 1/3 checks (1 failed); tasks: 1 done; ")
+    assert second.endswith("\n") and "\n" not in first

@@ -184,12 +184,16 @@ def build_grid(seq_lens, batch_sizes, modes, seed, device, n_points=1000, span=2
     return buckets, g
 
 
-def evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, generator):
+def evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, generator, precise_bn=0):
     """Blog §The Result, on the training data: mean over eval_groups random batches of N sequence batches of the MSE
-    with batch statistics (train mode) and with running statistics (eval mode); tensors n_modes x n_L x n_N."""
+    with batch statistics (train mode) and with running statistics (eval mode); tensors n_modes x n_L x n_N.
+    precise_bn > 0 first replaces the running statistics by the plain average of the batch statistics of that many
+    random batches at the final weights ("precise BN", as verify.moco.recalibrate_bn): no lag behind the weights."""
     out = {k: torch.zeros(len(modes), len(seq_lens), len(batch_sizes)) for k in ("train_loss", "eval_loss")}
     with torch.no_grad():
         for b in buckets:
+            for k in range(1, precise_bn + 1):  # momentum 1/k: running = mean of the k batch statistics so far
+                b.forward(b.draw(1, generator)[0], train=True, update_stats=True, momentum=1.0 / k)
             x, y = b.draw(eval_groups, generator)
             tr = b.mse(b.forward(x, train=True), y).mean(dim=1).cpu()  # M
             ev = b.mse(b.forward(x, train=False), y).mean(dim=1).cpu()  # M
@@ -200,13 +204,13 @@ def evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, generator)
 
 
 def train_grid(seq_lens, batch_sizes, modes, steps, seed, device, eval_groups=8, n_points=1000, span=2 * math.pi,
-               eval_at=()):
+               eval_at=(), precise_bn=0):
     """Train one blog model per (mode, L, N) simultaneously; return their train-/eval-mode losses on the training data.
 
     Every step each model draws N distinct sequence batches of its own data set and takes one Adam step
     (blog code: torch.optim.Adam defaults, lr 1e-3). The models are independent: the summed loss gives each exactly
     its own gradient and Adam is elementwise. Returns evaluate_grid's dict after the last step, plus "history":
-    {step: dict} for the steps in eval_at.
+    {step: dict} for the steps in eval_at; precise_bn is passed to evaluate_grid.
     """
     buckets, g = build_grid(seq_lens, batch_sizes, modes, seed, device, n_points, span)
     opt = torch.optim.Adam([t for b in buckets for t in b.parameters()], lr=1e-3)
@@ -220,7 +224,7 @@ def train_grid(seq_lens, batch_sizes, modes, steps, seed, device, eval_groups=8,
         loss.backward()
         opt.step()
         if step in eval_at:
-            history[step] = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g)
-    out = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g)
+            history[step] = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g, precise_bn)
+    out = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g, precise_bn)
     out["history"] = history
     return out

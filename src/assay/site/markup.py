@@ -1,7 +1,8 @@
-"""HTML building blocks for generated pages: escaping, links between pages, status chips, legends.
+"""What the page templates and views share: escaping, links between pages, status colours, numbers as text.
 
-Every piece of record text passes through ``esc`` before it reaches a page: pages are emitted as HTML,
-never as Markdown, so neither the Markdown engine nor the browser interprets what a record says.
+Pages are emitted as HTML, never as Markdown, so neither the Markdown engine nor the browser interprets
+what a record says: the templates (``template``) escape every field; ``esc`` is for the few pieces built
+here (the search documents, the reference's type names). The markup itself lives in ``templates/``.
 """
 
 from __future__ import annotations
@@ -70,11 +71,6 @@ def anchor(text: str) -> str:
     return slug or "x"
 
 
-def icon(name: str) -> str:
-    """An icon by Material shortcode name (``material-check-circle``), drawn by ``icon_css``."""
-    return f'<span aria-hidden="true" class="assay-icon assay-i-{name}"></span>'
-
-
 def icon_css(names: list[str]) -> str:
     """CSS masks for the icons, from the theme's own SVGs: each page carries a class, not the SVG."""
     rules = []
@@ -86,20 +82,6 @@ def icon_css(names: list[str]) -> str:
             url = f'url("data:image/svg+xml;base64,{data}")'
             rules.append(f".assay-i-{name} {{ -webkit-mask-image: {url}; mask-image: {url}; }}")
     return "\n".join(rules) + "\n"
-
-
-def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> str:
-    """A coloured chip with the status icon and its label; the meaning shows on hover (``macros.html``)."""
-    from assay.site.template import macro
-
-    return str(macro("chip", status, label, prefix, with_icon))
-
-
-def plain_chip(label: str, title: str = "") -> str:
-    """A neutral chip (tier, device) with no status colour."""
-    from assay.site.template import macro
-
-    return str(macro("plain_chip", label, title))
 
 
 def status_class(status: Status) -> str:
@@ -163,35 +145,6 @@ def colour_css(colours: list[str]) -> str:
 
 
 VOCABULARIES = vocab.VOCABULARIES
-
-
-@lru_cache(maxsize=32)
-def legend(*names: str) -> str:
-    """The legend of one or more status vocabularies (``"Claim"``, ``"Check"``...), printed from ``assay.status``."""
-    from assay.site.template import macro
-
-    return str(macro("legend", names))
-
-
-def link(here: str, target: str, text: str, title: str = "") -> str:
-    from assay.site.template import macro
-
-    return str(macro("link", here, target, text, title))
-
-
-def record_link(here: str, record_id: str, title: str | None = None) -> str:
-    """A link to a record's page showing its id (and title, when given)."""
-    from assay.site.template import macro
-
-    return str(macro("record_link", here, record_id, title))
-
-
-def table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
-    """A table from already-escaped cells (class-less, so the theme styles it; ``cls`` goes on a wrapper)."""
-    th = "".join(f"<th>{h}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    out = f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-    return f'<div class="{cls}">{out}</div>' if cls else out
 
 
 def script_json(data: Any, indent: int | None = None) -> str:

@@ -69,10 +69,9 @@ def command(spec: TaskSpec) -> list[str]:
 
 def run_task(spec: TaskSpec) -> dict[str, float]:
     """Run one task to its end; returns pytest's exit code and the wall time. What a SLURM array element runs."""
-    # SLURM signals every process of the task before its time limit (submitit asks for SIGUSR2 at 90 s, at once
-    # when the limit is shorter). Ignored here and, inherited, in pytest and its workers: the limit itself ends the
-    # task, and the controller records its unfinished checks as timeouts. Left alone, the signal would kill pytest
-    # at once, and submitit's handler would end the task early.
+    # The SLURM executor asks for the warning before the time limit (SIGUSR2) to reach only the batch shell; should
+    # it reach the task anyway, it is ignored here and, inherited, in pytest and its workers: the default action
+    # would kill pytest at once. The limit itself ends the task, and the controller records what did not finish.
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     start = time.monotonic()
     proc = subprocess.Popen(command(spec), cwd=spec.root, env={**os.environ, "PYTHONUNBUFFERED": "1"})
