@@ -93,3 +93,21 @@ def test_the_streamed_json_export_is_the_same_data_a_record_per_line(kb_root):
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["{", ' "claims": [', "  {"]
     assert '   "id": "SOTA-364",' in lines and lines[-2:] == [" ]", "}"]  # a claim's fields a line each
+
+
+def test_the_json_export_shows_the_last_error_without_engine_frames_or_machine_paths(kb_root):
+    message = ("Traceback (most recent call last):\n"
+               '  File "/home/someone/venv/lib/python3.11/site-packages/_pytest/python.py", line 1, in call\n'
+               "    return f()\n"
+               f'  File "{kb_root}/verify/test_theory085.py", line 9, in test_x\n'
+               "    raise ValueError('boom')\n"
+               "ValueError: boom")
+    path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    data = json.loads(path.read_text())
+    data["last_error"] = {"kind": "error", "message": message, "finished": "2026-01-01T00:00:00Z"}
+    path.write_text(json.dumps(data))
+    kb, states = graph.load_states(kb_root)
+    theory = next(c for c in export.as_json(kb, states)["claims"] if c["id"] == "THEORY-085")
+    shown = theory["results"][0]["last_error"]["message"]
+    assert "site-packages" not in shown and str(kb_root) not in shown and "/home/" not in shown
+    assert 'File "verify/test_theory085.py", line 9' in shown and shown.endswith("ValueError: boom")

@@ -34,7 +34,7 @@ def test_a_new_knowledge_base_checks_clean_verifies_and_builds_strict(tmp_path, 
     built = run([str(BIN / "mkdocs"), "build", "--strict"], root)
     assert built.returncode == 0, built.stderr
     assert (root / "build" / "site" / "claims" / "SOTA-001.html").is_file()
-    assert (root / "build" / "site" / "assets" / "vendor" / "graph-vendor.min.js").is_file()
+    assert (root / "build" / "site" / "assets" / "vendor" / "katex" / "katex.min.js").is_file()
 
 
 def test_a_record_made_by_assay_new_in_a_new_knowledge_base_finds_its_schema(tmp_path, capsys):

@@ -106,22 +106,6 @@ def test_payload_claim_runs_no_script(server: str, browser) -> None:
     assert errors == []
 
 
-def test_clicking_a_graph_node_opens_its_page(server: str, browser) -> None:
-    page, errors = _page(browser)
-    page.goto(f"{server}/graph.html#focus=SOTA-364&depth=1")
-    page.wait_for_function("document.body.dataset.graphReady === '1'")
-    page.locator("#assay-graph").scroll_into_view_if_needed()
-    page.wait_for_timeout(500)  # the camera animates to the focused node, in the middle
-    x, y = page.evaluate("""() => { const g = window.assayGraph;
-        const p = g.renderer.graphToViewport(g.graph.getNodeAttributes('SOTA-364'));
-        const r = document.getElementById('assay-graph').getBoundingClientRect();
-        return [r.left + p.x, r.top + p.y]; }""")
-    page.mouse.move(x, y)
-    page.mouse.click(x, y)
-    page.wait_for_url("**/claims/SOTA-364.html")
-    assert errors == []
-
-
 def test_the_site_works_opened_from_disk_without_a_server(site: Path, browser) -> None:
     page, errors = _page(browser)
     page.goto((site / "index.html").as_uri())

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from assay.graph import ClaimState, build, to_json
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Source
+from assay.results import RunError
 
 
 def bibkey(source: Source) -> str:
@@ -95,10 +96,17 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
                               "outcome": e.came_out, "seeds": e.seeds, "seeds_holding": e.seeds_holding,
                               "seeds_total": e.seeds_total, "control": e.control}
                              for e in c.result.expectation] if c.result else [],
-             "last_error": c.result.last_error.model_dump(mode="json") if c.result and c.result.last_error else None}
+             "last_error": _error(c.result.last_error) if c.result and c.result.last_error else None}
             for c in st.checks
         ],
     }
+
+
+def _error(error: RunError) -> dict[str, Any]:
+    """The last error as a reader may see it: no engine frames, no machine paths (``clean_message``)."""
+    from assay.site.claim_page import clean_message
+
+    return {**error.model_dump(mode="json"), "message": clean_message(error.message)}
 
 
 def _write(value: Any, out: TextIO, depth: int) -> None:

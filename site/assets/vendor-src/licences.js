@@ -3,7 +3,7 @@ const fs = require("fs");
 const path = require("path");
 const out = path.join(__dirname, "..", "..", "..", "src", "assay", "site", "assets", "vendor", "LICENSES");
 fs.mkdirSync(out, { recursive: true });
-for (const pkg of ["sigma", "graphology", "@sigma/node-square", "@sigma/node-border", "iframe-worker", "events", "graphology-utils", "obliterator"]) {
+for (const pkg of ["iframe-worker", "katex"]) {
   const dir = path.join(__dirname, "..", "..", "..", "node_modules", pkg);
   const meta = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
   const file = fs.readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
