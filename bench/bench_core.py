@@ -140,7 +140,8 @@ def verifier_module(first: int, last: int) -> str:
         f'    """Bench verifier: never run."""\n    evidence.metric("score", bench_helpers.score({i}))\n'
         f'    evidence.metric("baseline", 0.1)\n'
         for i in range(first, last) for check in CHECKS)
-    return f'"""Bench verifiers of claims {first} to {last - 1}."""\n\n{IMPORT_TRAP}\nimport pytest\n\nfrom verify import bench_helpers\n{tests}'
+    return (f'"""Bench verifiers of claims {first} to {last - 1}."""\n\n{IMPORT_TRAP}\nimport pytest\n\n'
+            f'from verify import bench_helpers\n{tests}')
 
 
 def make_kb(root: Path, n_claims: int, seed: int = 0) -> list[Claim]:
@@ -158,7 +159,8 @@ def make_kb(root: Path, n_claims: int, seed: int = 0) -> list[Claim]:
     (root / "verify" / "__init__.py").write_text(IMPORT_TRAP)
     (root / "verify" / "bench_helpers.py").write_text(IMPORT_TRAP + "\n\ndef score(i):\n    return (i * 7919 % 1000) / 1000\n")
     for first in range(0, n_claims, PER_MODULE):
-        (root / "verify" / f"test_bench_{first // PER_MODULE:04d}.py").write_text(verifier_module(first, min(first + PER_MODULE, n_claims)))
+        module = verifier_module(first, min(first + PER_MODULE, n_claims))
+        (root / "verify" / f"test_bench_{first // PER_MODULE:04d}.py").write_text(module)
     claims = []
     for i in range(n_claims):
         data = claim(i, n_claims, n_sources, rng)
@@ -260,7 +262,8 @@ def table(rows: dict[int, Row]) -> str:
     head += "".join(f"{f'x{b // a} ratio':>11}" for a, b in zip(sizes, sizes[1:]))
     lines = [head, "-" * len(head)]
     for name in COMMANDS:
-        line = f"{name:<13}" + "".join(f"{rows[n][name][0]:>13.2f}{rows[n][name][1]:>7.2f}{rows[n][name][2]:>7.0f}" for n in sizes)
+        line = f"{name:<13}" + "".join(
+            f"{rows[n][name][0]:>13.2f}{rows[n][name][1]:>7.2f}{rows[n][name][2]:>7.0f}" for n in sizes)
         line += "".join(f"{rows[b][name][0] / rows[a][name][0]:>11.1f}" for a, b in zip(sizes, sizes[1:]))
         lines.append(line)
     return "\n".join(lines)

@@ -61,7 +61,8 @@ MEASURE = """async (id) => {
   t = performance.now(); box.click(); out.filter_ms = performance.now() - t; out.after_filter = g.stats.nodesDrawn;
   box.click();
   const c = document.getElementById('assay-graph-canvas').getBoundingClientRect();
-  const ev = new PointerEvent('pointermove', {clientX: c.left + c.width / 2, clientY: c.top + c.height / 2, pointerType: 'mouse', bubbles: true});
+  const ev = new PointerEvent('pointermove',
+    {clientX: c.left + c.width / 2, clientY: c.top + c.height / 2, pointerType: 'mouse', bubbles: true});
   t = performance.now(); document.getElementById('assay-graph-canvas').dispatchEvent(ev); out.hover_ms = performance.now() - t;
   return out;
 }"""
@@ -141,7 +142,8 @@ def main() -> None:
         for n in (int(s) for s in args.sizes.split(",")):
             rows.append(bench(n, site, page_html, tmp))
             print(json.dumps(rows[-1]), flush=True)
-    print(f"{'claims':>7} {'records':>8} {'edges':>6} {'layout s':>9} {'ready ms':>9} {'focus ms':>9} {'filter ms':>10} {'frame ms':>9} {'hover ms':>9}")
+    print(f"{'claims':>7} {'records':>8} {'edges':>6} {'layout s':>9} {'ready ms':>9} {'focus ms':>9} "
+          f"{'filter ms':>10} {'frame ms':>9} {'hover ms':>9}")
     for r in rows:
         print(f"{r['claims']:>7} {r['records']:>8} {r['edges']:>6} {r['layout_s']:>9} {r['ready_ms']:>9} {r['focus_ms']:>9} "
               f"{r['filter_ms']:>10} {r['frame_ms']:>9} {r['hover_ms']:>9}")

@@ -57,8 +57,10 @@ def make_kb(root: Path, n_claims: int, seed: int = 0) -> None:
     for i in range(n_claims):
         cid = f"SOTA-{1000 + i}"
         cites = sorted({rng.randrange(n_sources) for _ in range(rng.choice((1, 2)))})
-        citations = "".join(f"  - source: LIT-{1000 + s}\n    locator: §{1 + i % 7}.{i % 3}\n    quote: words of source {s} for claim {i}\n" for s in cites)
-        rel = f"relations:\n  - type: depends_on\n    target: SOTA-{1000 + rng.randrange(i)}\n" if i and rng.random() < 0.4 else ""
+        citations = "".join(f"  - source: LIT-{1000 + s}\n    locator: §{1 + i % 7}.{i % 3}\n"
+                            f"    quote: words of source {s} for claim {i}\n" for s in cites)
+        rel = (f"relations:\n  - type: depends_on\n    target: SOTA-{1000 + rng.randrange(i)}\n"
+               if i and rng.random() < 0.4 else "")
         (root / "claims" / f"{cid}.yaml").write_text(
             "# yaml-language-server: $schema=../schema/claim.schema.json\n"
             f"id: {cid}\ntitle: Bench claim {i} about topic {i % 50}\nstatement: Claim {i} holds under condition {i % 13}.\n"
@@ -127,7 +129,8 @@ def plain_pages(out: Path, n: int) -> Path:
     (docs / "claims").mkdir(parents=True)
     (docs / "index.md").write_text("# Home\n")
     for i in range(n):
-        (docs / "claims" / f"C-{i}.md").write_text(f"# Claim {i}\n\nA plain page about claim {i}.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+        (docs / "claims" / f"C-{i}.md").write_text(
+            f"# Claim {i}\n\nA plain page about claim {i}.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
     return _config(out, docs, ["search", "offline"], ["index.md"])
 
 
@@ -170,14 +173,16 @@ def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
         gen, gen_cpu = time.perf_counter() - t0, time.process_time() - c0
         out = tmp / "assay"
         out.mkdir()
-        assay, assay_cpu, assay_rss = _mkdocs(_config(out, REPO / "site", ["search", "offline", {"assay": {"root": str(kb)}}], None))
+        config = _config(out, REPO / "site", ["search", "offline", {"assay": {"root": str(kb)}}], None)
+        assay, assay_cpu, assay_rss = _mkdocs(config)
         plain_out = tmp / "plain"
         plain_out.mkdir()
         plain, plain_cpu, plain_rss = _mkdocs(plain_pages(plain_out, n))
-        row = {"claims": n, "make_kb_s": round(made, 1), "generator_s": round(gen, 2), "generator_cpu_s": round(gen_cpu, 2), "assay_build_s": round(assay, 1),
-               "plain_build_s": round(plain, 1), "assay_ms_per_claim": round(1000 * assay / n, 2),
-               "plain_ms_per_page": round(1000 * plain / n, 2), "ratio": round(assay / plain, 2),
-               "assay_cpu_s": round(assay_cpu, 1), "plain_cpu_s": round(plain_cpu, 1), "cpu_ratio": round(assay_cpu / plain_cpu, 2),
+        row = {"claims": n, "make_kb_s": round(made, 1), "generator_s": round(gen, 2), "generator_cpu_s": round(gen_cpu, 2),
+               "assay_build_s": round(assay, 1), "plain_build_s": round(plain, 1),
+               "assay_ms_per_claim": round(1000 * assay / n, 2), "plain_ms_per_page": round(1000 * plain / n, 2),
+               "ratio": round(assay / plain, 2), "assay_cpu_s": round(assay_cpu, 1), "plain_cpu_s": round(plain_cpu, 1),
+               "cpu_ratio": round(assay_cpu / plain_cpu, 2),
                "assay_peak_rss_mb": round(assay_rss), "plain_peak_rss_mb": round(plain_rss)}
         if browser and Path("/usr/bin/chromium").exists():
             row["graph_ready_ms"] = round(graph_ready_ms(out / "site"))

@@ -134,7 +134,8 @@ def main():
     print(f"roofline: the step's batched matmuls alone (padded shapes) {mm_flop / 1e9:.1f} GFLOP in {1e3 * mm_s:.0f} ms "
           f"= {mm_flop / 1e9 / mm_s:.1f} GFLOP/s on this machine (square 1024 matmul: {square_matmul_rate() / 1e9:.1f} "
           f"GFLOP/s)")
-    print(f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: {mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
+    print(f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: "
+          f"{mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
           f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.2f} of the roofline for these shapes "
           f"(the rest is BN statistics, masking, padding copies, Adam and Python overhead)")
 

@@ -78,6 +78,7 @@ def write_result(root: Path, claim_id: str, check_id: str, device: str, verdict:
         metrics={k: results.Metric(value=v) for k, v in metrics.items()}, duration_s=1.0,
         environment=results.Environment(**(environment or ENVIRONMENT)),
         inputs=results.Inputs(hash=input_hash(now), parts=now), finished="2026-01-01T00:00:00Z",
-        last_error=results.RunError(kind="error", message="boom", finished="2026-01-01T00:00:00Z") if verdict == "error" else None,
+        last_error=(results.RunError(kind="error", message="boom", finished="2026-01-01T00:00:00Z")
+                    if verdict == "error" else None),
     )
     return results.write_result(kb.root, result)

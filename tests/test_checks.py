@@ -334,7 +334,8 @@ def test_scan_finds_each_test_with_the_marker_on_it_or_on_its_module(kb_root):
     assert scan(kb_root) == {
         "verify/test_sota364.py::test_bn_couples_samples":
             Verifier("verify/test_sota364.py::test_bn_couples_samples", 8, "SOTA-364", "bn-cross-sample"),
-        "verify/test_sota364.py::test_shuffle_bn": Verifier("verify/test_sota364.py::test_shuffle_bn", 14, "SOTA-364", "shuffle-bn"),
+        "verify/test_sota364.py::test_shuffle_bn":
+            Verifier("verify/test_sota364.py::test_shuffle_bn", 14, "SOTA-364", "shuffle-bn"),
         "verify/test_theory085.py::test_infonce_never_exceeds_log_n":
             Verifier("verify/test_theory085.py::test_infonce_never_exceeds_log_n", 7, "THEORY-085", "log-n-cap"),
     }
@@ -361,7 +362,8 @@ def test_an_assertion_whose_words_are_not_in_the_text_is_reported_at_the_span(di
 
 def test_a_sentence_no_assertion_covers_is_reported_with_its_words(diagnose):
     assert diagnose("uncovered-sentence") == (
-        "claims/THEORY-085.yaml:4:1: error[uncovered-sentence]: no assertion of THEORY-085 covers: 'It is tight when N is large.'\n"
+        "claims/THEORY-085.yaml:4:1: error[uncovered-sentence]: no assertion of THEORY-085 covers: "
+        "'It is tight when N is large.'\n"
         "  hint: quote it in an assertion's filed: list"
     )
 
@@ -416,7 +418,8 @@ def test_a_check_above_the_analytic_tier_that_marks_no_control_is_a_warning(diag
 
 def test_an_expectation_on_a_metric_its_check_does_not_declare_is_reported(diagnose):
     assert diagnose("undeclared-metric") == (
-        "claims/THEORY-085.yaml:17:9: error[undeclared-metric]: check 'log-n-cap' of THEORY-085 does not declare metric 'excess'\n"
+        "claims/THEORY-085.yaml:17:9: error[undeclared-metric]: check 'log-n-cap' of THEORY-085 "
+        "does not declare metric 'excess'\n"
         "  hint: add it under the check's metrics: with its unit and what it measures"
     )
 

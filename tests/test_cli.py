@@ -150,7 +150,8 @@ def test_show_explains_a_stale_result(kb_root, capsys):
 def test_show_of_a_source_prints_it_without_a_status(kb_root, capsys):
     assert assay(kb_root, "show", "LIT-590") == 0
     out = capsys.readouterr().out
-    assert out.startswith("LIT-590  (sources/LIT-590.yaml)\n  Momentum Contrast for Unsupervised Visual Representation Learning\n{")
+    assert out.startswith("LIT-590  (sources/LIT-590.yaml)\n"
+                          "  Momentum Contrast for Unsupervised Visual Representation Learning\n{")
     assert "status:" not in out
 
 

@@ -125,7 +125,8 @@ def test_a_result_is_stale_when_its_check_changes_but_not_when_a_citation_does(k
     path.write_text(path.read_text().replace("locator: Eq. (1)", "locator: Eq. (2)"))
     assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
     path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))
-    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [["the definition of check log-n-cap in THEORY-085 changed"]]
+    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [
+        ["the definition of check log-n-cap in THEORY-085 changed"]]
 
 
 def test_a_stale_reason_names_the_pinned_package_and_both_versions(kb_root):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -159,7 +158,8 @@ def _tag(width: int, dark: bool) -> str:
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
-def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(repo_site: str, repo_graph: dict, browser, width: int, dark: bool) -> None:
+def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(repo_site: str, repo_graph: dict, browser, width: int,
+                                                                  dark: bool) -> None:
     page, errors = _page(browser, width, dark)
     g = _graph(page, f"{repo_site}/graph.html")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -205,7 +205,8 @@ def _dashes_drawn(page, scheme: str, data: dict) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("which", ["repo", "fixture"])
-def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site: str, fixture_site: str, browser, which: str) -> None:
+def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site: str, fixture_site: str, browser,
+                                                                       which: str) -> None:
     base = repo_site if which == "repo" else fixture_site
     page, errors = _page(browser, 1280, strokes=True)
     _graph(page, f"{base}/graph.html")
@@ -228,7 +229,8 @@ def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(repo_site: str, repo_graph: dict, browser, width: int) -> None:
+def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(repo_site: str, repo_graph: dict, browser,
+                                                                             width: int) -> None:
     page, errors = _page(browser, width)
     g = _graph(page, f"{repo_site}/graph.html")
     page.locator("#assay-graph").scroll_into_view_if_needed()

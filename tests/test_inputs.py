@@ -103,7 +103,8 @@ def test_a_subpackage_and_its_init_are_inputs(kb_root):
 
 def test_a_module_loaded_with_importlib_import_module_is_an_input(kb_root):
     (kb_root / "verify" / "dyn.py").write_text("Z = 1\n")
-    edit(kb_root / "verify" / "test_sota364.py", "import pytest", "import importlib\nimport pytest\nDYN = importlib.import_module('verify.dyn')")
+    edit(kb_root / "verify" / "test_sota364.py", "import pytest",
+         "import importlib\nimport pytest\nDYN = importlib.import_module('verify.dyn')")
     change = lambda: (kb_root / "verify" / "dyn.py").write_text("Z = 2\n")  # noqa: E731
     assert reasons_after(kb_root, change) == ["verify/dyn.py changed"]
 

@@ -86,7 +86,8 @@ def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(
     result.assert_outcomes(passed=1)
     data = ledger(root)
     assert data["verdict"] == "passed"
-    assert data["metrics"] == {"gap": {"value": 2.0, "unit": None, "seeds": []}, "control": {"value": 0.0, "unit": None, "seeds": []}}
+    assert data["metrics"] == {"gap": {"value": 2.0, "unit": None, "seeds": []},
+                               "control": {"value": 0.0, "unit": None, "seeds": []}}
     assert data["expectation"] == [
         {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "control": False, "measured": 2.0,
          "holds": True, "outcome": "holds", "seeds": "value", "seeds_holding": None, "seeds_total": None, "interval": None,
@@ -155,7 +156,8 @@ def test_a_missing_metric_is_an_error_naming_what_was_recorded(pytester: pytest.
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: width, op: ">", value: 1}]')], GAP_TESTS)
     result = pytester.runpytest("verify")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"])
+    result.stdout.fnmatch_lines(
+        ["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"])
     assert ledger(root)["verdict"] == "error"
     assert ledger(root)["last_error"]["message"] == (
         "VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)")
@@ -190,7 +192,8 @@ def test_a_marker_naming_an_unknown_check_fails_with_a_clear_message_and_writes_
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
     result = pytester.runpytest("verify")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_gap: the claim marker names check 'gaps', which SOTA-001 does not have; see `assay check`"])
+    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_gap: the claim marker names check 'gaps', "
+                                 "which SOTA-001 does not have; see `assay check`"])
     assert not (root / "results").exists()
 
 
@@ -279,7 +282,8 @@ def test_figures_are_written_as_svg_beside_the_ledger_file(pytester: pytest.Pyte
     pytester.runpytest("verify").assert_outcomes(passed=1)
     svg = (root / "results" / "SOTA-001" / "gap.cpu.line.svg").read_bytes()
     assert svg.startswith(b"<?xml")
-    assert ledger(root)["figures"] == [{"name": "line", "file": "gap.cpu.line.svg", "sha256": results.sha256(svg), "caption": None}]
+    assert ledger(root)["figures"] == [
+        {"name": "line", "file": "gap.cpu.line.svg", "sha256": results.sha256(svg), "caption": None}]
 
 
 def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytest.Pytester) -> None:

@@ -60,7 +60,8 @@ def test_a_field_of_the_wrong_type_is_a_shape_diagnostic_and_nothing_crashes(kb_
 
 def test_a_folder_named_like_a_ledger_file_is_a_diagnostic(kb_root):
     (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").mkdir(parents=True)
-    assert [d.render().splitlines()[0] for d in checks.run(load(kb_root)) if d.code.startswith("ledger") or d.code == "bad-ledger"] == [
+    diagnostics = checks.run(load(kb_root))
+    assert [d.render().splitlines()[0] for d in diagnostics if d.code.startswith("ledger") or d.code == "bad-ledger"] == [
         "results/THEORY-085/log-n-cap.cpu.json:1:1: error[bad-ledger]: results/THEORY-085/log-n-cap.cpu.json is not a "
         "regular file (a directory)"]
 

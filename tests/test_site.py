@@ -91,7 +91,8 @@ def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> No
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
     row = page[page.index('id="assertion-identifies-positive"'):page.index('id="assertion-bad-representation"')]
     assert '<code class="assay-metric">knn_<wbr>gap</code> <strong>12 %</strong>' in row
-    assert '<span class="assay-paper">paper 10 % <span class="assay-locator">(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)' in row
+    assert ('<span class="assay-paper">paper 10 % <span class="assay-locator">'
+            '(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)') in row
     assert 'href="https://arxiv.org/abs/1911.05722v3"' in page
     assert 'href="https://doi.org/10.1109/CVPR42600.2020.00975"' in page
 
@@ -100,7 +101,8 @@ def test_the_claim_page_opens_with_a_verdict_made_from_the_counts(site_kb: Path)
     outputs = _text_outputs(site_kb)
     assert ('<span class="assay-verdict-text">Holds in part, at toy scale, on CPU: 1 of 4 assertions supported, '
             "1 contradicted, 2 cited only; not run on a GPU.</span>") in outputs["claims/SOTA-364.md"]
-    assert '<span class="assay-verdict-text">Holds, analytically, on CPU: 1 of 1 check supported.</span>' in outputs["claims/THEORY-085.md"]
+    assert ('<span class="assay-verdict-text">Holds, analytically, on CPU: 1 of 1 check supported.</span>'
+            in outputs["claims/THEORY-085.md"])
     assert "Cited only: nothing here is tested, and the record says why." in outputs["claims/SOTA-368.md"]
 
 
@@ -142,7 +144,8 @@ def test_a_stale_result_says_why(site_kb: Path) -> None:
 
 def test_a_formula_in_record_text_stays_text_for_the_math_library(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/THEORY-085.md"]
-    assert '<p class="assay-math">The InfoNCE lower bound on mutual information cannot exceed \\(\\log(1+K)\\) for K negatives.</p>' in page
+    assert ('<p class="assay-math">The InfoNCE lower bound on mutual information cannot exceed '
+            '\\(\\log(1+K)\\) for K negatives.</p>') in page
 
 
 def test_source_pages_have_no_empty_passage_and_every_comparison_cell_filled(site_kb: Path) -> None:
@@ -166,7 +169,8 @@ def test_listing_titles_and_counts_read_as_words(site_kb: Path) -> None:
 
 def test_code_pages_are_highlighted_with_line_anchors_the_copy_button_skips(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["code/verify/checks_bn.py.md"]
-    assert '<div class="highlight"><pre><code><span id="L1" class="assay-line-row"><span class="assay-ln" data-n="1"></span>' in page
+    assert ('<div class="highlight"><pre><code><span id="L1" class="assay-line-row">'
+            '<span class="assay-ln" data-n="1"></span>') in page
     assert '<span id="test-leak"><span class="k">def</span><span class="w"> </span><span class="nf">test_leak</span>' in page
 
 
@@ -253,7 +257,8 @@ def test_no_script_style_or_font_comes_from_the_network(built: Path) -> None:
             if (tag in ("script", "link", "img", "iframe", "source") or attr == "src") and re.match(r"(https?:)?//", value):
                 remote.append(f"{page.relative_to(built)}: <{tag} {attr}={value}>")
     for css in built.rglob("*.css"):
-        remote += [f"{css.relative_to(built)}: {u}" for u in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", css.read_text())]
+        urls = re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", css.read_text())
+        remote += [f"{css.relative_to(built)}: {u}" for u in urls]
     assert remote == []
 
 

@@ -37,6 +37,29 @@ def cross_sample_jacobian_max(fn, x):
 # 1. bn-cross-sample
 
 
+def random_affine(m, device):
+    """m with non-trivial affine parameters (1 + 0.5 N(0, 1)), so zeros are not an artefact of weight=1, bias=0."""
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(1.0 + 0.5 * torch.randn(p.shape))
+    return m.to(device)
+
+
+def bn1d_jacobian_analytic_err(bn1, x1):
+    """Largest gap between autograd's BN1d (train) Jacobian and its closed form; cross-channel entries must be 0."""
+    # BN1d Jacobian in closed form: d y_ic / d x_jc = w_c / s_c (delta_ij - 1/N - xhat_ic xhat_jc / N)
+    n = x1.shape[0]
+    mean, var = x1.mean(0), x1.var(0, unbiased=False)  # C, C
+    s = torch.sqrt(var + bn1.eps)  # C
+    xhat = (x1 - mean) / s  # N x C
+    eye = torch.eye(n, device=x1.device)  # N x N
+    j_c = (eye[:, :, None] - 1.0 / n - xhat[:, None, :] * xhat[None, :, :] / n) * (bn1.weight / s)  # N x N x C
+    jac = torch.autograd.functional.jacobian(bn1, x1)  # N x C x N x C
+    jac_diag_c = torch.diagonal(jac, dim1=1, dim2=3)  # N x N x C (same channel)
+    off_c = jac - torch.diag_embed(jac_diag_c, dim1=1, dim2=3)  # N x C x N x C, cross-channel entries: must be 0
+    return max((jac_diag_c - j_c).abs().max().item(), off_c.abs().max().item())
+
+
 @pytest.mark.claim("SOTA-364", "bn-cross-sample")
 def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device):
     """Batch norm in train mode makes out_i depend on x_j (i != j); LN, RMSNorm, GN, IN and BN-eval do not."""
@@ -46,46 +69,28 @@ def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device):
         torch.manual_seed(seed)  # all random numbers drawn on the CPU, then moved: the same values on every device
         x1 = torch.randn(6, 5).to(device)  # x1: N x C
         x2 = torch.randn(4, 4, 3, 3).to(device)  # x2: N x C x H x W
-
-        def affine(m):  # non-trivial affine parameters, so zeros are not an artefact of weight=1, bias=0
-            with torch.no_grad():
-                for p in m.parameters():
-                    p.copy_(1.0 + 0.5 * torch.randn(p.shape))
-            return m.to(device)
-
-        bn1 = affine(nn.BatchNorm1d(5)).train()
-        bn2 = affine(nn.BatchNorm2d(4)).train()
-        bn1_eval, bn2_eval = affine(nn.BatchNorm1d(5)), affine(nn.BatchNorm2d(4))
+        bn1 = random_affine(nn.BatchNorm1d(5), device).train()
+        bn2 = random_affine(nn.BatchNorm2d(4), device).train()
+        bn1_eval, bn2_eval = random_affine(nn.BatchNorm1d(5), device), random_affine(nn.BatchNorm2d(4), device)
         with torch.no_grad():  # eval mode with non-trivial running statistics
             for m in (bn1_eval, bn2_eval):
-                m.running_mean.copy_(torch.randn(m.running_mean.shape))
-                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape))
+                m.running_mean.copy_(torch.randn(m.running_mean.shape))  # C
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape))  # C
         bn1_eval.eval(), bn2_eval.eval()
         modules = {
             "bn1d_train": (bn1, x1),
             "bn2d_train": (bn2, x2),
-            "layernorm": (affine(nn.LayerNorm(5)), x1),  # normalises over C of each sample
-            "layernorm2d": (affine(nn.LayerNorm([4, 3, 3])), x2),
-            "rmsnorm": (affine(nn.RMSNorm(5)), x1),
-            "groupnorm": (affine(nn.GroupNorm(2, 4)), x2),  # 2 groups of 2 channels, per sample
-            "instancenorm": (affine(nn.InstanceNorm2d(4, affine=True)), x2),  # per sample and channel
+            "layernorm": (random_affine(nn.LayerNorm(5), device), x1),  # normalises over C of each sample
+            "layernorm2d": (random_affine(nn.LayerNorm([4, 3, 3]), device), x2),
+            "rmsnorm": (random_affine(nn.RMSNorm(5), device), x1),
+            "groupnorm": (random_affine(nn.GroupNorm(2, 4), device), x2),  # 2 groups of 2 channels, per sample
+            "instancenorm": (random_affine(nn.InstanceNorm2d(4, affine=True), device), x2),  # per sample and channel
             "bn1d_eval": (bn1_eval, x1),
             "bn2d_eval": (bn2_eval, x2),
         }
         for name, (m, x) in modules.items():
             worst.setdefault(name, []).append(cross_sample_jacobian_max(m, x))
-
-        # BN1d Jacobian in closed form: d y_ic / d x_jc = w_c / s_c (delta_ij - 1/N - xhat_ic xhat_jc / N)
-        n = x1.shape[0]
-        mean, var = x1.mean(0), x1.var(0, unbiased=False)  # C, C
-        s = torch.sqrt(var + bn1.eps)  # C
-        xhat = (x1 - mean) / s  # N x C
-        eye = torch.eye(n, device=device)  # N x N
-        j_c = (eye[:, :, None] - 1.0 / n - xhat[:, None, :] * xhat[None, :, :] / n) * (bn1.weight / s)  # N x N x C
-        jac = torch.autograd.functional.jacobian(bn1, x1)  # N x C x N x C
-        jac_diag_c = torch.diagonal(jac, dim1=1, dim2=3)  # N x N x C (same channel)
-        off_c = jac - torch.diag_embed(jac_diag_c, dim1=1, dim2=3)  # cross-channel entries: must be 0
-        analytic_err.append(max((jac_diag_c - j_c).abs().max().item(), off_c.abs().max().item()))
+        analytic_err.append(bn1d_jacobian_analytic_err(bn1, x1))
 
     for name, v in worst.items():  # the effect (BN train) and the controls, one value per seed: every seed is read
         evidence.metric(f"{name}_cross_jacobian", float(np.mean(v)), seeds=v)
@@ -138,6 +143,32 @@ def shuffle_bn_trial(enc, bn, xq, xk, idx_shuffle, k):
     return sig_q, sig_k, dev_q, dev_k
 
 
+def two_views(x, g, device):
+    """Query and key views of x (N x 64): pixel noise + random pixel dropout (a stand-in for MoCo's augmentations)."""
+    noise = torch.randn(2, *x.shape, generator=g).to(device)  # 2 x N x 64 (CPU draws: same on any device)
+    keep = (torch.rand(2, *x.shape, generator=g) > 0.1).to(device)  # 2 x N x 64
+    xq = (x + 0.1 * noise[0]) * keep[0]  # N x 64: query view
+    xk = (x + 0.1 * noise[1]) * keep[1]  # N x 64: key view
+    return xq, xk
+
+
+def signature_scores(sig_q, sig_k, dev_q, dev_k):
+    """Same-device fraction, sub-batch co-membership overlap and signature-matching accuracy of one shuffled batch."""
+    n_all = len(dev_q)
+    # the statement as filed: does the positive key land on another device?
+    same_device = (dev_q == dev_k).float().mean().item()
+    # co-membership: fraction of key i's sub-batch mates that were also query i's sub-batch mates
+    same_q = dev_q[:, None] == dev_q[None, :]  # N x N
+    same_k = dev_k[:, None] == dev_k[None, :]  # N x N
+    mates = same_k & ~torch.eye(n_all, dtype=torch.bool)  # N x N
+    overlap = ((mates & same_q).sum(1) / mates.sum(1)).float().mean().item()
+    # signature matching: nearest key sub-batch statistics to query i's sub-batch statistics
+    d = torch.cdist(sig_q, sig_k)  # K x K: query device x key device
+    pred = d.argmin(1).cpu()[dev_q]  # N: key device predicted for query i's positive
+    sig_acc = (pred == dev_k).float().mean().item()
+    return {"same_device": same_device, "overlap": overlap, "sig_acc": sig_acc}
+
+
 @pytest.mark.claim("SOTA-364", "shuffle-bn")
 def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
     """Shuffle BN breaks the query/positive-key sub-batch signature because key sub-batches get a random membership,
@@ -155,26 +186,12 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
         with torch.no_grad():
             for _ in range(n_batches):
                 idx = torch.randperm(len(x_all), generator=g)[: k * n].to(device)  # N images
-                x = x_all[idx]  # N x 64
-                # two views: pixel noise + random pixel dropout (a stand-in for MoCo's augmentations)
-                noise = torch.randn(2, *x.shape, generator=g).to(device)  # 2 x N x 64 (CPU draws: same on any device)
-                keep = (torch.rand(2, *x.shape, generator=g) > 0.1).to(device)  # 2 x N x 64
-                xq = (x + 0.1 * noise[0]) * keep[0]  # N x 64: query view
-                xk = (x + 0.1 * noise[1]) * keep[1]  # N x 64: key view
+                xq, xk = two_views(x_all[idx], g, device)  # N x 64 each
                 for s in schemes:
                     idx_shuffle = shuffle_indices(s, k, n, g).to(device)  # N
-                    sig_q, sig_k, dev_q, dev_k = shuffle_bn_trial(enc, bn, xq, xk, idx_shuffle, k)
-                    # the statement as filed: does the positive key land on another device?
-                    acc[s]["same_device"].append((dev_q == dev_k).float().mean().item())
-                    # co-membership: fraction of key i's sub-batch mates that were also query i's sub-batch mates
-                    same_q = dev_q[:, None] == dev_q[None, :]  # N x N
-                    same_k = dev_k[:, None] == dev_k[None, :]  # N x N
-                    mates = same_k & ~torch.eye(k * n, dtype=torch.bool)
-                    acc[s]["overlap"].append(((mates & same_q).sum(1) / mates.sum(1)).float().mean().item())
-                    # signature matching: nearest key sub-batch statistics to query i's sub-batch statistics
-                    d = torch.cdist(sig_q, sig_k)  # K x K: query device x key device
-                    pred = d.argmin(1).cpu()[dev_q]  # N: key device predicted for query i's positive
-                    acc[s]["sig_acc"].append((pred == dev_k).float().mean().item())
+                    sig_q, sig_k, dev_q, dev_k = shuffle_bn_trial(enc, bn, xq, xk, idx_shuffle, k)  # K x 2D, K x 2D, N, N
+                    for m, v in signature_scores(sig_q, sig_k, dev_q, dev_k).items():
+                        acc[s][m].append(v)
         for s in schemes:
             for m in per_seed[s]:
                 per_seed[s][m].append(float(np.mean(acc[s][m])))
@@ -226,6 +243,25 @@ def mlp_encoder(norm, seed, device):
     return nn.Sequential(*layers, lin[2]).to(device).train()
 
 
+@torch.no_grad()
+def outputs_in_two_batches(enc, x_all, pool_a, pool_b, n, n_trials, g, device):
+    """2 * n_trials probe samples, each encoded once in a batch of n with context from pool A and once from pool B.
+
+    Returns the outputs (A, B alternating: 4*n_trials x 32), their labels (0 = A, 1 = B) and the largest output change
+    per sample."""
+    feats, labels, out_diff = [], [], []
+    for t in range(2 * n_trials):
+        x = x_all[torch.randint(len(x_all), (1,), generator=g).item()][None]  # 1 x 64: the probe sample
+        ctx_a = pool_a[torch.randperm(len(pool_a), generator=g)[: n - 1].to(device)]  # 15 x 64
+        ctx_b = pool_b[torch.randperm(len(pool_b), generator=g)[: n - 1].to(device)]  # 15 x 64
+        out_a = enc(torch.cat([x, ctx_a]))[0]  # 32: x's output when normalised with batch A
+        out_b = enc(torch.cat([x, ctx_b]))[0]  # 32: ... with batch B
+        feats += [out_a, out_b]
+        labels += [0, 1]
+        out_diff.append((out_a - out_b).abs().max().item())
+    return torch.stack(feats).cpu().numpy(), np.array(labels), out_diff
+
+
 @pytest.mark.claim("SOTA-364", "layernorm-removes")
 def test_layernorm_encoder_has_no_batch_signature(evidence, device):
     """In a whole encoder, BN lets a linear probe tell from one sample's output which batch it was normalised in;
@@ -242,19 +278,9 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
         g = torch.Generator().manual_seed(seed)
         for name, norm in (("bn", nn.BatchNorm1d), ("ln", nn.LayerNorm)):
             enc = mlp_encoder(norm, seed, device)
-            feats, labels = [], []
-            with torch.no_grad():
-                for t in range(2 * n_trials):
-                    x = x_all[torch.randint(len(x_all), (1,), generator=g).item()][None]  # 1 x 64: the probe sample
-                    ctx_a = pool_a[torch.randperm(len(pool_a), generator=g)[: n - 1].to(device)]  # 15 x 64
-                    ctx_b = pool_b[torch.randperm(len(pool_b), generator=g)[: n - 1].to(device)]  # 15 x 64
-                    out_a = enc(torch.cat([x, ctx_a]))[0]  # 32: x's output when normalised with batch A
-                    out_b = enc(torch.cat([x, ctx_b]))[0]  # 32: ... with batch B
-                    feats += [out_a, out_b]
-                    labels += [0, 1]
-                    res[name]["out_diff"].append((out_a - out_b).abs().max().item())
-            f = torch.stack(feats).cpu().numpy()  # 4*n_trials x 32, pairs (A, B) of the same sample
-            lab = np.array(labels)
+            # f: 4*n_trials x 32, pairs (A, B) of the same sample; lab: 4*n_trials
+            f, lab, out_diff = outputs_in_two_batches(enc, x_all, pool_a, pool_b, n, n_trials, g, device)
+            res[name]["out_diff"] += out_diff
             half = 2 * n_trials  # first half of the pairs to train, second half to test
             probe = LogisticRegression(max_iter=2000).fit(f[:half], lab[:half])
             res[name]["probe"].append(float(probe.score(f[half:], lab[half:])))
@@ -458,65 +484,33 @@ def _fix_cost_rank(rank, world, device, layer_counts, n_local):
     return rows
 
 
-@pytest.mark.distributed
-@pytest.mark.claim("SOTA-364", "fix-cost")
-def test_global_bn_communicates_per_layer_shuffle_per_forward(evidence, device):
-    """Collectives per training step grow linearly in the number of BN layers L for Global BN and stay constant for
-    Shuffle BN (measured by wrapping torch.distributed collectives in 2 gloo processes)."""
-    import matplotlib
+def line_fit(x, y):
+    """Least-squares line y = slope * x + intercept; returns slope, intercept and the worst residual."""
+    slope, icpt = np.polyfit(x, y, 1)
+    return float(slope), float(icpt), float(np.abs(y - (slope * x + icpt)).max())
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    world, layer_counts, n_local = 2, (1, 2, 4, 8), 16
-    backend = pick_backend(device, world)
-    rows = run_distributed(_fix_cost_rank, world, str(device), layer_counts, n_local, backend=backend)[0]  # rank 0
-    L = np.array([r["L"] for r in rows], dtype=float)
-    gbn_calls = np.array([r["gbn_fwd_calls"] + r["gbn_bwd_calls"] for r in rows], dtype=float)
-    gbn_fwd = np.array([r["gbn_fwd_calls"] for r in rows], dtype=float)
-    gbn_bwd = np.array([r["gbn_bwd_calls"] for r in rows], dtype=float)
-    gbn_bytes = np.array([r["gbn_fwd_bytes"] + r["gbn_bwd_bytes"] for r in rows], dtype=float)
-    sh_calls = np.array([r["shuffle_fwd_calls"] + r["shuffle_bwd_calls"] for r in rows], dtype=float)
-    sh_bytes = np.array([r["shuffle_fwd_bytes"] + r["shuffle_bwd_bytes"] for r in rows], dtype=float)
-    q_calls = np.array([r["q_fwd_calls"] for r in rows], dtype=float)
-
-    def fit(y):  # least-squares line y = slope * L + intercept, and the worst residual
-        slope, icpt = np.polyfit(L, y, 1)
-        return float(slope), float(icpt), float(np.abs(y - (slope * L + icpt)).max())
-
-    s, i, r = fit(gbn_calls)
-    evidence.metric("global_bn_collectives_per_layer_slope", s)
-    evidence.metric("global_bn_collectives_intercept", i)
-    evidence.metric("global_bn_collectives_fit_max_residual", r)
-    evidence.metric("global_bn_fwd_collectives_per_layer_slope", fit(gbn_fwd)[0])
-    evidence.metric("global_bn_bwd_collectives_per_layer_slope", fit(gbn_bwd)[0])
-    evidence.metric("global_bn_bytes_per_layer_slope", fit(gbn_bytes)[0])
-    s, i, r = fit(sh_calls)
-    evidence.metric("shuffle_collectives_slope", s)
-    evidence.metric("shuffle_collectives_per_step", float(sh_calls.mean()))
-    evidence.metric("shuffle_collectives_range", float(sh_calls.max() - sh_calls.min()))
-    evidence.metric("shuffle_bytes_slope", fit(sh_bytes)[0])
-    evidence.metric("shuffle_bytes_per_step", float(sh_bytes.mean()))
-    evidence.metric("per_device_bn_query_collectives", float(q_calls.max()))  # control: plain BN never communicates
-    evidence.metric("bytes_crossover_layers", float(sh_bytes.mean() / fit(gbn_bytes)[0]))  # L where payloads tie
-
-    # analytic extrapolation (arithmetic, not measured) to MoCo's setting: ResNet-50, 8 GPUs x 32 images of 3x224x224
-    # float32, 128-d keys. Global BN: one all_reduce of 2C+1 floats per BN layer, forward and backward (as above).
+def resnet50_payloads():
+    """Analytic extrapolation (arithmetic, not measured) to MoCo's setting: ResNet-50, 8 GPUs x 32 images of 3x224x224
+    float32, 128-d keys; Global BN does one all_reduce of 2C+1 floats per BN layer, forward and backward (as measured)."""
     bn_channels = [64]  # stem
     for width, blocks in ((64, 3), (128, 4), (256, 6), (512, 3)):  # bottleneck stages: BN(w), BN(w), BN(4w)
         bn_channels += [width, width, 4 * width] * blocks + [4 * width]  # + downsample BN in the first block
     r50_gbn_calls = 2 * len(bn_channels)
     r50_gbn_bytes = 2 * sum(2 * c + 1 for c in bn_channels) * 4
     r50_shuffle_bytes = 32 * 3 * 224 * 224 * 4 + 8 * 32 * 8 + 32 * 128 * 4  # gather images + int64 perm + gather keys
-    evidence.metric("resnet50_bn_layers", len(bn_channels))
-    evidence.metric("resnet50_global_bn_collectives_per_step", r50_gbn_calls)
-    evidence.metric("resnet50_global_bn_payload_bytes_per_step", r50_gbn_bytes)
-    evidence.metric("resnet50_shuffle_payload_bytes_per_step", r50_shuffle_bytes)
-    evidence.note(f"rank 0, world={world}, n_local={n_local}, input 64-d, width 32: "
-                  f"L={L.astype(int).tolist()} global-BN collectives {gbn_calls.astype(int).tolist()} "
-                  f"(fwd {gbn_fwd.astype(int).tolist()}, bwd {gbn_bwd.astype(int).tolist()}), bytes "
-                  f"{gbn_bytes.astype(int).tolist()}; shuffle collectives {sh_calls.astype(int).tolist()} "
-                  f"({rows[0]['shuffle_kinds']}), bytes {sh_bytes.astype(int).tolist()}")
+    return {"resnet50_bn_layers": len(bn_channels),
+            "resnet50_global_bn_collectives_per_step": r50_gbn_calls,
+            "resnet50_global_bn_payload_bytes_per_step": r50_gbn_bytes,
+            "resnet50_shuffle_payload_bytes_per_step": r50_shuffle_bytes}
+
+
+def record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes, world, n_local):
+    """Figure: collectives and payload per step and rank against the number of BN layers, Global BN vs Shuffle BN."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     axes[0].plot(L, gbn_calls, "o-", label="Global BN (SimCLR §2.2)")
@@ -527,5 +521,48 @@ def test_global_bn_communicates_per_layer_shuffle_per_forward(evidence, device):
     axes[1].set_xlabel("BN layers L"), axes[1].set_ylabel("payload KiB / step / rank"), axes[1].legend()
     fig.suptitle(f"SOTA-364 fix cost, gloo, {world} processes, {n_local} samples/rank")
     fig.tight_layout()
-    evidence.figure("fix_cost_vs_layers", fig)
+    evidence.figure("fix_cost_vs_layers", fig, caption="Collectives (left) and payload (right) per step and rank against "
+                    "the number of BN layers, global BN against shuffle BN, counted in a gloo run.")
     plt.close(fig)
+
+
+@pytest.mark.distributed
+@pytest.mark.claim("SOTA-364", "fix-cost")
+def test_global_bn_communicates_per_layer_shuffle_per_forward(evidence, device):
+    """Collectives per training step grow linearly in the number of BN layers L for Global BN and stay constant for
+    Shuffle BN (measured by wrapping torch.distributed collectives in 2 gloo processes)."""
+    world, layer_counts, n_local = 2, (1, 2, 4, 8), 16
+    backend = pick_backend(device, world)
+    rows = run_distributed(_fix_cost_rank, world, str(device), layer_counts, n_local, backend=backend)[0]  # rank 0
+    L = np.array([r["L"] for r in rows], dtype=float)  # 4 layer counts; each array below has one entry per L
+    gbn_calls = np.array([r["gbn_fwd_calls"] + r["gbn_bwd_calls"] for r in rows], dtype=float)
+    gbn_fwd = np.array([r["gbn_fwd_calls"] for r in rows], dtype=float)
+    gbn_bwd = np.array([r["gbn_bwd_calls"] for r in rows], dtype=float)
+    gbn_bytes = np.array([r["gbn_fwd_bytes"] + r["gbn_bwd_bytes"] for r in rows], dtype=float)
+    sh_calls = np.array([r["shuffle_fwd_calls"] + r["shuffle_bwd_calls"] for r in rows], dtype=float)
+    sh_bytes = np.array([r["shuffle_fwd_bytes"] + r["shuffle_bwd_bytes"] for r in rows], dtype=float)
+    q_calls = np.array([r["q_fwd_calls"] for r in rows], dtype=float)
+    s, i, r = line_fit(L, gbn_calls)
+    evidence.metric("global_bn_collectives_per_layer_slope", s)
+    evidence.metric("global_bn_collectives_intercept", i)
+    evidence.metric("global_bn_collectives_fit_max_residual", r)
+    evidence.metric("global_bn_fwd_collectives_per_layer_slope", line_fit(L, gbn_fwd)[0])
+    evidence.metric("global_bn_bwd_collectives_per_layer_slope", line_fit(L, gbn_bwd)[0])
+    evidence.metric("global_bn_bytes_per_layer_slope", line_fit(L, gbn_bytes)[0])
+    s, i, r = line_fit(L, sh_calls)
+    evidence.metric("shuffle_collectives_slope", s)
+    evidence.metric("shuffle_collectives_per_step", float(sh_calls.mean()))
+    evidence.metric("shuffle_collectives_range", float(sh_calls.max() - sh_calls.min()))
+    evidence.metric("shuffle_bytes_slope", line_fit(L, sh_bytes)[0])
+    evidence.metric("shuffle_bytes_per_step", float(sh_bytes.mean()))
+    evidence.metric("per_device_bn_query_collectives", float(q_calls.max()))  # control: plain BN never communicates
+    evidence.metric("bytes_crossover_layers", float(sh_bytes.mean() / line_fit(L, gbn_bytes)[0]))  # L where payloads tie
+
+    for name, v in resnet50_payloads().items():  # arithmetic extrapolation to MoCo's ResNet-50 on 8 GPUs
+        evidence.metric(name, v)
+    evidence.note(f"rank 0, world={world}, n_local={n_local}, input 64-d, width 32: "
+                  f"L={L.astype(int).tolist()} global-BN collectives {gbn_calls.astype(int).tolist()} "
+                  f"(fwd {gbn_fwd.astype(int).tolist()}, bwd {gbn_bwd.astype(int).tolist()}), bytes "
+                  f"{gbn_bytes.astype(int).tolist()}; shuffle collectives {sh_calls.astype(int).tolist()} "
+                  f"({rows[0]['shuffle_kinds']}), bytes {sh_bytes.astype(int).tolist()}")
+    record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes, world, n_local)

@@ -72,7 +72,9 @@ def test_simclr_same_device_views_gain_through_per_device_bn(evidence, device):
     _summary(evidence, "leak_free_margin", drop["global"] - drop["shuffle"])  # control: two models trained leak-free
     _summary(evidence, "knn_global_minus_nofix", runs["global"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
     _summary(evidence, "knn_shuffle_minus_nofix", runs["shuffle"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
-    evidence.figure("simclr_layouts", _figure(runs))
+    evidence.figure("simclr_layouts", _figure(runs), caption="Pretext top-1 during training in SimCLR's layout (both views "
+                    "of an image on one device) with per-device BN, global BN and view 2 shuffled across devices; "
+                    "mean over seeds.")
     evidence.note(f"digits, encoder 64-128-128-32 (per-device BN), NT-Xent tau 0.2, batch {BATCH} over {DEVICES} "
                   f"devices, {STEPS} Adam steps (lr 3e-3), {SEEDS} seeds; read on fresh training batches")
 

@@ -269,6 +269,14 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
         _summary(evidence, f"{mode}_knn_end", curves[mode][1]["knn"][-1])
         _summary(evidence, f"{mode}_knn_peak_minus_end", curves[mode][1]["knn"].max(0).values - curves[mode][1]["knn"][-1])
 
+    fig = figure_a1(curves, knn_steps, steps)
+    evidence.figure("figure_a1", fig, caption="Our toy version of MoCo Figure A.1: pretext accuracy (left) and held-out "
+                    "kNN accuracy (right) during training, with and without shuffle BN; mean over seeds with the min-max band.")
+    plt.close(fig)
+
+
+def figure_a1(curves, knn_steps, steps):
+    """MoCo Fig. A.1 analogue: smoothed pretext accuracy and the kNN monitor, per-device BN against shuffle BN."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
     kernel = torch.ones(1, 1, 25) / 25  # moving average over 25 steps for the pretext curve
     for mode, color in (("per_device", "tab:red"), ("shuffle", "tab:blue")):
@@ -286,5 +294,4 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     ax1.legend(fontsize=8)
     fig.suptitle(f"SOTA-364 toy Fig. A.1: digits MLP, 8 devices x 8, {SEEDS} seeds (mean, min-max band)", fontsize=9)
     fig.tight_layout()
-    evidence.figure("figure_a1", fig)
-    plt.close(fig)
+    return fig

@@ -71,7 +71,8 @@ def record(evidence, sweep, readout):
     ax.set_xlabel("colour distortion strength s")
     ax.set_ylabel("held-out accuracy")
     ax.legend(fontsize=8)
-    evidence.figure("accuracy_vs_strength", fig)
+    evidence.figure("accuracy_vs_strength", fig, caption=f"Held-out accuracy against colour distortion strength s (log "
+                    f"scale), the contrastive model read by {readout} beside the supervised model; mean over replicas.")
     evidence.note("tinted digits; contrastive: 2 replicas x 150 steps x batch 256, tau 0.2; supervised: 2 replicas x "
                   "300 steps x batch 128, lr 3e-3; MLP width 64; slopes per doubling of s")
 

@@ -18,6 +18,23 @@ SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0
 BATCHES = (16, 64, 256)  # SimCLR Figure 9 spans 256..8192; scaled down to a 1258-image training set
 EPOCHS = {"short": 4, "long": 16}  # same epochs for every batch size, as in Figure 9 (100 vs 800 epochs there)
 REPLICAS = 3
+FIGURE_9 = ("Our analogue of SimCLR Figure 9: linear-probe (left) and kNN (right) accuracy against batch size, "
+            "one line per training length; mean over replicas.")
+
+
+def accuracy_vs_batch_figure(acc):
+    """SimCLR Figure 9 analogue: mean probe and kNN accuracy against batch size, one line per training length."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+    for ax, kind in zip(axes, ("probe", "knn")):
+        for length in EPOCHS:
+            ax.plot(BATCHES, [acc[(kind, b, length)].mean().item() for b in BATCHES], marker="o",
+                    label=f"{EPOCHS[length]} epochs")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("batch size")
+        ax.set_title(kind, fontsize=9)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 @pytest.mark.claim("SOTA-367", "batch-size-convergence")
@@ -35,7 +52,7 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
 
         def on_eval(step, net, batch=batch, steps_at=steps_at):
             h_tr = frozen_features(net.f, for_replicas(x[tr], REPLICAS))  # h_tr: R x M x 64
-            h_te = frozen_features(net.f, for_replicas(x[te], REPLICAS))
+            h_te = frozen_features(net.f, for_replicas(x[te], REPLICAS))  # h_te: R x M_test x 64
             for length, s in steps_at.items():
                 if s == step:
                     acc[("probe", batch, length)] = linear_probe(h_tr, y[tr], h_te, y[te]).cpu()
@@ -58,16 +75,6 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
             evidence.metric(f"{kind}_{name}", v.mean().item(), seeds=v.tolist())  # large minus small batch
         evidence.metric(f"{kind}_seed_sd", noise)
         evidence.metric(f"{kind}_gap_short_over_sd", gap["short"].mean().item() / max(noise, 1e-6))  # control
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
-    for ax, kind in zip(axes, ("probe", "knn")):
-        for length in EPOCHS:
-            ax.plot(BATCHES, [acc[(kind, b, length)].mean().item() for b in BATCHES], marker="o",
-                    label=f"{EPOCHS[length]} epochs")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("batch size")
-        ax.set_title(kind, fontsize=9)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    evidence.figure("accuracy_vs_batch", fig)
+    evidence.figure("accuracy_vs_batch", accuracy_vs_batch_figure(acc), caption=FIGURE_9)
     evidence.note(f"tinted digits, crop + colour(s=0.5), MLP width 64, tau 0.2, Adam lr 1e-3*sqrt(B/256), "
                   f"{REPLICAS} replicas; epochs {EPOCHS}")

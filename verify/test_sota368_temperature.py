@@ -69,48 +69,93 @@ def _autograd(fn, u, *args):
     return gu
 
 
+def table2_autograd_errors(g, d, k, margin, dt, device):
+    """Largest |Table 2 gradient - autograd| of each loss over 5 random batches and TAUS, and of NT-Xent's gradient
+    carried through the l2 normalisation."""
+    err = {"nt_xent": 0.0, "nt_logistic": 0.0, "margin": 0.0}
+    err_through_norm = 0.0
+    for trial in range(5):
+        u, vp, vn = make_anchor_batch(g, d, k, dt, device)  # d, d, K x d
+        for tau in TAUS:
+            gap = _autograd(neg_nt_xent, u, vp, vn, tau) - table2_grad_nt_xent(u, vp, vn, tau)[0]  # d
+            err["nt_xent"] = max(err["nt_xent"], gap.abs().max().item())
+            gap = _autograd(neg_nt_logistic, u, vp, vn, tau) - table2_grad_nt_logistic(u, vp, vn, tau)[0]  # d
+            err["nt_logistic"] = max(err["nt_logistic"], gap.abs().max().item())
+        gap = _autograd(neg_margin_triplet, u, vp, vn, margin) - table2_grad_margin(u, vp, vn, margin)[0]  # d
+        err["margin"] = max(err["margin"], gap.abs().max().item())
+        # through the normalisation u = x/||x||, the same gradient is projected on the tangent plane: (I - u u^T) g / ||x||
+        x = (3.0 * u).detach().requires_grad_(True)  # d, un-normalised encoder output
+        (gx,) = torch.autograd.grad(neg_nt_xent(F.normalize(x, dim=0), vp, vn, 0.1), x)  # d
+        gu = table2_grad_nt_xent(u, vp, vn, 0.1)[0]  # d
+        err_through_norm = max(err_through_norm, (gx - (gu - (gu @ u) * u) / 3.0).abs().max().item())
+    return err, err_through_norm
+
+
+def hardest_share_and_entropy(u, vp, vn, hardest, tau, k):
+    """NT-Xent's and NT-Logistic's negative weights at tau as distributions over the K negatives: the hardest
+    negative's share and the normalised entropy (in [0, 1]) of each, as (xent share, xent entropy, logistic share,
+    logistic entropy)."""
+    w_x = table2_grad_nt_xent(u, vp, vn, tau)[1]  # K
+    w_l = table2_grad_nt_logistic(u, vp, vn, tau)[1]  # K
+    p_x, p_l = w_x / w_x.sum(), w_l / w_l.sum()  # K, weights as a distribution over negatives
+    ent_x = -(p_x * torch.log(p_x.clamp_min(1e-300))).sum().item() / math.log(k)  # normalised entropy in [0, 1]
+    ent_l = -(p_l * torch.log(p_l.clamp_min(1e-300))).sum().item() / math.log(k)
+    return p_x[hardest].item(), ent_x, p_l[hardest].item(), ent_l
+
+
+def other_weights_shift(u, vp, vn, extra, k, margin, tau=0.1):
+    """Largest relative change of the K existing negatives' weights when the hard negative `extra` joins, per loss."""
+    vn2 = torch.cat([vn, extra[None]])  # (K+1) x d
+    shift = {}
+    for name, fn, arg in (("nt_xent", table2_grad_nt_xent, tau), ("nt_logistic", table2_grad_nt_logistic, tau),
+                          ("margin", table2_grad_margin, margin)):
+        w_before = fn(u, vp, vn, arg)[1]  # K
+        w_after = fn(u, vp, vn2, arg)[1][:k]  # K, same negatives, with the hard one present
+        rel = (w_after - w_before).abs() / w_before.abs().clamp_min(1e-300)  # K
+        shift[name] = rel.max().item() if w_before.abs().max() > 0 else 0.0
+    return shift
+
+
+def hardest_share_figure(rows, k):
+    """The hardest negative's share of the weights against tau, NT-Xent and NT-Logistic (rows[tau]: 4 numbers)."""
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot(TAUS, [rows[t][0] for t in TAUS], "o-", label="NT-Xent: hardest negative's share")
+    ax.plot(TAUS, [rows[t][2] for t in TAUS], "s-", label="NT-Logistic: hardest negative's share")
+    ax.axhline(1.0 / k, ls=":", color="grey", label="uniform 1/K")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("temperature tau")
+    ax.set_ylabel("share of the negatives' gradient weight")
+    ax.legend(fontsize=7)
+    return fig
+
+
 @pytest.mark.claim("SOTA-368", "nt-xent-gradient")
 def test_nt_xent_gradient_weighs_negatives_by_relative_hardness(evidence, device):
     """Table 2's three gradients match autograd; NT-Xent's negative weights are softmax shares that concentrate on the
     hardest negative as tau drops and shift when a harder negative joins; logistic/margin weights do not."""
+    # Long on purpose: the three numbered parts are one argument (Table 2's formulas hold, then what their weights do),
+    # each part's computation is a helper above and what stays here is the metrics in the order the claim reads them.
     g = torch.Generator().manual_seed(SEED)
     d, k, margin = 128, 255, 0.5
     dt = torch.float64
 
     # 1) Table 2 formulas vs autograd, over several random batches and temperatures (float64)
-    err = {"nt_xent": 0.0, "nt_logistic": 0.0, "margin": 0.0}
-    err_through_norm = 0.0
-    for trial in range(5):
-        u, vp, vn = make_anchor_batch(g, d, k, dt, device)
-        for tau in TAUS:
-            err["nt_xent"] = max(err["nt_xent"], (_autograd(neg_nt_xent, u, vp, vn, tau) - table2_grad_nt_xent(u, vp, vn, tau)[0]).abs().max().item())
-            err["nt_logistic"] = max(err["nt_logistic"], (_autograd(neg_nt_logistic, u, vp, vn, tau) - table2_grad_nt_logistic(u, vp, vn, tau)[0]).abs().max().item())
-        err["margin"] = max(err["margin"], (_autograd(neg_margin_triplet, u, vp, vn, margin) - table2_grad_margin(u, vp, vn, margin)[0]).abs().max().item())
-        # through the normalisation u = x/||x||, the same gradient is projected on the tangent plane: (I - u u^T) g / ||x||
-        x = (3.0 * u).detach().requires_grad_(True)  # d, un-normalised encoder output
-        (gx,) = torch.autograd.grad(neg_nt_xent(F.normalize(x, dim=0), vp, vn, 0.1), x)
-        gu = table2_grad_nt_xent(u, vp, vn, 0.1)[0]
-        err_through_norm = max(err_through_norm, (gx - (gu - (gu @ u) * u) / 3.0).abs().max().item())
+    err, err_through_norm = table2_autograd_errors(g, d, k, margin, dt, device)
     for name, e in err.items():
         evidence.metric(f"{name}_grad_max_abs_err", e)
     evidence.metric("nt_xent_grad_through_norm_max_abs_err", err_through_norm)
 
     # 2) concentration on the hardest negative as tau drops (same batch for every tau)
-    u, vp, vn = make_anchor_batch(g, d, k, dt, device)
-    hardest = torch.argmax(vn @ u)
+    u, vp, vn = make_anchor_batch(g, d, k, dt, device)  # d, d, K x d
+    hardest = torch.argmax(vn @ u)  # index of the negative most similar to u
     rows = {}
     for tau in TAUS:
         tag = str(tau).replace(".", "p")
-        w_x = table2_grad_nt_xent(u, vp, vn, tau)[1]  # K
-        w_l = table2_grad_nt_logistic(u, vp, vn, tau)[1]  # K
-        p_x, p_l = w_x / w_x.sum(), w_l / w_l.sum()  # K, weights as a distribution over negatives
-        ent_x = -(p_x * torch.log(p_x.clamp_min(1e-300))).sum().item() / math.log(k)  # normalised entropy in [0, 1]
-        ent_l = -(p_l * torch.log(p_l.clamp_min(1e-300))).sum().item() / math.log(k)
-        rows[tau] = (p_x[hardest].item(), ent_x, p_l[hardest].item(), ent_l)
-        evidence.metric(f"nt_xent_hardest_share_tau{tag}", p_x[hardest].item())
-        evidence.metric(f"nt_xent_weight_entropy_tau{tag}", ent_x)
-        evidence.metric(f"nt_logistic_hardest_share_tau{tag}", p_l[hardest].item())
-        evidence.metric(f"nt_logistic_weight_entropy_tau{tag}", ent_l)
+        rows[tau] = hardest_share_and_entropy(u, vp, vn, hardest, tau, k)
+        for name, v in zip(("nt_xent_hardest_share", "nt_xent_weight_entropy", "nt_logistic_hardest_share",
+                            "nt_logistic_weight_entropy"), rows[tau]):
+            evidence.metric(f"{name}_tau{tag}", v)
     shares = [rows[t][0] for t in TAUS]  # hardest negative's NT-Xent share, tau ascending
     ents = [rows[t][1] for t in TAUS]
     evidence.metric("nt_xent_share_falls_as_tau_rises", all(a > b for a, b in zip(shares, shares[1:])))
@@ -123,26 +168,12 @@ def test_nt_xent_gradient_weighs_negatives_by_relative_hardness(evidence, device
 
     # 3) control: add one extra, very hard negative (cos 0.95 to u); do the other negatives' weights move?
     extra = F.normalize(u + 0.3 * torch.randn(d, generator=g, dtype=dt).to(device) / math.sqrt(d), dim=0)  # d
-    vn2 = torch.cat([vn, extra[None]])  # (K+1) x d
-    tau = 0.1
-    shift = {}
-    for name, fn, arg in (("nt_xent", table2_grad_nt_xent, tau), ("nt_logistic", table2_grad_nt_logistic, tau),
-                          ("margin", table2_grad_margin, margin)):
-        w_before = fn(u, vp, vn, arg)[1]  # K
-        w_after = fn(u, vp, vn2, arg)[1][:k]  # K, same negatives, with the hard one present
-        shift[name] = ((w_after - w_before).abs() / w_before.abs().clamp_min(1e-300)).max().item() if w_before.abs().max() > 0 else 0.0
-        evidence.metric(f"{name}_other_weights_max_rel_change", shift[name])
+    for name, shift in other_weights_shift(u, vp, vn, extra, k, margin).items():
+        evidence.metric(f"{name}_other_weights_max_rel_change", shift)
     evidence.metric("extra_negative_cosine", (extra @ u).item())
 
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(TAUS, [rows[t][0] for t in TAUS], "o-", label="NT-Xent: hardest negative's share")
-    ax.plot(TAUS, [rows[t][2] for t in TAUS], "s-", label="NT-Logistic: hardest negative's share")
-    ax.axhline(1.0 / k, ls=":", color="grey", label="uniform 1/K")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("temperature tau")
-    ax.set_ylabel("share of the negatives' gradient weight")
-    ax.legend(fontsize=7)
-    evidence.figure("hardest_share_vs_tau", fig)
+    fig = hardest_share_figure(rows, k)
+    evidence.figure("hardest_share_vs_tau", fig, caption="Share of the negatives' gradient weight that goes to the "
+                    "hardest negative against the temperature, NT-Xent beside NT-Logistic; dotted: the uniform share 1/K.")
     plt.close(fig)
     evidence.note(f"d={d}, K={k} negatives with cos(u, v-) uniform in [-0.3, 0.8]; margin m={margin}; float64.")

@@ -105,6 +105,48 @@ def pair_errors(net, x_test):
     return train_out, eval_out
 
 
+def assert_pair_bn_is_batchnorm_of_two(g, device):
+    """Sanity: PairBatchNorm2d on one pair == nn.BatchNorm2d in training mode on a batch of two (outputs, running var)."""
+    pbn, ref = PairBatchNorm2d(3).to(device), nn.BatchNorm2d(3).to(device)
+    z = torch.randn(2, 3, 4, 4, generator=g).to(device)  # one pair: 2 x C x H x W
+    assert torch.allclose(pbn(z), ref(z), atol=1e-5)
+    assert torch.allclose(pbn.running_var, ref.running_var, atol=1e-6)
+
+
+def per_sample_floor(x_train, target):
+    """The lowest held-out MSE to the other element that a per-sample model can reach, and the mean image's MSE."""
+    # a model seeing only its own input cannot know the (independent) other element, so its best prediction is the
+    # mean image; take the stricter of the training mean image and the held-out targets' own mean
+    mean_image_mse = F.mse_loss(x_train.mean(dim=0, keepdim=True).expand_as(target), target).item()
+    target_var = target.var(dim=0, unbiased=False).mean().item()  # best constant predictor in hindsight
+    return min(mean_image_mse, target_var), mean_image_mse
+
+
+def reconstructions_figure(x_test, target, bn_train_out, bn_eval_out, errors, floor):
+    """The first test pair with BN's train- and eval-mode outputs, beside every model's held-out MSE and the floor."""
+    fig, axes = plt.subplots(2, 5, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1, 1, 1, 1, 2.2]})
+    for r in range(2):  # first test pair: inputs and reconstructions of the other element
+        for c, (img, title) in enumerate([(x_test[r], "input"), (target[r], "target = other input"),
+                                          (bn_train_out[r], "BN train mode"), (bn_eval_out[r], "BN eval mode")]):
+            axes[r, c].imshow(img[0].cpu().numpy(), cmap="gray_r", vmin=0, vmax=1)
+            axes[r, c].set_xticks([]), axes[r, c].set_yticks([])
+            if r == 0:
+                axes[r, c].set_title(title, fontsize=9)
+        axes[r, 0].set_ylabel(f"element {r + 1}")
+    gs = axes[0, 4].get_gridspec()
+    axes[0, 4].remove(), axes[1, 4].remove()
+    ax = fig.add_subplot(gs[:, 4])
+    names = ["bn_train", "bn_eval", "ln", "gn", "none"]
+    ax.bar(["BN\ntrain", "BN\neval", "LN", "GN", "none"], [errors[k] for k in names],
+           color=["C3", "C1", "C0", "C0", "C0"])
+    ax.axhline(floor, color="k", ls="--", label=f"per-sample floor {floor:.3f}")
+    ax.set_ylabel("held-out MSE to the other element")
+    ax.legend(fontsize=8)
+    fig.suptitle("Autoencoder reconstructing the other element of a batch of two (load_digits)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 @pytest.mark.claim("SOTA-370", "reconstructs-other")
 def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(evidence, device):
     """BN train mode reconstructs the other element of a pair below the per-sample floor; LN, GN, no-norm cannot."""
@@ -115,23 +157,12 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     x_train, x_test = images[perm[:N_TRAIN]].to(device), images[perm[N_TRAIN:]].to(device)  # 1397 / 400 (200 pairs)
     target = other(x_test)  # 400 x 1 x 8 x 8
 
-    # sanity: PairBatchNorm2d on one pair == nn.BatchNorm2d in training mode on a batch of two
-    pbn, ref = PairBatchNorm2d(3).to(device), nn.BatchNorm2d(3).to(device)
-    z = torch.randn(2, 3, 4, 4, generator=g).to(device)
-    assert torch.allclose(pbn(z), ref(z), atol=1e-5)
-    assert torch.allclose(pbn.running_var, ref.running_var, atol=1e-6)
+    assert_pair_bn_is_batchnorm_of_two(g, device)
+    floor, mean_image_mse = per_sample_floor(x_train, target)
 
-    # per-sample floor: a model seeing only its own input cannot know the (independent) other element, so its best
-    # prediction is the mean image; take the stricter of the training mean image and the held-out targets' own mean
-    mean_image_mse = F.mse_loss(x_train.mean(dim=0, keepdim=True).expand_as(target), target).item()
-    target_var = target.var(dim=0, unbiased=False).mean().item()  # best constant predictor in hindsight
-    floor = min(mean_image_mse, target_var)
-
-    errors = {}
     bn = train("bn", STEPS_BN, x_train, g, device)
-    bn_train_out, bn_eval_out = pair_errors(bn, x_test)
-    errors["bn_train"] = F.mse_loss(bn_train_out, target).item()
-    errors["bn_eval"] = F.mse_loss(bn_eval_out, target).item()
+    bn_train_out, bn_eval_out = pair_errors(bn, x_test)  # N x 1 x 8 x 8 each
+    errors = {"bn_train": F.mse_loss(bn_train_out, target).item(), "bn_eval": F.mse_loss(bn_eval_out, target).item()}
     bn_eval_to_own_input = F.mse_loss(bn_eval_out, x_test).item()  # blog: eval output "still resembles the original input"
     for norm in ("ln", "gn", "none"):  # per-sample: train and eval mode are the same function
         out, _ = pair_errors(train(norm, STEPS_CONTROL, x_train, g, device), x_test)
@@ -153,24 +184,7 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
                   f"controls {STEPS_CONTROL} steps; MSEs: " + ", ".join(f"{k}={v:.4f}" for k, v in errors.items())
                   + f", floor={floor:.4f}")
 
-    fig, axes = plt.subplots(2, 5, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1, 1, 1, 1, 2.2]})
-    for r in range(2):  # first test pair: inputs and reconstructions of the other element
-        for c, (img, title) in enumerate([(x_test[r], "input"), (target[r], "target = other input"),
-                                          (bn_train_out[r], "BN train mode"), (bn_eval_out[r], "BN eval mode")]):
-            axes[r, c].imshow(img[0].cpu().numpy(), cmap="gray_r", vmin=0, vmax=1)
-            axes[r, c].set_xticks([]), axes[r, c].set_yticks([])
-            if r == 0:
-                axes[r, c].set_title(title, fontsize=9)
-        axes[r, 0].set_ylabel(f"element {r + 1}")
-    gs = axes[0, 4].get_gridspec()
-    axes[0, 4].remove(), axes[1, 4].remove()
-    ax = fig.add_subplot(gs[:, 4])
-    names = ["bn_train", "bn_eval", "ln", "gn", "none"]
-    ax.bar(["BN\ntrain", "BN\neval", "LN", "GN", "none"], [errors[k] for k in names], color=["C3", "C1", "C0", "C0", "C0"])
-    ax.axhline(floor, color="k", ls="--", label=f"per-sample floor {floor:.3f}")
-    ax.set_ylabel("held-out MSE to the other element")
-    ax.legend(fontsize=8)
-    fig.suptitle("Autoencoder reconstructing the other element of a batch of two (load_digits)", fontsize=10)
-    fig.tight_layout()
-    evidence.figure("reconstructions", fig)
+    fig = reconstructions_figure(x_test, target, bn_train_out, bn_eval_out, errors, floor)
+    evidence.figure("reconstructions", fig, caption="A held-out pair: the inputs, the target (the other input) and the "
+                    "BN model's output in train and eval mode; right: held-out MSE of every model against the per-sample floor.")
     plt.close(fig)

@@ -76,7 +76,8 @@ def record(evidence, device, mode):
     ax.set_ylabel("batch size (sequence batches)")
     fig.colorbar(im, ax=ax, label="log10(eval-mode / train-mode loss);  C: train < eval")
     fig.suptitle(f"Blog criterion over the grid after {STEPS} steps (blog: 1000)", fontsize=10)
-    evidence.figure("cheat_fair_grid", fig)
+    evidence.figure("cheat_fair_grid", fig, caption="The blog's criterion over sequence length and batch size: colour is "
+                    "log10 of eval-mode over train-mode loss; C marks the cells it calls cheating (train loss below eval loss).")
     plt.close(fig)
 
 
@@ -120,5 +121,7 @@ def test_train_below_eval_criterion_flags_no_target_controls(evidence, device):
     axes[0].set_ylabel("batch size (sequence batches)")
     fig.colorbar(im, ax=axes, label="log10(eval-mode / train-mode loss);  C: train < eval")
     fig.suptitle(f"Blog criterion, leak grid against its same-input control, {STEPS} steps, precise BN", fontsize=10)
-    evidence.figure("leak_vs_control_grid", fig)
+    evidence.figure("leak_vs_control_grid", fig, caption="The same criterion on the leak grid (left) and on its same-input "
+                    "control, whose target is never in the batch (right); a criterion that measures the leak would flag only "
+                    "the left.")
     plt.close(fig)

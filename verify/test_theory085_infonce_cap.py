@@ -139,7 +139,8 @@ def _measure_saturation(seed, device, n_values=(16, 4096), n_rows=16384):
 
 @pytest.mark.claim("THEORY-085", "saturates")
 def test_infonce_saturates_at_log_n_with_optimal_critic(evidence, device):
-    """With the true log density ratio as critic, I_NCE tracks I while I << log N and saturates near log N once I >> log N; with N=4096 (log N >> I) it tracks I."""
+    """With the true log density ratio as critic, I_NCE tracks I while I << log N and saturates near log N once
+    I >> log N; with N=4096 (log N >> I) it tracks I."""
     table, worst_log_ratio = _measure_saturation(SEED, device)
     n_small, n_big = 16, 4096
     evidence.metric("critic_mean_log_ratio_rel_err", worst_log_ratio)  # sanity: E_p[f*] = I, so the critic is the right one
@@ -172,6 +173,7 @@ def test_infonce_saturates_at_log_n_with_optimal_critic(evidence, device):
     ax.set_xlabel("true MI (nats)")
     ax.set_ylabel("estimate (nats)")
     ax.legend()
-    evidence.figure("infonce_vs_true_mi", fig)
+    evidence.figure("infonce_vs_true_mi", fig, caption="The InfoNCE estimate against the true mutual information of "
+                    "correlated Gaussians for each batch size N; dashed lines: log N, the cap; dotted: the true value.")
     plt.close(fig)
     evidence.note(f"d={D} correlated Gaussian dims, optimal critic in closed form, 16384 rows per point (float64).")

@@ -333,7 +333,8 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
         for k, e in enumerate(a.evidence):
             if e.check not in checks:
                 yield f.diag(("assertions", n, "evidence", k, "check"), "unknown-check",
-                             f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have", _suggest(e.check, checks))
+                             f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have",
+                             _suggest(e.check, checks))
                 continue
             expected = [x.metric for x in claim.check(e.check).expect]
             for j, metric in enumerate(e.metrics):
@@ -359,7 +360,7 @@ def _metrics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                 if spec is None:
                     yield f.diag(("checks", n, "expect", k, "metric"), "undeclared-metric",
                                  f"check '{check.id}' of {cid} does not declare metric '{exp.metric}'",
-                                 f"add it under the check's metrics: with its unit and what it measures"
+                                 "add it under the check's metrics: with its unit and what it measures"
                                  + (f" (declared: {', '.join(declared)})" if declared else ""))
                 elif exp.reported in reported and not comparable(spec, reported[exp.reported]):
                     r = reported[exp.reported]

@@ -68,7 +68,8 @@ def cmd_new(args: argparse.Namespace) -> int:
     sources = sorted(p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml")
                      if re.fullmatch(rf"{lit.prefix}-[0-9]+", p.stem))
     today = dt.date.today()
-    text = RECORD_TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat())
+    text = RECORD_TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001",
+                                           year=today.year, date=today.isoformat())
     path = args.root / folder / f"{rid}.yaml"
     if not path.parent.resolve().is_relative_to(args.root):
         raise UsageProblem(f"{folder}/ is a link to a folder outside the knowledge base; assay new writes only inside it")

@@ -65,7 +65,8 @@ _CODES = [
          "unit and what it measures."),
     Code("incomparable-reported", "error", "An expectation links a `reported` number of another quantity or unit than its "
          "metric's, so the paper's number would stand beside ours as if they measured the same thing."),
-    Code("unknown-metric", "error", "An assertion's evidence reads (`metrics:`) a metric that none of the check's expectations names."),
+    Code("unknown-metric", "error",
+         "An assertion's evidence reads (`metrics:`) a metric that none of the check's expectations names."),
     Code("no-control", "warning", "A check above the analytic tier marks none of its expectations `control: true`, so "
          "nothing shows it would fail for a model without the effect."),
     Code("placeholder", "error", "A field still holds the text `assay new` wrote for a person to replace, so the record "
@@ -92,7 +93,8 @@ _CODES = [
     # the ledger
     Code("bad-ledger", "error", "A ledger file cannot be read: not JSON (truncated, say), not a JSON object, or not a "
          "regular file inside the knowledge base. The check counts as an error."),
-    Code("ledger-format", "error", "A ledger file is of another format version than this Assay reads; the check counts as an error."),
+    Code("ledger-format", "error",
+         "A ledger file is of another format version than this Assay reads; the check counts as an error."),
     Code("ledger-shape", "error", "A ledger file is JSON of the right format but a field is missing or has the wrong type; "
          "the check counts as an error."),
     Code("ledger-misplaced", "error", "A ledger file's claim, check or device differs from its path, or its name is not "

@@ -44,7 +44,8 @@ def bibtex(source: Source) -> str:
         ("year", str(source.year)),
     ]
     if source.venue:
-        fields.append(("booktitle" if kind == "inproceedings" else "journal" if kind == "article" else "howpublished", source.venue))
+        field = "booktitle" if kind == "inproceedings" else "journal" if kind == "article" else "howpublished"
+        fields.append((field, source.venue))
     ids = source.identifiers
     if ids.arxiv:
         fields += [("eprint", ids.arxiv), ("archiveprefix", "arXiv")]

@@ -137,8 +137,9 @@ class Inputs:
         describes its metrics aside: they change what a reader is told, not what runs or how it is read)."""
         key = (claim.id, check.id)
         if key not in self._definitions:
-            definition = check.model_dump(mode="json", exclude={"note": True, "known_failing": True, "expect": {"__all__": {"control"}},
-                                                                "metrics": {"__all__": {"measures", "quantity"}}})
+            definition = check.model_dump(mode="json", exclude={
+                "note": True, "known_failing": True, "expect": {"__all__": {"control"}},
+                "metrics": {"__all__": {"measures", "quantity"}}})
             definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
             self._definitions[key] = digest(json.dumps(definition, sort_keys=True).encode())
         return self._definitions[key]
@@ -230,7 +231,9 @@ def _reason(key: str, before: str | None, now: str | None) -> str:
     elif kind == "data":
         what = f"the data file {name}"
     elif kind == "pin":
-        return f"the lock's pin of {name} changed from {before} to {now}" if before and now else f"the lock's pin of {name} changed"
+        if before and now:
+            return f"the lock's pin of {name} changed from {before} to {now}"
+        return f"the lock's pin of {name} changed"
     else:
         what = name or kind
     if before is None:

@@ -140,7 +140,8 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
     except UnicodeDecodeError as e:
         line = text[: e.start].count(b"\n") + 1
         col = e.start - (text.rfind(b"\n", 0, e.start) + 1) + 1
-        return None, {}, [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")]
+        return None, {}, [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8",
+                                     "save the file as UTF-8")]
     positions: dict[Loc, Pos] = {}
     try:
         node = yaml.compose(source, Loader=_COMPOSER)

@@ -188,7 +188,8 @@ class Expectation(BaseModel):
         "straddles it is inconclusive). Unset: `all` where the verifier recorded per-seed values, else the one value."
     )
     interval: float | None = Field(
-        None, gt=0.5, lt=1, description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset."
+        None, gt=0.5, lt=1,
+        description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset.",
     )
 
     @model_validator(mode="after")
@@ -220,7 +221,8 @@ class MetricSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name, as the verifier records it.")
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
+        description="Metric name, as the verifier records it.")
     unit: Text = Field(description="Its unit (`fraction`, `nats`, `accuracy points`, `MSE`); the ledger keeps it.")
     measures: Text = Field(description="What it measures, in words a reader understands without the code.")
     quantity: Slug | None = Field(
@@ -254,7 +256,8 @@ class Check(BaseModel):
         "A busy machine does not count against it; the wall-clock limit is far above it "
         "(`assay.limits.wall_limit`), so only a hang trips that.",
     )
-    reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = Field(
+    reads: list[Annotated[str, StringConstraints(
+        pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = Field(
         default_factory=list,
         description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
         "their content is an input of the result.",

@@ -89,7 +89,8 @@ class Evaluated(_Part):
         None, description="`holds`, `fails`, or `inconclusive` (seeds disagree, or the mean's interval straddles the threshold). "
         "Unset in results written before seeds were read: `holds` decides."
     )
-    seeds: Literal["value", "all", "mean"] = Field("value", description="How it was read: the one value, every seed, or the mean's interval.")
+    seeds: Literal["value", "all", "mean"] = Field(
+        "value", description="How it was read: the one value, every seed, or the mean's interval.")
     seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied it.")
     seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
     interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
@@ -149,7 +150,8 @@ class Inputs(_Part):
 class RunError(_Part):
     """A run that measured nothing: it crashed, timed out or raised."""
 
-    kind: ErrorKind = Field(description="`error` (an exception), `timeout` (over its CPU or wall limit), `crash` (the process died).")
+    kind: ErrorKind = Field(
+        description="`error` (an exception), `timeout` (over its CPU or wall limit), `crash` (the process died).")
     message: str = Field(description="What happened, without the engine's frames.")
     finished: Timestamp = Field(description="When it ended.")
     inputs_hash: str | None = Field(None, description="The inputs it ran with.")
@@ -182,7 +184,8 @@ class Result(_Part):
     environment: Environment = Field(description="What the machine had.")
     inputs: Inputs = Field(description="What the result was computed from.")
     finished: Timestamp = Field(description="When the measurement finished, in UTC.")
-    last_error: RunError | None = Field(None, description="The latest run errored: shown beside this measurement, which it never replaces.")
+    last_error: RunError | None = Field(
+        None, description="The latest run errored: shown beside this measurement, which it never replaces.")
     unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
 
     @property
@@ -284,8 +287,8 @@ def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
         result = _diagnose(rel, raw)
     named = _key_of(path)
     if named != result.key:
-        raise LedgerProblem("ledger-misplaced",
-                            f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}")
+        raise LedgerProblem("ledger-misplaced", f"{rel} holds the result of {'/'.join(result.key)}, "
+                                                f"not of {'/'.join(named) if named else 'its path'}")
     return result
 
 
@@ -463,5 +466,6 @@ _MACHINE = ("python", "platform", "hostname", "packages", "torch_build", "cudnn"
 def environment_change(old: Result, new: Result) -> str:
     """Which parts of the machine differ between two results, or that none does."""
     a, b = old.environment, new.environment
-    differs = [f"{name} {getattr(a, name)!s} -> {getattr(b, name)!s}" for name in _MACHINE if getattr(a, name) != getattr(b, name)]
+    differs = [f"{name} {getattr(a, name)!s} -> {getattr(b, name)!s}"
+               for name in _MACHINE if getattr(a, name) != getattr(b, name)]
     return "environment differs: " + ", ".join(differs) if differs else "same environment"

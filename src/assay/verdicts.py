@@ -51,7 +51,8 @@ class Outcome:
     when: str = "call"
 
 
-def evaluate(claim: Claim, check: Check, metrics: dict[str, float], seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
+def evaluate(claim: Claim, check: Check, metrics: dict[str, float],
+             seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
     """Each expectation of ``check`` read against the measured value or its per-seed values.
 
     Raises ``VerifierError`` for a metric the verifier did not record."""
@@ -139,7 +140,8 @@ def _beta_inc(a: float, b: float, x: float) -> float:
     d = 1 / (d if abs(d) > 1e-300 else 1e-300)
     f = d
     for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
             d = 1 + num * d
             d = 1 / (d if abs(d) > 1e-300 else 1e-300)
             c = 1 + num / c

@@ -66,7 +66,8 @@ CONTENT = st.one_of(
     YAMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")),
     VALUES.map(lambda v: json.dumps(v).encode()),
     st.dictionaries(st.sampled_from(["format", "claim", "check", "device", "verdict", "metrics", "figures", "inputs",
-                                     "finished", "environment", "message"]), VALUES, max_size=8).map(lambda d: json.dumps(d).encode()),
+                                     "finished", "environment", "message"]), VALUES, max_size=8)
+    .map(lambda d: json.dumps(d).encode()),
 )
 # mostly a record mutated in its own place; else anything anywhere
 FILES = st.lists(st.one_of(mutated(), mutated(), st.tuples(PLACES, st.one_of(CONTENT, mutated().map(lambda m: m[1])))),

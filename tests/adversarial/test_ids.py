@@ -21,8 +21,8 @@ HINT = "  hint: ids look like LIT-590, SOTA-364, THEORY-085, ADR-011"
 def with_id(root: Path, new_id: str) -> Path:
     """The fixture's SOTA-364 with its id line replaced by ``id: <new_id as a YAML string>``."""
     path = root / "claims" / "SOTA-364.yaml"
-    path.write_text(path.read_text(encoding="utf-8").replace("id: SOTA-364\n", f"id: {json.dumps(new_id, ensure_ascii=False)}\n", 1),
-                    encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("id: SOTA-364\n", f"id: {json.dumps(new_id, ensure_ascii=False)}\n", 1), encoding="utf-8")
     return root
 
 

@@ -102,7 +102,8 @@ def test_checks_keep_to_their_cpu_limit_while_other_processes_load_the_machine(p
 
 
 def test_a_second_test_marked_for_the_same_check_fails_and_does_not_write(pytester):
-    tests = textwrap.dedent(GAP_TESTS) + '\n@pytest.mark.claim("SOTA-001", "gap")\ndef test_impostor(evidence):\n    evidence.metric("gap", 0.0)\n'
+    tests = textwrap.dedent(GAP_TESTS) + (
+        '\n@pytest.mark.claim("SOTA-001", "gap")\ndef test_impostor(evidence):\n    evidence.metric("gap", 0.0)\n')
     root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
     result = pytester.runpytest("verify")
     result.assert_outcomes(passed=1, errors=1)
@@ -191,7 +192,8 @@ def test_compare_reruns_without_replacing_and_flags_a_verdict_that_moved_with_th
 
 
 def test_a_rerun_that_changes_the_verdict_with_the_same_inputs_is_flagged_unstable(pytester, monkeypatch):
-    tests = GAP_TESTS.replace('evidence.metric("gap", 2.0)', 'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))')
+    tests = GAP_TESTS.replace('evidence.metric("gap", 2.0)',
+                              'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))')
     root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
     pytester.runpytest("verify").assert_outcomes(passed=1)
     monkeypatch.setenv("GAP", "0.5")

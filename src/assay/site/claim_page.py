@@ -217,7 +217,8 @@ def verdict_sentence(view: ClaimView) -> str:
     parts = [f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran]
     if st.status == "cited-only":
         n = len(claim.assertions)
-        parts = [f"none of its {n} assertions is tested here, and each says why" if n > 1 else "nothing here is tested, and the record says why"]
+        parts = [f"none of its {n} assertions is tested here, and each says why" if n > 1
+                 else "nothing here is tested, and the record says why"]
     not_ran = [DEVICE_WORDS.get(d, d) for d in declared if d not in ran]
     text = head + (", " + "; ".join(parts) if parts and st.status != "cited-only" else (": " + parts[0] if parts else ""))
     if not_ran:
@@ -235,7 +236,8 @@ def _counts(view: ClaimView, device: str) -> str:
         names = [a.by_device.get(device, "not-run") for a in st.assertions]
         total, what = len(names), "assertions"
     else:
-        names = [vocab.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device]) for c in claim.checks]
+        names = [vocab.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device])
+                 for c in claim.checks]
         names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
         total, what = len(names), "checks"
     order = ["supported", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
@@ -326,7 +328,8 @@ def _check(view: ClaimView, i: int, here: str) -> CheckView:
 def _run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
     if s.result is None:  # the ledger file is there and cannot be read
         problem = s.problem.message if s.problem else "no result"
-        return Run(s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], [])
+        return Run(s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}",
+                   [], [], [])
     r = s.result
     measures = [_measure(check, e, r) for e in r.expectation]
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
@@ -386,7 +389,8 @@ def _notes(s: CheckState) -> list[tuple[Status | None, str]]:
     if s.off_lock:
         notes.append((vocab.FLAGS["off-lock"], "; ".join(s.off_lock)))
     if r is not None and r.unstable:
-        notes.append((vocab.FLAGS["unstable"], f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})"))
+        notes.append((vocab.FLAGS["unstable"],
+                      f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})"))
     if s.stale:
         notes.append((vocab.FRESHNESS["stale"], "; ".join(s.stale)))
     return notes
@@ -453,6 +457,7 @@ def _source_href(source: str, locator: str) -> str:
 
 def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:
     rows = [(r.type.replace("_", " "), r.target, ix.titles.get(r.target), r.note) for r in claim.relations]
-    rows += [(f"{b.type.replace('_', ' ')} (from)", b.source, ix.titles.get(b.source), b.note) for b in ix.backlinks.get(claim.id, [])]
+    rows += [(f"{b.type.replace('_', ' ')} (from)", b.source, ix.titles.get(b.source), b.note)
+             for b in ix.backlinks.get(claim.id, [])]
     return rows
 

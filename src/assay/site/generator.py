@@ -61,8 +61,9 @@ def _files(ix: SiteIndex) -> list[Output]:
     everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
     icons = [st.icon for table in VOCABULARIES.values() for st in table.values()]
     colours = [st.colour for table in VOCABULARIES.values() for st in table.values()]
-    out = [Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)), Output("assay.json", everything), Output("assay.bib", bibtex_all(ix.kb)),
-           Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
+    out = [Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)), Output("assay.json", everything),
+           Output("assay.bib", bibtex_all(ix.kb)), Output("graph.json", explorer.json_download(ix)),
+           Output("graph-data.js", explorer.data_script(ix))]
     for view in ix.claims.values():
         for state in view.results:
             for fig in state.result.figures:

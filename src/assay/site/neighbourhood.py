@@ -68,7 +68,8 @@ def placed(ix: SiteIndex, rid: str, depth: int, here: str) -> dict:
         if len(nodes) > MAX_ROWS:
             more.append({"x": round((c - lo) * COL_W + COL_W / 2), "y": height - 6, "n": len(nodes) - MAX_ROWS})
     edges, dash = [], dashes()
-    for a, b, kind in sorted((a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True) if b in pos and b != a):
+    for a, b, kind in sorted((a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True)
+                             if b in pos and b != a):
         (x1, y1), (x2, y2) = pos[a], pos[b]
         edges.append({"x1": x1 + BOX_W, "y1": y1 + BOX_H // 2, "x2": x2, "y2": y2 + BOX_H // 2, "dash": dash.get(kind, ""),
                       "a": a, "b": b, "type": kind})

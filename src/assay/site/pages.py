@@ -168,7 +168,8 @@ def decision_page(ix: SiteIndex, d: Decision) -> Page:
     here = record_doc(d.id)
     governed = sorted(ix.governs.get(d.id, []))
     sections = [(slug, title, paragraphs(text)) for slug, title, text in
-                (("context", "Context", d.context), ("decision", "Decision", d.decision), ("consequences", "Consequences", d.consequences))]
+                (("context", "Context", d.context), ("decision", "Decision", d.decision),
+                 ("consequences", "Consequences", d.consequences))]
     html = render("decision.html", here=here, d=d, trail=breadcrumb("decisions", d.id), sections=sections, governed=governed)
     toc = [(slug, title) for slug, title, _ in sections] + ([("governs", "Links it governs")] if governed else [])
     return Page(here, f"{d.id} {d.title}", html, toc=toc)
@@ -201,8 +202,10 @@ def decisions_index(ix: SiteIndex) -> Page:
 def sources_index(ix: SiteIndex) -> Page:
     here = "sources/index.md"
     rows = [[_record(s.id), Cell(s.title), Cell(", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")),
-             Cell(str(s.year)), Cell(str(len({p.claim for p in ix.cited_by.get(s.id, [])})))] for _, s in sorted(ix.sources.items())]
-    intro = [Cell("Download: "), Cell("BibTeX of every source", "assay.bib"), Cell(" · "), Cell("the knowledge base as JSON", "assay.json")]
+             Cell(str(s.year)), Cell(str(len({p.claim for p in ix.cited_by.get(s.id, [])})))]
+            for _, s in sorted(ix.sources.items())]
+    intro = [Cell("Download: "), Cell("BibTeX of every source", "assay.bib"), Cell(" · "),
+             Cell("the knowledge base as JSON", "assay.json")]
     return Page(here, "Sources", _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro), True,
                 search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"))
 

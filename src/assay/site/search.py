@@ -64,7 +64,8 @@ def claim(ix: SiteIndex, view: ClaimView) -> str:
         cited += [" · ".join(x for x in (title, cit.locator, _identifiers(source)) if x), cit.quote, cit.note or ""]
     checks = "".join(_h(3, f"check-{k.id}", k.id, [k.tests, k.verifier, k.known_failing or "", k.note or ""]) for k in c.checks)
     related = [f"{r.type.replace('_', ' ')} {r.target}: {ix.titles.get(r.target, '')}" for r in c.relations]
-    related += [f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}" for b in ix.backlinks.get(c.id, [])]
+    related += [f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}"
+                for b in ix.backlinks.get(c.id, [])]
     return "".join([
         _h(1, anchor(c.id), f"{c.id} {c.title}", [f"{st.status} · {st.closure} · freshness: {view.freshness}", " ".join(c.tags)]),
         _h(2, "statement", "Statement", [c.statement, c.refined or "", c.no_check_reason or ""]),

@@ -107,7 +107,8 @@ def _submit(kb: KnowledgeBase, executor: Executor, state: RunState) -> None:
         raise RunProblem("interrupted while submitting; nothing was left running") from None
     except Exception as e:  # noqa: BLE001 - sbatch's refusal (a bad partition, a limit), in its own words
         lines = [line for line in str(e).splitlines() if line.strip()]
-        raise RunProblem(f"the {executor.name} executor could not start the tasks: {lines[-1] if lines else type(e).__name__}") from None
+        why = lines[-1] if lines else type(e).__name__
+        raise RunProblem(f"the {executor.name} executor could not start the tasks: {why}") from None
     runstate.save(kb.root, state)
 
 
