@@ -301,3 +301,14 @@ def test_the_installed_assay_script_checks_a_broken_knowledge_base(make_kb):
         "  hint: ids look like LIT-590, SOTA-364, THEORY-085, ADR-011\n",
         "1 error(s), 0 warning(s) in 7 records (3 claims, 2 sources, 1 decisions)\n",
     )
+
+
+def test_a_reader_that_stops_early_ends_the_output_quietly(kb_root):
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-m", "assay.cli", "--root", str(kb_root), "export", "json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader is gone before the first byte, like `| head -0`
+    _, err = child.communicate(timeout=60)
+    assert (child.returncode, err.decode()) == (0, "")

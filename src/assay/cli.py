@@ -10,6 +10,7 @@ import argparse
 import functools
 import gc
 import json
+import os
 import re
 import sys
 import traceback
@@ -368,10 +369,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.root = _root(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a reader that went away shows here, where it is handled, not at exit
+        return status
     except UsageProblem as e:
         print(f"assay: error: {printable(str(e))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`assay status | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         if args.debug:
             traceback.print_exc()
