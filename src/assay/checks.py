@@ -18,7 +18,7 @@ from assay.loader import KnowledgeBase, Loaded
 from assay.model import SERIES, Claim, MetricSpec, Reported, Source, series, series_of
 from assay.results import figure_problems, ledger_path, read_ledger
 from assay.scaffold import placeholders
-from assay.spans import locate, uncovered
+from assay.spans import fields, locate, uncovered
 from assay.verifiers import Index, Verifier, scan
 
 
@@ -324,9 +324,10 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
     checks = [c.id for c in claim.checks]
     for n, dup in _duplicates([a.id for a in claim.assertions]):
         yield f.diag(("assertions", n, "id"), "duplicate-assertion", f"assertion '{dup}' is listed twice")
+    text = fields(claim)
     for n, a in enumerate(claim.assertions):
         for k, span in enumerate(a.filed):
-            if locate(claim, span) is None:
+            if locate(claim, span, text) is None:
                 yield f.diag(("assertions", n, "filed", k), "span-not-in-text",
                              f"assertion '{a.id}': {span!r} is not in the statement or a condition of {claim.id}",
                              "copy the words exactly; an assertion quotes the filed text")

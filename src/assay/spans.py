@@ -37,10 +37,10 @@ def fields(claim: Claim) -> dict[str, str]:
     return out
 
 
-def sentences(claim: Claim) -> list[Sentence]:
-    """Every sentence of the statement and the conditions."""
+def sentences(claim: Claim, text_by_field: dict[str, str] | None = None) -> list[Sentence]:
+    """Every sentence of the statement and the conditions (``text_by_field``: ``fields(claim)``, if already made)."""
     out = []
-    for name, text in fields(claim).items():
+    for name, text in (text_by_field or fields(claim)).items():
         start = 0
         for m in list(_END.finditer(text)) + [None]:
             end = m.start() if m else len(text)
@@ -50,10 +50,11 @@ def sentences(claim: Claim) -> list[Sentence]:
     return out
 
 
-def locate(claim: Claim, span: str) -> tuple[str, int, int] | None:
-    """Where ``span`` lies in the claim's text (field, start, end), or None when it is not there verbatim."""
+def locate(claim: Claim, span: str, text_by_field: dict[str, str] | None = None) -> tuple[str, int, int] | None:
+    """Where ``span`` lies in the claim's text (field, start, end), or None when it is not there verbatim
+    (``text_by_field``: ``fields(claim)``, if already made)."""
     needle = normalise(span)
-    for name, text in fields(claim).items():
+    for name, text in (text_by_field or fields(claim)).items():
         at = text.find(needle)
         if at >= 0 and needle:
             return name, at, at + len(needle)
@@ -62,6 +63,7 @@ def locate(claim: Claim, span: str) -> tuple[str, int, int] | None:
 
 def uncovered(claim: Claim) -> list[Sentence]:
     """The sentences no assertion's span touches."""
-    placed = [where for a in claim.assertions for span in a.filed if (where := locate(claim, span))]
-    return [s for s in sentences(claim)
+    text = fields(claim)
+    placed = [where for a in claim.assertions for span in a.filed if (where := locate(claim, span, text))]
+    return [s for s in sentences(claim, text)
             if not any(f == s.field and start < s.end and s.start < end for f, start, end in placed)]
