@@ -345,7 +345,9 @@ def test_ledger_root_writes_the_ledger_under_another_folder_and_leaves_the_repos
         pytester: pytest.Pytester, tmp_path: Path) -> None:
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     shard = tmp_path / "shard"
-    pytester.runpytest("verify", "--ledger-root", str(shard)).assert_outcomes(passed=1)
+    result = pytester.runpytest("verify", "--ledger-root", str(shard))
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["SOTA-001     verified         gap.cpu: passed"])  # the status this run's result gives
     assert not (root / "results").exists()
     assert ledger(shard)["verdict"] == "passed"
     assert results.read_ledger(shard).diagnostics == []

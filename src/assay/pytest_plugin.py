@@ -732,7 +732,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     from assay.graph import claim_states
 
-    states = claim_states(state.kb)
+    ledger = None
+    if state.ledger_root != state.root:  # this run's results laid over the repository's, as a merge would give
+        ledger = results.read_ledger(state.root)
+        ledger.results.update(results.read_ledger(state.ledger_root).results)
+    states = claim_states(state.kb, ledger)
     tr.section("assay: claims verified in this run")
     for cid in sorted(state.written):
         status = states[cid].status if cid in states else "invalid"
