@@ -4,7 +4,7 @@ For each size: generate sources, claims (with citations, relations, checks) and 
 temp dir; time the generator alone, then `mkdocs build` of the Assay site, then `mkdocs build` of as
 many plain Markdown pages (same theme and plugins) as the baseline; print, per size, a JSON row (wall
 and CPU seconds and peak RSS of each build, their ratio), then open the graph page in headless
-Chromium and print the time until sigma.js has drawn it. At the end, one table of all sizes and
+Chromium and print the time until its canvas has drawn it. At the end, one table of all sizes and
 whether the target holds: the Assay site of 10,000 claims builds within 2x of the plain pages (wall
 time), the graph interactive in under 3 s. The machine may be shared: the CPU ratio is printed beside
 the wall ratio because it moves less with the neighbours' load.
