@@ -116,3 +116,26 @@ def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
         imported = {n.module.removeprefix("assay.") for n in ast.walk(tree)
                     if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("assay")}
         assert imported <= set(cache.PARSE_MODULES), name
+
+
+def test_the_input_parts_a_claim_holds_are_kept_with_its_parse_and_equal_a_fresh_hashing(make_kb, parsed):
+    from assay.inputs import Inputs
+
+    root = make_kb()
+    load(root, cache=True)
+    parsed.clear()
+    kb = load(root, cache=True)  # every parse from the cache
+    assert parsed == []
+    inputs = Inputs(root)
+    for cid, claim in kb.claims.items():
+        kept = kb.by_id[cid].record_parts
+        assert set(kept) == {c.id for c in claim.checks}
+        for check in claim.checks:
+            for device in check.devices:
+                assert inputs.parts(claim, check, device, kept) == Inputs(root).parts(claim, check, device)
+    path = root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace("tier: analytic", "tier: toy", 1))  # a changed definition
+    kb = load(root, cache=True)
+    claim = kb.claims["SOTA-364"]
+    fresh = dict(x for c in claim.checks for x in Inputs(root)._record_parts(claim, c))
+    assert dict(x for parts in kb.by_id["SOTA-364"].record_parts.values() for x in parts) == fresh

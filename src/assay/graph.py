@@ -53,7 +53,9 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, C
     inputs = Inputs(kb.root, cache=len(kb.files) >= CACHE_FROM)
     summary: dict[str, tuple[vocab.Verdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
-        states = check_states(inputs, claim, ledger)
+        loaded = kb.by_id.get(cid)
+        known = loaded.record_parts if loaded is not None and loaded.record is claim else None
+        states = check_states(inputs, claim, ledger, known)
         summary[cid] = (vocab.claim_verdict(claim, states), states)
     inputs.save()
     closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})

@@ -72,6 +72,30 @@ def off_lock(packages: dict[str, str], pins: dict[str, str]) -> list[str]:
     return out
 
 
+def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
+    """The inputs of ``check`` that its record holds: its definition, and the words it tests (the filed words of
+    the assertions it bears on, with its stance; the statement, for a claim not cut into assertions).
+
+    The definition leaves out the check's note, the wording of its known-failing reason and the prose that
+    describes its metrics: they change what a reader is told, not what runs or how it is read."""
+    definition = check.model_dump(mode="json", exclude={"note": True, "known_failing": True, "expect": {"__all__": {"control"}},
+                                                        "metrics": {"__all__": {"measures", "quantity"}}})
+    definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
+    parts = [(f"check:{claim.id}#{check.id}", digest(json.dumps(definition, sort_keys=True).encode()))]
+    testing = claim.assertions_testing(check.id)
+    if testing:
+        words = [(a.id, a.filed, [e.stance for e in a.evidence if e.check == check.id]) for a in testing]
+        parts.append((f"words:{claim.id}#{check.id}", digest(json.dumps(words, sort_keys=True).encode())))
+    else:
+        parts.append((f"statement:{claim.id}", digest(claim.statement.encode())))
+    return parts
+
+
+def claim_record_parts(claim: Claim) -> dict[str, list[tuple[str, str]]]:
+    """``record_parts`` of every check of ``claim``, by check id: what the parse cache keeps with the claim."""
+    return {check.id: record_parts(claim, check) for check in claim.checks}
+
+
 class Inputs:
     """The input parts of every check, for one state of the repository under ``root``."""
 
@@ -84,18 +108,17 @@ class Inputs:
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
         self._code_parts: dict[str, dict[str, str]] = {}
-        self._definitions: dict[tuple[str, str], str] = {}
+        self._definitions: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._off_lock: dict[tuple[tuple[str, str], ...], list[str]] = {}
 
-    def parts(self, claim: Claim, check: Check, device: str) -> dict[str, str]:
-        """Every input of ``check``'s result on ``device``, each hashed or versioned."""
-        parts = {f"check:{claim.id}#{check.id}": self._definition(claim, check)}
-        testing = claim.assertions_testing(check.id)
-        if testing:  # the sentences it tests: the filed words of the assertions it bears on, with its stance
-            words = [(a.id, a.filed, [e.stance for e in a.evidence if e.check == check.id]) for a in testing]
-            parts[f"words:{claim.id}#{check.id}"] = digest(json.dumps(words, sort_keys=True).encode())
-        else:
-            parts[f"statement:{claim.id}"] = digest(claim.statement.encode())
+    def parts(self, claim: Claim, check: Check, device: str,
+              known: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, str]:
+        """Every input of ``check``'s result on ``device``, each hashed or versioned.
+
+        ``known``: the record's parts of each check as ``record_parts`` made them when the claim was parsed
+        (kept with the parse in ``assay.cache``), so a large knowledge base does not hash them again."""
+        record = (known or {}).get(check.id) or self._record_parts(claim, check)
+        parts = dict(record)
         parts.update(self.code_parts(check.verifier.split("::")[0]))
         for name in check.reads:
             parts[f"data:{name}"] = self.file_digest(self.root / name)
@@ -132,16 +155,10 @@ class Inputs:
             self._closures[module] = tuple(sorted(seen))
         return self._closures[module]
 
-    def _definition(self, claim: Claim, check: Check) -> str:
-        """The hash of what the check is (its note, the wording of its known-failing reason and the prose that
-        describes its metrics aside: they change what a reader is told, not what runs or how it is read)."""
+    def _record_parts(self, claim: Claim, check: Check) -> list[tuple[str, str]]:
         key = (claim.id, check.id)
         if key not in self._definitions:
-            definition = check.model_dump(mode="json", exclude={
-                "note": True, "known_failing": True, "expect": {"__all__": {"control"}},
-                "metrics": {"__all__": {"measures", "quantity"}}})
-            definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
-            self._definitions[key] = digest(json.dumps(definition, sort_keys=True).encode())
+            self._definitions[key] = record_parts(claim, check)
         return self._definitions[key]
 
     def file_digest(self, path: Path) -> str:

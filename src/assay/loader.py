@@ -110,6 +110,9 @@ class Loaded:
     record: Record | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unlisted: int = 0  # problems found but not made into diagnostics (see _from_pydantic)
+    #: a claim's input parts that its record holds, by check (``assay.inputs.claim_record_parts``): made when the
+    #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
+    record_parts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -447,5 +450,9 @@ def _load_cached(path: Path, root: Path, store: ParseCache | None) -> Loaded:
     loaded = store.get(rel, current)
     if loaded is None:
         loaded = load_file(path, root)
+        if isinstance(loaded.record, Claim):
+            from assay.inputs import claim_record_parts  # inputs reads files through this module
+
+            loaded.record_parts = claim_record_parts(loaded.record)
         store.put(rel, current, loaded)
     return loaded

@@ -144,8 +144,9 @@ class CheckState:
         return [name for name, on in (("off-lock", self.off_lock), ("unstable", self.result and self.result.unstable)) if on]
 
 
-def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckState]:
-    """The state of every check of ``claim`` on every device it declares."""
+def check_states(inputs: Inputs, claim: Claim, ledger: Ledger,
+                 known: dict[str, list[tuple[str, str]]] | None = None) -> list[CheckState]:
+    """The state of every check of ``claim`` on every device it declares (``known``: see ``Inputs.parts``)."""
     from assay.inputs import stale_reasons
 
     states = []
@@ -158,7 +159,7 @@ def check_states(inputs: Inputs, claim: Claim, ledger: Ledger) -> list[CheckStat
             elif result is None:
                 states.append(CheckState(claim.id, check.id, device, "not-run", [], None))
             else:
-                current = inputs.parts(claim, check, device)
+                current = inputs.parts(claim, check, device, known)
                 reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
                 states.append(CheckState(claim.id, check.id, device, result.status, reasons, result,
                                          inputs.off_lock(result.environment.packages)))
