@@ -61,6 +61,22 @@ ENVIRONMENT = {
 }
 
 
+@pytest.fixture(scope="session")
+def repo_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's own site, built strict once per test process (the browser tests read it, none writes)."""
+    from tests.test_site import REPO, build_site
+
+    return build_site(REPO, tmp_path_factory.mktemp("repo_site"))
+
+
+@pytest.fixture(scope="session")
+def fixture_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture knowledge base's site (tests/fixtures/site_kb), built strict once per test process."""
+    from tests.test_site import build_site, fresh_copy
+
+    return build_site(fresh_copy(tmp_path_factory.mktemp("site_kb")), tmp_path_factory.mktemp("fixture_site"))
+
+
 def write_result(root: Path, claim_id: str, check_id: str, device: str, verdict: str, *,
                  parts: dict[str, str] | None = None, environment: dict | None = None, **metrics: float) -> Path:
     """Write a fresh, valid ledger result as the pytest plugin would (``parts`` overrides input parts)."""

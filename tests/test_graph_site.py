@@ -10,9 +10,6 @@ to build/screens/graph-*.png.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -20,11 +17,9 @@ import pytest
 
 from assay.site import explorer
 from assay.site.markup import BACKGROUNDS, contrast
-from tests.test_site import REPO, build_site, fresh_copy
+from tests.browser import CHROMIUM, launch, new_page, serve
+from tests.test_site import REPO
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 SHOTS = REPO / "build" / "screens"
 NAMED = ["depends_on", "supports", "contradicts", "refines", "generalises", "compared_against"]
 
@@ -82,25 +77,14 @@ def test_the_layout_puts_what_is_rested_on_first_and_wraps_a_tall_layer() -> Non
 # --- the built sites --------------------------------------------------------------------------------
 
 
-def _serve(site: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+@pytest.fixture(scope="module")
+def repo_site(repo_site_dir: Path) -> Iterator[str]:
+    yield from serve(repo_site_dir)
 
 
 @pytest.fixture(scope="module")
-def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _serve(build_site(REPO, tmp_path_factory.mktemp("graph_repo")))
-
-
-@pytest.fixture(scope="module")
-def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _serve(build_site(fresh_copy(tmp_path_factory.mktemp("graph_kb")), tmp_path_factory.mktemp("graph_fixture")))
+def fixture_site(fixture_site_dir: Path) -> Iterator[str]:
+    yield from serve(fixture_site_dir)
 
 
 @pytest.fixture(scope="module")
@@ -116,10 +100,7 @@ def repo_graph() -> dict:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    yield from launch()
 
 
 # Records every stroke the page makes on a canvas: its colour, dash pattern and width.
@@ -134,14 +115,7 @@ CanvasRenderingContext2D.prototype.stroke = function (...args) {
 
 
 def _page(browser, width: int = 1280, dark: bool = False, strokes: bool = False):
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light")
-    page = context.new_page()
-    if strokes:
-        page.add_init_script(STROKES)
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return page, errors
+    return new_page(browser, width, dark, STROKES if strokes else None)
 
 
 def _graph(page, url: str) -> dict:

@@ -325,5 +325,5 @@ def test_downloads_sit_beside_the_pages(built: Path) -> None:
     assert (built / "figures" / "SOTA-364" / "leak-exists.cpu.curves.svg").is_file()
 
 
-def test_the_repository_site_builds_strict(tmp_path: Path) -> None:
-    assert (build_site(REPO, tmp_path) / "index.html").is_file()
+def test_the_repository_site_builds_strict(repo_site_dir: Path) -> None:
+    assert (repo_site_dir / "index.html").is_file()  # build_site asserts a clean --strict build

@@ -9,20 +9,15 @@ schemes. Screenshots (light and dark, wide and narrow) go to build/screenshots/ 
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from tests.test_site import REPO, build_site, fresh_copy
+from tests.browser import CHROMIUM, launch, new_page, serve
+from tests.test_site import REPO
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 SHOTS = REPO / "build" / "screenshots"
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -30,36 +25,21 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/ch
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_site(fresh_copy(tmp_path_factory.mktemp("browser_kb")), tmp_path_factory.mktemp("browser"))
+def site(fixture_site_dir: Path) -> Path:
+    return fixture_site_dir
 
 
 @pytest.fixture(scope="module")
 def server(site: Path) -> Iterator[str]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    yield from serve(site)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    yield from launch()
 
 
-def _page(browser, width: int = 1280, dark: bool = False):
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
-    return page, errors
+_page = new_page
 
 
 def _shoot(page, name: str) -> None:
@@ -125,9 +105,9 @@ ABSOLUTE = re.compile(r"(?<![\w.:/<])/(home|usr|tmp|root|Users|opt|var|work|mnt|
 
 
 @pytest.fixture(scope="module")
-def repo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def repo_site(repo_site_dir: Path) -> Path:
     """The repository's own knowledge base, built as the site a reader meets."""
-    return build_site(REPO, tmp_path_factory.mktemp("repo_site"))
+    return repo_site_dir
 
 
 def _contrast(rgb_a: list[float], rgb_b: list[float]) -> float:
