@@ -15,18 +15,9 @@ from assay.inputs import input_hash
 
 matplotlib.use("Agg")
 from assay.loader import load
+from tests.verify_kb import SOURCE  # the one-source knowledge base both suites start from
 
 pytest_plugins = ["pytester"]
-
-SOURCE = """\
-# yaml-language-server: $schema=../schema/source.schema.json
-id: LIT-001
-kind: paper
-title: A paper
-authors: [A. Author]
-year: 2020
-identifiers: {url: "https://example.org/a"}
-"""
 
 CLAIM = """\
 # yaml-language-server: $schema=../schema/claim.schema.json
