@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from assay.graph import ClaimState, build, to_json
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Source
-from assay.results import RunError
+from assay.results import RunError, clean_message
 
 
 def bibkey(source: Source) -> str:
@@ -105,8 +105,6 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
 
 def _error(error: RunError) -> dict[str, Any]:
     """The last error as a reader may see it: no engine frames, no machine paths (``clean_message``)."""
-    from assay.site.claim_page import clean_message
-
     return {**error.model_dump(mode="json"), "message": clean_message(error.message)}
 
 
