@@ -36,7 +36,7 @@ UNUSED_DAYS = 30
 
 Stamp = tuple[int, int, int, int, int]
 #: The modules of Assay a parse depends on (they import no other): a change to one starts the cache afresh.
-PARSE_MODULES = ("loader", "model", "diagnostics", "cache", "verifiers", "inputs")
+PARSE_MODULES = ("loader", "model", "diagnostics", "cache", "verifiers", "inputs", "rules", "spans", "blanks")
 
 
 def folder() -> Path:

@@ -19,10 +19,10 @@ from typing import Callable
 
 from assay import checks, export, graph, schema
 from assay import status as vocab
+from assay.blanks import RECORD_TEMPLATES
 from assay.diagnostics import printable
 from assay.loader import KnowledgeBase, Loaded, load
 from assay.model import BY_KIND, SERIES, Claim, series_of
-from assay.scaffold import RECORD_TEMPLATES
 from assay.status import CheckState
 
 
@@ -175,7 +175,7 @@ def _invalid_claims(kb: KnowledgeBase) -> list[Loaded]:
     not validate or cannot be read, or the second file of an id."""
     return [f for f in kb.files
             if (f.folder == BY_KIND["claim"].folder or getattr(series_of(f.id), "model", None) is Claim)
-            and (f.record is None or kb.claims.get(f.record.id) is not f.record)]
+            and (f.model is not Claim or kb.claim_files.get(f.id) is not f)]
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

@@ -12,8 +12,10 @@ import errno
 import gc
 import heapq
 import os
+import pickle
 import stat
 import unicodedata
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,9 @@ from pydantic import BaseModel, ValidationError
 from assay.cache import CACHE_FROM, ParseCache, stamp
 from assay.diagnostics import PER_FILE, Diagnostic
 from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
+from assay.rules import Links
+from assay.rules import links as record_links
+from assay.rules import local as local_rules
 
 Loc = tuple[str | int, ...]
 Pos = tuple[int, int]
@@ -99,20 +104,115 @@ _COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALARS = yaml.constructor.SafeConstructor()
 
 
-@dataclass
 class Loaded:
-    """One record file as read: its data, where each field sits, the validated record or None."""
+    """One record file as read: its data, where each field sits, the validated record or None.
 
-    path: str
-    folder: str
-    data: dict[str, Any] | None = None
-    positions: dict[Loc, Pos] = field(default_factory=dict)
-    record: Record | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    unlisted: int = 0  # problems found but not made into diagnostics (see _from_pydantic)
-    #: a claim's input parts that its record holds, by check (``assay.inputs.claim_record_parts``): made when the
-    #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
-    record_parts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
+    the record included, ``assay.rules``), the model of its valid record and its ``links``. The rest (the
+    data, the positions, the record, its input parts) is what a page or a diagnostic needs of one file;
+    taken from the parse cache it stays one pickled string until first read, so a command over 50,000
+    records thaws only the records it looks at.
+    """
+
+    __slots__ = ("path", "folder", "diagnostics", "unlisted", "rules", "_id", "_named", "_model", "_links", "_frozen",
+                 "_data", "_positions", "_record", "_record_parts")
+
+    def __init__(self, path: str, folder: str, data: dict[str, Any] | None = None, positions: dict[Loc, Pos] | None = None,
+                 record: Record | None = None, diagnostics: list[Diagnostic] | None = None, unlisted: int = 0,
+                 record_parts: dict[str, list[tuple[str, str]]] | None = None):
+        self.path, self.folder = path, folder
+        self._data, self._positions, self._record = data, positions if positions is not None else {}, record
+        #: a claim's input parts that its record holds, by check (``assay.inputs.claim_record_parts``): made when the
+        #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
+        self._record_parts = record_parts if record_parts is not None else {}
+        self._frozen: bytes | None = None
+        self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
+        self.unlisted = unlisted  # problems found but not made into diagnostics (see _from_pydantic)
+        self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.rules.local)
+        self._id: str | None = None
+        self._named = False
+        self._model: type[Record] | None = None
+        self._links: Links | None = None
+
+    def seal(self) -> None:
+        """Derive what every command needs of the file once it is read: its id, model, links and rule diagnostics."""
+
+        value = (self._data or {}).get("id")
+        self._named = isinstance(value, str) and series(value) is not None
+        self._id = value if self._named else Path(self.path).stem
+        self._model = type(self._record) if self._record is not None else None
+        self._links = record_links(self._record)
+        self.rules = local_rules(self)
+
+    def __getstate__(self) -> tuple:
+        frozen = self._frozen
+        if frozen is None:
+            frozen = pickle.dumps((self._data, self._positions, self._record, self._record_parts), pickle.HIGHEST_PROTOCOL)
+        return (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
+                self.id, self.named, self.model, self.links, frozen)
+
+    def __setstate__(self, state: tuple) -> None:
+        (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
+         self._id, self._named, self._model, self._links, self._frozen) = state
+
+    def _thaw(self) -> None:
+        if self._frozen is not None:
+            self._data, self._positions, self._record, self._record_parts = pickle.loads(self._frozen)
+            self._frozen = None
+
+    @property
+    def data(self) -> dict[str, Any] | None:
+        self._thaw()
+        return self._data
+
+    @data.setter
+    def data(self, value: dict[str, Any] | None) -> None:
+        self._thaw()
+        self._data = value
+
+    @property
+    def positions(self) -> dict[Loc, Pos]:
+        self._thaw()
+        return self._positions
+
+    @positions.setter
+    def positions(self, value: dict[Loc, Pos]) -> None:
+        self._thaw()
+        self._positions = value
+
+    @property
+    def record(self) -> Record | None:
+        self._thaw()
+        return self._record
+
+    @record.setter
+    def record(self, value: Record | None) -> None:
+        self._thaw()
+        self._record = value
+
+    @property
+    def record_parts(self) -> dict[str, list[tuple[str, str]]]:
+        self._thaw()
+        return self._record_parts
+
+    @record_parts.setter
+    def record_parts(self, value: dict[str, list[tuple[str, str]]]) -> None:
+        self._thaw()
+        self._record_parts = value
+
+    @property
+    def model(self) -> type[Record] | None:
+        """The model of the file's valid record (Claim, Source, Decision), or None when it did not validate."""
+        if self._id is None:  # not sealed: made by hand
+            return type(self.record) if self.record is not None else None
+        return self._model
+
+    @property
+    def links(self) -> Links | None:
+        """What the valid record names outside itself (``assay.rules.Links``); None when it did not validate."""
+        if self._id is None:
+            return record_links(self.record)
+        return self._links
 
     @property
     def id(self) -> str:
@@ -121,14 +221,23 @@ class Loaded:
         The key of the file in the graph, the site's paths and the CLI: a malformed id (`' SOTA-364'`,
         `'SOTA-３６８'`, `'SOTA-1/../x'`) never becomes one; it is reported as bad-id where it is written.
         """
+        if self._id is not None:
+            return self._id
         value = (self.data or {}).get("id")
         return value if isinstance(value, str) and series(value) else Path(self.path).stem
 
+    @property
+    def named(self) -> bool:
+        """Whether the file goes by the id its record writes (else by its stem: the id is missing or malformed)."""
+        value = (self.data or {}).get("id") if self._id is None else None
+        return self._named if self._id is not None else isinstance(value, str) and series(value) is not None
+
     def where(self, loc: Loc) -> Pos:
         """Line and column of the deepest known prefix of ``loc``."""
+        positions = self.positions
         for n in range(len(loc), -1, -1):
-            if loc[:n] in self.positions:
-                return self.positions[loc[:n]]
+            if loc[:n] in positions:
+                return positions[loc[:n]]
         return (1, 1)
 
     def diag(self, loc: Loc, code: str, message: str, hint: str | None = None) -> Diagnostic:
@@ -244,7 +353,13 @@ def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int, see
 
 
 def load_file(path: Path, root: Path) -> Loaded:
-    """Read and validate one record file; all problems are in ``Loaded.diagnostics``."""
+    """Read and validate one record file; all problems are in ``Loaded.diagnostics`` and ``Loaded.rules``."""
+    loaded = _parse_file(path, root)
+    loaded.seal()
+    return loaded
+
+
+def _parse_file(path: Path, root: Path) -> Loaded:
     rel = path.relative_to(root).as_posix()
     folder = path.parent.name
     loaded = Loaded(rel, folder)
@@ -386,30 +501,59 @@ def _type_name(value: Any) -> str:
 # --- the whole knowledge base -------------------------------------------------------------------
 
 
+class Records(Mapping[str, Any]):
+    """Valid records of one kind by id, read from their files when looked at (``Loaded.record`` thaws one)."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: dict[str, Loaded]):
+        self.files = files
+
+    def __getitem__(self, rid: str) -> Any:
+        return self.files[rid].record
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
 @dataclass
 class KnowledgeBase:
     """Every record file under a root, loaded; diagnostics of reading and of each record.
 
-    The indices are built once, when the knowledge base is made: ``files`` is not to change after.
+    The indices are built once, when the knowledge base is made: ``files`` is not to change after. They
+    hold files, not records: a record is thawed from the parse cache only when it is looked at.
     """
 
     root: Path
     files: list[Loaded]
     #: The first file of each id (a duplicate is reported by ``assay.checks``).
     by_id: dict[str, Loaded] = field(init=False, repr=False)
-    #: Valid records of each kind by id; the first of a duplicated id wins, as in ``by_id``.
-    claims: dict[str, Claim] = field(init=False, repr=False)
-    sources: dict[str, Source] = field(init=False, repr=False)
-    decisions: dict[str, Decision] = field(init=False, repr=False)
+    #: The files of the valid records of each kind by id; the first of a duplicated id wins, as in ``by_id``.
+    claim_files: dict[str, Loaded] = field(init=False, repr=False)
+    source_files: dict[str, Loaded] = field(init=False, repr=False)
+    decision_files: dict[str, Loaded] = field(init=False, repr=False)
+    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects.
+    claims: Records = field(init=False, repr=False)
+    sources: Records = field(init=False, repr=False)
+    decisions: Records = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.by_id, self.claims, self.sources, self.decisions = {}, {}, {}, {}
-        valid: dict[type[Record], dict[str, Any]] = {Claim: self.claims, Source: self.sources, Decision: self.decisions}
+        self.by_id, self.claim_files, self.source_files, self.decision_files = {}, {}, {}, {}
+        valid: dict[Any, dict[str, Loaded]] = {Claim: self.claim_files, Source: self.source_files,
+                                               Decision: self.decision_files}
         for f in self.files:
             self.by_id.setdefault(f.id, f)
-            for cls, index in valid.items():
-                if isinstance(f.record, cls):
-                    index.setdefault(f.record.id, f.record)
+            index = valid.get(f.model)
+            if index is not None:
+                index.setdefault(f.id, f)
+        self.claims, self.sources, self.decisions = Records(self.claim_files), Records(self.source_files), Records(
+            self.decision_files)
 
 
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:

@@ -1,0 +1,228 @@
+"""Rules within one record, and what the rules across records read of it.
+
+A rule here needs the record file alone, so its diagnostics are made once per change of the file and
+kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
+left, a claim's references within itself resolve, its assertions cover its text and name its checks,
+its metrics are declared. ``links`` is the little that ``assay.checks`` needs of a record to check it
+against the others (the ids it names, its checks' verifiers, a source's date), so that a knowledge
+base of 50,000 records is checked without thawing a single record.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING
+
+from assay.blanks import placeholders
+from assay.diagnostics import Diagnostic
+from assay.model import SERIES, Claim, MetricSpec, Reported, Source, series
+from assay.spans import fields, locate, uncovered
+
+if TYPE_CHECKING:
+    from assay.loader import Loaded
+
+Loc = tuple[str | int, ...]
+
+
+class Links:
+    """What a valid record names that lies outside it, in file order; made once per parse."""
+
+    __slots__ = ("sources", "relations", "checks", "compared", "order")
+
+    def __init__(self, sources: tuple[tuple[Loc, str], ...] = (), relations: tuple[tuple[str, str], ...] = (),
+                 checks: tuple[tuple[str, str], ...] = (), compared: tuple[tuple[str, str], ...] = (), order: str = ""):
+        self.sources = sources  # (where, source id): a claim's citations, reported numbers and discrepancies
+        self.relations = relations  # (type, target) of a claim's relations
+        self.checks = checks  # (check id, verifier) of a claim's checks
+        self.compared = compared  # (source, decision) of a source's compared_against
+        self.order = order  # a source's date, else its year: what orders sources (ADR-011)
+
+    def __reduce__(self) -> tuple:
+        return Links, (self.sources, self.relations, self.checks, self.compared, self.order)
+
+    def depends_on(self) -> list[str]:
+        return [target for kind, target in self.relations if kind == "depends_on"]
+
+
+def links(record: object) -> Links | None:
+    """The ``Links`` of a valid record; None for a record that did not validate."""
+    if isinstance(record, Claim):
+        return Links(
+            sources=tuple(((name, n, "source"), item.source) for name in ("citations", "reported", "discrepancies")
+                          for n, item in enumerate(getattr(record, name))),
+            relations=tuple((r.type, r.target) for r in record.relations),
+            checks=tuple((c.id, c.verifier) for c in record.checks),
+        )
+    if isinstance(record, Source):
+        return Links(compared=tuple((c.source, c.decision) for c in record.compared_against),
+                     order=record.date or str(record.year))
+    return Links() if record is not None else None
+
+
+def suggest(name: str, known: Collection[str]) -> str | None:
+    """A 'did you mean' hint; it compares ``name`` with every known id, so only a fault may call it."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def local(f: Loaded) -> list[Diagnostic]:
+    """Every diagnostic of the rules within the record file ``f``."""
+    found = list(_identity(f)) + list(_placeholders(f))
+    if isinstance(f.record, Claim):
+        found += list(_claim_references(f, f.record))
+        found += list(_assertions(f, f.record))
+        found += list(_metrics(f, f.record))
+    return found
+
+
+def _identity(f: Loaded) -> Iterator[Diagnostic]:
+    if f.data is None or not isinstance(f.data.get("id"), str):
+        return
+    rid, stem = f.data["id"], f.path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    prefix = series(rid)
+    if prefix is None:
+        return  # a malformed id is a bad-id where it is written; the file goes by its stem (Loaded.id)
+    if rid != stem:
+        yield f.diag(("id",), "id-mismatch", f"id '{rid}' differs from the file name '{stem}.yaml'",
+                     f"rename the file to {rid}.yaml or change the id")
+    if SERIES[prefix].folder != f.folder:
+        yield f.diag(("id",), "wrong-folder", f"'{rid}' is a {prefix} record and belongs in {SERIES[prefix].folder}/")
+
+
+def _claim_references(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    """The references a claim makes within itself (those to other records are ``assay.checks``')."""
+    for n, rel in enumerate(claim.relations):
+        if rel.target == claim.id:
+            yield f.diag(("relations", n, "target"), "self-relation", f"{claim.id} {rel.type} itself")
+    reported = [r.id for r in claim.reported]
+    for n, dup in duplicates(reported):
+        yield f.diag(("reported", n, "id"), "duplicate-reported", f"reported number '{dup}' is listed twice")
+    for n, dup in duplicates([c.id for c in claim.checks]):
+        yield f.diag(("checks", n, "id"), "duplicate-check", f"check '{dup}' is listed twice")
+    for n, check in enumerate(claim.checks):
+        for k, exp in enumerate(check.expect):
+            if exp.reported and exp.reported not in reported:
+                yield f.diag(("checks", n, "expect", k, "reported"), "unknown-reported",
+                             f"'{exp.reported}' is not a reported number of {claim.id}", suggest(exp.reported, reported))
+
+
+def duplicates(values: list[str]) -> Iterator[tuple[int, str]]:
+    seen: set[str] = set()
+    for n, v in enumerate(values):
+        if v in seen:
+            yield n, v
+        seen.add(v)
+
+
+def _assertions(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    """Every sentence in an assertion, every span in the text, every check and citation an assertion names real."""
+    cid = claim.id
+    if not claim.assertions:
+        return  # not cut yet: its status summarises its checks (assay.status.claim_verdict)
+    yield from _assertion_fields(f, claim)
+    for sentence in uncovered(claim):
+        loc = ("statement",) if sentence.field == "statement" else ("conditions", int(sentence.field[11:-1]))
+        yield f.diag(loc, "uncovered-sentence", f"no assertion of {cid} covers: {sentence.text!r}",
+                     "quote it in an assertion's filed: list")
+    for n, check in enumerate(claim.checks):
+        if check.tier != "analytic" and not any(e.control for e in check.expect):
+            yield f.diag(("checks", n, "expect"), "no-control", f"check '{check.id}' of {cid} marks no control",
+                         "mark the expectation that must hold for a model without the effect: control: true")
+    used = {e.check for a in claim.assertions for e in a.evidence}
+    for n, check in enumerate(claim.checks):
+        if check.id not in used:
+            yield f.diag(("checks", n, "id"), "unused-check", f"check '{check.id}' is evidence for no assertion of {cid}",
+                         "add it to an assertion's evidence with its stance (supports or refutes)")
+
+
+def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    checks = [c.id for c in claim.checks]
+    for n, dup in duplicates([a.id for a in claim.assertions]):
+        yield f.diag(("assertions", n, "id"), "duplicate-assertion", f"assertion '{dup}' is listed twice")
+    text = fields(claim)
+    for n, a in enumerate(claim.assertions):
+        for k, span in enumerate(a.filed):
+            if locate(claim, span, text) is None:
+                yield f.diag(("assertions", n, "filed", k), "span-not-in-text",
+                             f"assertion '{a.id}': {span!r} is not in the statement or a condition of {claim.id}",
+                             "copy the words exactly; an assertion quotes the filed text")
+        for k, e in enumerate(a.evidence):
+            if e.check not in checks:
+                yield f.diag(("assertions", n, "evidence", k, "check"), "unknown-check",
+                             f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have",
+                             suggest(e.check, checks))
+                continue
+            expected = [x.metric for x in claim.check(e.check).expect]
+            for j, metric in enumerate(e.metrics):
+                if metric not in expected:
+                    yield f.diag(("assertions", n, "evidence", k, "metrics", j), "unknown-metric",
+                                 f"assertion '{a.id}' reads metric '{metric}', which no expectation of check '{e.check}' names",
+                                 suggest(metric, expected) or f"its expectations name: {', '.join(expected)}")
+        for k, number in enumerate(a.source.citations):
+            if number > len(claim.citations):
+                yield f.diag(("assertions", n, "source", "citations", k), "unknown-citation",
+                             f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}")
+
+
+def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    """Every metric an expectation names is declared; a reported number stands beside one of its own kind only."""
+    cid = claim.id
+    reported = {r.id: r for r in claim.reported}
+    for n, check in enumerate(claim.checks):
+        declared = [m.name for m in check.metrics]
+        for k, exp in enumerate(check.expect):
+            spec = check.metric(exp.metric)
+            if spec is None:
+                yield f.diag(("checks", n, "expect", k, "metric"), "undeclared-metric",
+                             f"check '{check.id}' of {cid} does not declare metric '{exp.metric}'",
+                             "add it under the check's metrics: with its unit and what it measures"
+                             + (f" (declared: {', '.join(declared)})" if declared else ""))
+            elif exp.reported in reported and not comparable(spec, reported[exp.reported]):
+                r = reported[exp.reported]
+                yield f.diag(("checks", n, "expect", k, "reported"), "incomparable-reported",
+                             f"check '{check.id}': '{exp.metric}' ({_kind(spec.quantity, spec.unit)}) cannot stand beside "
+                             f"reported '{r.id}' ({_kind(r.quantity, r.unit)})",
+                             "link only a number of the same quantity in the same unit; otherwise drop reported: and the "
+                             "paper's number stays on the page as context")
+
+
+def comparable(spec: MetricSpec, r: Reported) -> bool:
+    """Whether our metric and a reported number measure the same quantity in the same unit."""
+    return bool(spec.quantity) and spec.quantity == r.quantity and _unit_key(spec.unit) == _unit_key(r.unit)
+
+
+def _unit_key(unit: str) -> str:
+    return " ".join(unit.lower().split())
+
+
+def _kind(quantity: str | None, unit: str) -> str:
+    return f"{quantity or 'no quantity declared'}, in {unit}"
+
+
+def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
+    """Texts that `assay new` wrote and nobody replaced, looked for in the fields it writes them to."""
+    where = placeholders()
+    for loc, value in _at(f.data, where.fields.get(f.folder, ())):
+        if " ".join(value.split()) in where.texts:
+            yield f.diag(loc, "placeholder", f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
+                         "replace it with what the source says")
+
+
+def _at(data: object, paths: tuple[tuple, ...]) -> Iterator[tuple[tuple, str]]:
+    """The string values at ``paths`` in ``data`` (``"*"`` in a path stands for every list index)."""
+    for path in paths:
+        todo: list[tuple[tuple, object]] = [((), data)]
+        for part in path:
+            nxt: list[tuple[tuple, object]] = []
+            for loc, node in todo:
+                if part == "*" and isinstance(node, list):
+                    nxt += [(loc + (i,), v) for i, v in enumerate(node)]
+                elif isinstance(node, dict) and part in node:
+                    nxt.append((loc + (part,), node[part]))
+            todo = nxt
+        yield from ((loc, v) for loc, v in todo if isinstance(v, str))
+
+
+def _dotted(loc: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
