@@ -86,7 +86,7 @@ def test_a_cache_folder_others_can_write_is_neither_read_nor_written(make_kb, pa
 def test_another_version_of_the_engine_starts_afresh(make_kb, parsed, monkeypatch):
     root = make_kb()
     load(root, cache=True)
-    monkeypatch.setattr(cache, "_engine", lambda: "another engine")
+    monkeypatch.setattr(cache, "_engine", lambda also=(): "another engine")
     parsed.clear()
     load(root, cache=True)
     assert len(parsed) == 6

@@ -82,9 +82,9 @@ def test_a_figure_whose_file_differs_from_its_hash_is_not_published(kb_root):
     r = result(path)
     fig = results.Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=results.sha256(b"<svg>drawn</svg>"))
     results.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
-    assert results.figure_problems(kb_root, result(path)) == []
+    assert results.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
     (path.parent / fig.file).write_text("<svg>another run's</svg>")  # a run killed between the two writes
-    assert results.figure_problems(kb_root, result(path)) == [
+    assert results.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
         "log-n-cap.cpu.curve.svg is not the figure this result drew (its hash differs)"]
     assert not any(o.path.startswith("figures/THEORY-085") for o in generate(kb_root))
 

@@ -46,7 +46,7 @@ def folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay"
 
 
-def stamp(path: Path) -> Stamp | None:
+def stamp(path: str | Path) -> Stamp | None:
     """What ``stat`` says of a regular file, not followed through a link; None for anything else."""
     try:
         st = os.stat(path, follow_symlinks=False)
@@ -57,30 +57,34 @@ def stamp(path: Path) -> Stamp | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _engine() -> str:
-    """The code a parse depends on: Python, pydantic, PyYAML and the ``PARSE_MODULES`` of Assay."""
+def _engine(also: tuple[str, ...] = ()) -> str:
+    """The code a parse depends on: Python, pydantic, PyYAML, the ``PARSE_MODULES`` of Assay and the modules
+    ``also`` (``("*",)``: every module of the package's top level)."""
     h = hashlib.sha256(sys.version.encode())
     for package in ("pydantic", "pydantic-core", "PyYAML"):
         try:
             h.update(f"{package}={metadata.version(package)}".encode())
         except metadata.PackageNotFoundError:
             h.update(package.encode())
-    for name in PARSE_MODULES:
-        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    here = Path(__file__).parent
+    names = sorted(p.stem for p in here.glob("*.py")) if also == ("*",) else [*PARSE_MODULES, *also]
+    for name in names:
+        h.update((here / f"{name}.py").read_bytes())
     return h.hexdigest()
 
 
 class ParseCache:
     """The parses of one kind of file (``kind``: records, say) under one knowledge base ``root``."""
 
-    def __init__(self, root: Path, kind: str):
+    def __init__(self, root: Path, kind: str, also: tuple[str, ...] = ()):
+        """``also``: the modules of Assay besides ``PARSE_MODULES`` that this kind's entries depend on."""
         self.root, self.kind = Path(root).resolve(), kind
         key = hashlib.sha256(f"{self.root}\0{kind}".encode()).hexdigest()[:24]
         try:
             self.path: Path | None = folder() / f"{key}.pickle"
         except (RuntimeError, KeyError):  # no home folder to hold a cache
             self.path = None
-        self.engine = _engine()
+        self.engine = _engine(also)
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}
         self._changed = False
@@ -97,8 +101,13 @@ class ParseCache:
     def put(self, rel: str, current: Stamp | None, value: Any) -> None:
         """Keep ``value`` as the parse of the file at ``rel`` while it has the stamp ``current``."""
         self._changed = True
-        if current is not None and self._now - max(current[3], current[4]) > RACY_S * 1e9:
+        if self.settled(current):
             self._new[rel] = (current, value)
+
+    def settled(self, current: Stamp | None) -> bool:
+        """Whether a file with the stamp ``current`` was last changed long enough ago for the stamp to stand for its
+        content (a second write within the clock tick of the first could leave its times as they were)."""
+        return current is not None and self._now - max(current[3], current[4]) > RACY_S * 1e9
 
     def save(self) -> None:
         """Write the entries used or made in this run (files gone or changed drop out), if any changed."""

@@ -3,7 +3,7 @@ every check has its verifier and every verifier its check.
 
 ``run(kb)`` returns every diagnostic of the knowledge base, reading problems and the rules within each
 record (``assay.rules``, kept with its parse) included, sorted by file and line. The rules here read
-what each record names (``Loaded.links``), not the record: a record is thawed only to place a fault.
+what each record names (``Loaded.outline``), not the record: a record is thawed only to place a fault.
 """
 
 from __future__ import annotations
@@ -59,17 +59,17 @@ def _references(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     ids = set(kb.by_id)
     sources, decisions = _ids_of(kb, "source"), _ids_of(kb, "decision")
     for f in kb.files:
-        links = f.links
-        if links is None:
+        outline = f.outline
+        if outline is None:
             continue
-        for loc, source in links.sources:
+        for loc, source in outline.sources:
             if source not in sources:
                 yield f.diag(loc, "unknown-source", f"'{source}' is not a source", suggest(source, sources))
-        for n, (kind, target) in enumerate(links.relations):
+        for n, (kind, target) in enumerate(outline.relations):
             if target not in ids and target != f.id:  # a link to itself is a self-relation (assay.rules)
                 yield f.diag(("relations", n, "target"), "unknown-record", f"'{target}' is not a record",
                              suggest(target, ids))
-        for n, (source, decision) in enumerate(links.compared):
+        for n, (source, decision) in enumerate(outline.compared):
             if source not in sources:
                 yield f.diag(("compared_against", n, "source"), "unknown-source",
                              f"'{source}' is not a source", suggest(source, sources))
@@ -90,13 +90,13 @@ def _cycles(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     smallest id, and sits on that id's link which starts the cycle. A claim resting on itself alone is
     a self-relation, reported as such.
     """
-    rests_on: dict[str, list[str]] = {cid: f.links.depends_on() for cid, f in kb.claim_files.items()}
+    rests_on: dict[str, list[str]] = {cid: f.outline.depends_on() for cid, f in kb.claim_files.items()}
     g = nx.DiGraph()
     g.add_nodes_from(rests_on)
     g.add_edges_from((cid, t) for cid, targets in rests_on.items() for t in targets if t in rests_on)
     for start, ring, members in _knots(g, rests_on):
         message = _knot_message("depends_on", ring, members, "claims that rest on one another")
-        n = kb.claim_files[start].links.relations.index(("depends_on", ring[1]))
+        n = kb.claim_files[start].outline.relations.index(("depends_on", ring[1]))
         yield kb.by_id[start].diag(("relations", n, "target"), "depends-on-cycle", message,
                                    "a claim cannot rest on itself; make one of these links 'supports'")
 
@@ -153,7 +153,7 @@ def _compared_against(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     among sources whose dates do not order them (the same year, or a year against a date in it): one
     diagnostic per strongly connected component, found in linear time.
     """
-    sources = {sid: f.links for sid, f in kb.source_files.items()}
+    sources = {sid: f.outline for sid, f in kb.source_files.items()}
     earlier: dict[str, list[str]] = {}  # the links left once later and self links are reported
     for sid, links in sources.items():
         earlier[sid] = []
@@ -193,7 +193,7 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     for path, why in tests.unreadable.items():
         yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}",
                          "verifiers are regular files inside the knowledge base")
-    claims = {cid: f.links.checks for cid, f in kb.claim_files.items()}
+    claims = {cid: [(c.id, c.verifier) for c in f.outline.checks] for cid, f in kb.claim_files.items()}
     yield from _duplicate_verifiers(tests, {verifier for checks in claims.values() for _, verifier in checks})
     for cid, checks in claims.items():
         f = kb.by_id[cid]
@@ -239,9 +239,9 @@ def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
 
 
 def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    cited = {source for f in kb.claim_files.values() for (field, *_), source in f.links.sources
+    cited = {source for f in kb.claim_files.values() for (field, *_), source in f.outline.sources
              if field in ("citations", "reported")}
-    cited |= {source for f in kb.source_files.values() for source, _ in f.links.compared}
+    cited |= {source for f in kb.source_files.values() for source, _ in f.outline.compared}
     for sid in kb.source_files:
         if sid not in cited:
             yield kb.by_id[sid].diag(("id",), "uncited-source", f"no claim cites {sid}")
@@ -249,10 +249,9 @@ def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 
 def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
-    ledger = read_ledger(kb.root)
+    ledger = read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
     yield from ledger.diagnostics
-    for key, result in ledger.results.items():
-        if result.figures:
-            for problem in figure_problems(kb.root, result):
-                path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
-                yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
+    for key, figures in ledger.figures.items():
+        for problem in figure_problems(kb.root, key, figures):
+            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")

@@ -23,12 +23,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from assay.cache import CACHE_FROM, ParseCache, stamp
+from assay.cache import CACHE_FROM, ParseCache, Stamp, stamp
 from assay.diagnostics import PER_FILE, Diagnostic
 from assay.model import MODELS, SERIES, Claim, Decision, Record, Source, series
-from assay.rules import Links
-from assay.rules import links as record_links
+from assay.rules import Outline
 from assay.rules import local as local_rules
+from assay.rules import outline as outline_of
 
 Loc = tuple[str | int, ...]
 Pos = tuple[int, int]
@@ -108,13 +108,13 @@ class Loaded:
     """One record file as read: its data, where each field sits, the validated record or None.
 
     What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
-    the record included, ``assay.rules``), the model of its valid record and its ``links``. The rest (the
+    the record included, ``assay.rules``), the model of its valid record and its ``outline``. The rest (the
     data, the positions, the record, its input parts) is what a page or a diagnostic needs of one file;
     taken from the parse cache it stays one pickled string until first read, so a command over 50,000
     records thaws only the records it looks at.
     """
 
-    __slots__ = ("path", "folder", "diagnostics", "unlisted", "rules", "_id", "_named", "_model", "_links", "_frozen",
+    __slots__ = ("path", "folder", "diagnostics", "unlisted", "rules", "_id", "_named", "_model", "_outline", "_frozen", "stamp",
                  "_data", "_positions", "_record", "_record_parts")
 
     def __init__(self, path: str, folder: str, data: dict[str, Any] | None = None, positions: dict[Loc, Pos] | None = None,
@@ -132,32 +132,33 @@ class Loaded:
         self._id: str | None = None
         self._named = False
         self._model: type[Record] | None = None
-        self._links: Links | None = None
+        self._outline: Outline | None = None
+        self.stamp: Stamp | None = None  # what stat said of the file when it was read, where the cache may keep it
 
     def seal(self) -> None:
-        """Derive what every command needs of the file once it is read: its id, model, links and rule diagnostics."""
+        """Derive what every command needs of the file once it is read: its id, model, outline and rule diagnostics."""
 
         value = (self._data or {}).get("id")
         self._named = isinstance(value, str) and series(value) is not None
         self._id = value if self._named else Path(self.path).stem
         self._model = type(self._record) if self._record is not None else None
-        self._links = record_links(self._record)
+        self._outline = outline_of(self._record)
         self.rules = local_rules(self)
 
     def __getstate__(self) -> tuple:
         frozen = self._frozen
         if frozen is None:
-            frozen = pickle.dumps((self._data, self._positions, self._record, self._record_parts), pickle.HIGHEST_PROTOCOL)
+            frozen = pickle.dumps((self._data, self._positions, self._record), pickle.HIGHEST_PROTOCOL)
         return (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
-                self.id, self.named, self.model, self.links, frozen)
+                self.id, self.named, self.model, self.outline, self._record_parts, self.stamp, frozen)
 
     def __setstate__(self, state: tuple) -> None:
         (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
-         self._id, self._named, self._model, self._links, self._frozen) = state
+         self._id, self._named, self._model, self._outline, self._record_parts, self.stamp, self._frozen) = state
 
     def _thaw(self) -> None:
         if self._frozen is not None:
-            self._data, self._positions, self._record, self._record_parts = pickle.loads(self._frozen)
+            self._data, self._positions, self._record = pickle.loads(self._frozen)
             self._frozen = None
 
     @property
@@ -192,12 +193,10 @@ class Loaded:
 
     @property
     def record_parts(self) -> dict[str, list[tuple[str, str]]]:
-        self._thaw()
         return self._record_parts
 
     @record_parts.setter
     def record_parts(self, value: dict[str, list[tuple[str, str]]]) -> None:
-        self._thaw()
         self._record_parts = value
 
     @property
@@ -208,11 +207,11 @@ class Loaded:
         return self._model
 
     @property
-    def links(self) -> Links | None:
-        """What the valid record names outside itself (``assay.rules.Links``); None when it did not validate."""
+    def outline(self) -> Outline | None:
+        """What the valid record names outside itself, and its title (``assay.rules.Outline``); None when invalid."""
         if self._id is None:
-            return record_links(self.record)
-        return self._links
+            return outline_of(self.record)
+        return self._outline
 
     @property
     def id(self) -> str:
@@ -563,14 +562,14 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     when there are ``CACHE_FROM`` files or more.
     """
     root = Path(root).resolve()
-    paths = [(folder, root / folder / name) for folder in MODELS for name in _yaml_names(root / folder)]
+    paths = [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
     # a file's stamp stands for its content only where no link lies between the root and the file
     direct = {folder for folder in MODELS if (root / folder).resolve() == root / folder}
     collecting = gc.isenabled()
     gc.disable()  # loading makes millions of objects and no cycles: collections would only rescan them
     try:
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
-        files = [_load_cached(p, root, store if folder in direct else None) for folder, p in paths]
+        files = [_load_cached(folder, name, root, store if folder in direct else None) for folder, name in paths]
         if store is not None:
             store.save()
     finally:
@@ -587,16 +586,18 @@ def _yaml_names(folder: Path) -> list[str]:
         return []
 
 
-def _load_cached(path: Path, root: Path, store: ParseCache | None) -> Loaded:
+def _load_cached(folder: str, name: str, root: Path, store: ParseCache | None) -> Loaded:
     if store is None:
-        return load_file(path, root)
-    rel, current = f"{path.parent.name}/{path.name}", stamp(path)  # stamped before it is read
+        return load_file(root / folder / name, root)
+    rel = f"{folder}/{name}"
+    current = stamp(f"{root}/{rel}")  # stamped before it is read
     loaded = store.get(rel, current)
     if loaded is None:
-        loaded = load_file(path, root)
+        loaded = load_file(root / folder / name, root)
         if isinstance(loaded.record, Claim):
             from assay.inputs import claim_record_parts  # inputs reads files through this module
 
             loaded.record_parts = claim_record_parts(loaded.record)
+        loaded.stamp = current
         store.put(rel, current, loaded)
     return loaded

@@ -15,13 +15,14 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from assay.cache import ParseCache, Stamp, stamp
 from assay.diagnostics import Diagnostic
 from assay.loader import Unreadable, read_in, read_regular
 from assay.model import CLAIM_ID, SLUG, Device, Tier
@@ -37,6 +38,7 @@ Key = tuple[str, str, str]  # (claim, check, device)
 NAME = r"^[a-z][a-z0-9_]*$"
 #: When a run finished, in UTC.
 TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+_CLAIM_FOLDER = re.compile(CLAIM_ID)
 _FILE = re.compile(r"^(?P<check>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<device>cpu|cuda)\.json$")
 
 
@@ -254,17 +256,50 @@ def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None)
 # --- reading ------------------------------------------------------------------------------------
 
 
+class Results(MutableMapping[Key, Result]):
+    """Results by key. One taken from the ledger cache stays the JSON it was read from until it is looked
+    at, so a command that needs only the ledger's problems or stamps validates none."""
+
+    def __init__(self) -> None:
+        self._items: dict[Key, Result | bytes] = {}
+
+    def __getitem__(self, key: Key) -> Result:
+        value = self._items[key]
+        if isinstance(value, bytes):
+            value = self._items[key] = Result.model_validate_json(value)
+        return value
+
+    def __setitem__(self, key: Key, value: Result | bytes) -> None:
+        self._items[key] = value
+
+    def __delitem__(self, key: Key) -> None:
+        del self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 @dataclass
 class Ledger:
     """Every result under ``results/`` that can be trusted, and a diagnostic for every file that cannot.
 
     ``broken`` maps the key a bad file's path names to its diagnostic: such a check counts as an
-    error, and no other result is affected.
+    error, and no other result is affected. ``figures``: the figures each result names (file, hash),
+    for the results that name any. ``stamps``: for each key a file's path names, what ``stat`` said of
+    the file where the ledger cache keeps its reading (it then stands for the file's content), else None.
     """
 
-    results: dict[Key, Result] = field(default_factory=dict)
+    results: Results = field(default_factory=Results)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     broken: dict[Key, Diagnostic] = field(default_factory=dict)
+    figures: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    stamps: dict[Key, Stamp | None] = field(default_factory=dict)
 
     def get(self, key: Key) -> Result | None:
         return self.results.get(key)
@@ -326,45 +361,81 @@ _HINTS = {
 
 
 def _key_of(path: Path) -> Key | None:
-    m = _FILE.match(path.name)
-    return (path.parent.name, m["check"], m["device"]) if m and re.match(CLAIM_ID, path.parent.name) else None
+    return _key_named(path.parent.name, path.name)
+
+
+def _key_named(folder: str, name: str) -> Key | None:
+    """The key the ledger file ``name`` in the folder ``folder`` names by its path, if any."""
+    m = _FILE.match(name)
+    return (folder, m["check"], m["device"]) if m and _CLAIM_FOLDER.match(folder) else None
 
 
 def _first_line(e: Exception) -> str:
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
-def read_ledger(root: Path) -> Ledger:
+#: One ledger file as read: the key its result or its path names, the result (its JSON, or the model where
+#: only the long way read it) or None, the diagnostic if it cannot be trusted, and the figures it names.
+Entry = tuple[Key | None, "Result | bytes | None", Diagnostic | None, tuple[tuple[str, str], ...]]
+
+
+def read_ledger(root: Path, cache: bool = False) -> Ledger:
     """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
 
     The common case is one pass: a plain file in a folder inside the root is read without resolving
     it (``read_in``) and validated straight from its bytes. Anything else (a link, a linked folder, a
     file that does not validate or sits at another result's path) takes ``read_result``, which reads by
-    ``read_regular``'s rule and names the problem.
+    ``read_regular``'s rule and names the problem. ``cache``: keep the reading of every plain file
+    between runs under its stamp (``assay.cache``), for large knowledge bases; a result read from there
+    is validated when it is looked at.
     """
     root = Path(root).resolve()
     ledger = Ledger()
+    store = ParseCache(root, "ledger", also=("results",)) if cache else None
     for folder, name, real in _ledger_entries(root):
-        if real:
-            try:
-                result = Result.model_validate_json(read_in(real, name))
-                if result.claim == folder and name == f"{result.check}.{result.device}.json":
-                    ledger.results[result.key] = result
-                    continue
-            except (Unreadable, ValidationError):
-                pass
-        path = root / "results" / folder / name
-        try:
-            result = read_result(root, path)
-        except LedgerProblem as e:
-            diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
+        rel, current = f"results/{folder}/{name}", None
+        entry = None
+        if store is not None and real:
+            current = stamp(os.path.join(real, name))  # stamped before it is read
+            entry = store.get(rel, current)
+        if entry is None:
+            entry = _read_entry(root, folder, name, real)
+            if store is not None and real:
+                store.put(rel, current, entry)
+        key, result, diag, figures = entry
+        if diag is not None:
             ledger.diagnostics.append(diag)
-            key = _key_of(path)
-            if key is not None and e.code != "ledger-misplaced":
+            if key is not None:
                 ledger.broken[key] = diag
-            continue
-        ledger.results[result.key] = result
+        elif key is not None and result is not None:
+            ledger.results[key] = result
+            if figures:
+                ledger.figures[key] = figures
+        named = _key_named(folder, name)
+        if named is not None:
+            ledger.stamps[named] = current if store is not None and store.settled(current) else None
+    if store is not None:
+        store.save()
     return ledger
+
+
+def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:
+    if real:
+        try:
+            raw = read_in(real, name)
+            result = Result.model_validate_json(raw)
+            if result.claim == folder and name == f"{result.check}.{result.device}.json":
+                return result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures)
+        except (Unreadable, ValidationError):
+            pass
+    path = root / "results" / folder / name
+    try:
+        result = read_result(root, path)
+    except LedgerProblem as e:
+        diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
+        key = _key_of(path)
+        return (key if e.code != "ledger-misplaced" else None), None, diag, ()
+    return result.key, result, None, tuple((f.file, f.sha256) for f in result.figures)
 
 
 def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
@@ -390,18 +461,19 @@ def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
             yield folder.name, entry.name, real if real and entry.is_file(follow_symlinks=False) else ""
 
 
-def figure_problems(root: Path, result: Result) -> list[str]:
-    """Figures the result names that are missing or do not match their hash (a run killed between writes)."""
+def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...]) -> list[str]:
+    """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
+    killed between writes)."""
     out = []
-    folder = ledger_path(root, result.claim, result.check, result.device).parent
-    for fig in result.figures:
+    folder = ledger_path(root, *key).parent
+    for file, sha in figures:
         try:
-            ok = sha256(read_regular(root, folder / fig.file)) == fig.sha256
+            ok = sha256(read_regular(root, folder / file)) == sha
         except Unreadable as e:
-            out.append(f"{fig.file} {e}")
+            out.append(f"{file} {e}")
             continue
         if not ok:
-            out.append(f"{fig.file} is not the figure this result drew (its hash differs)")
+            out.append(f"{file} is not the figure this result drew (its hash differs)")
     return out
 
 

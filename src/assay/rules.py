@@ -3,16 +3,16 @@
 A rule here needs the record file alone, so its diagnostics are made once per change of the file and
 kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
 left, a claim's references within itself resolve, its assertions cover its text and name its checks,
-its metrics are declared. ``links`` is the little that ``assay.checks`` needs of a record to check it
-against the others (the ids it names, its checks' verifiers, a source's date), so that a knowledge
-base of 50,000 records is checked without thawing a single record.
+its metrics are declared. ``outline`` is the little that ``assay.checks`` needs of a record to check it
+against the others (the ids it names, its checks' verifiers, a source's date) and a listing needs to
+name it (its title), so that a knowledge base of 50,000 records is checked without thawing a record.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from assay.blanks import placeholders
 from assay.diagnostics import Diagnostic
@@ -25,39 +25,43 @@ if TYPE_CHECKING:
 Loc = tuple[str | int, ...]
 
 
-class Links:
-    """What a valid record names that lies outside it, in file order; made once per parse."""
+class CheckOutline(NamedTuple):
+    """What the rules across records and the status of a claim need of one of its checks."""
 
-    __slots__ = ("sources", "relations", "checks", "compared", "order")
+    id: str
+    verifier: str
+    devices: tuple[str, ...]
+    reads: tuple[str, ...]
 
-    def __init__(self, sources: tuple[tuple[Loc, str], ...] = (), relations: tuple[tuple[str, str], ...] = (),
-                 checks: tuple[tuple[str, str], ...] = (), compared: tuple[tuple[str, str], ...] = (), order: str = ""):
-        self.sources = sources  # (where, source id): a claim's citations, reported numbers and discrepancies
-        self.relations = relations  # (type, target) of a claim's relations
-        self.checks = checks  # (check id, verifier) of a claim's checks
-        self.compared = compared  # (source, decision) of a source's compared_against
-        self.order = order  # a source's date, else its year: what orders sources (ADR-011)
 
-    def __reduce__(self) -> tuple:
-        return Links, (self.sources, self.relations, self.checks, self.compared, self.order)
+class Outline(NamedTuple):
+    """What a valid record names that lies outside it, in file order, and its title; made once per parse."""
+
+    title: str = ""
+    sources: tuple[tuple[Loc, str], ...] = ()  # (where, source id): a claim's citations, reported numbers, discrepancies
+    relations: tuple[tuple[str, str], ...] = ()  # (type, target) of a claim's relations
+    checks: tuple[CheckOutline, ...] = ()  # a claim's checks
+    compared: tuple[tuple[str, str], ...] = ()  # (source, decision) of a source's compared_against
+    order: str = ""  # a source's date, else its year: what orders sources (ADR-011)
 
     def depends_on(self) -> list[str]:
         return [target for kind, target in self.relations if kind == "depends_on"]
 
 
-def links(record: object) -> Links | None:
-    """The ``Links`` of a valid record; None for a record that did not validate."""
+def outline(record: object) -> Outline | None:
+    """The ``Outline`` of a valid record; None for a record that did not validate."""
     if isinstance(record, Claim):
-        return Links(
+        return Outline(
+            title=record.title,
             sources=tuple(((name, n, "source"), item.source) for name in ("citations", "reported", "discrepancies")
                           for n, item in enumerate(getattr(record, name))),
             relations=tuple((r.type, r.target) for r in record.relations),
-            checks=tuple((c.id, c.verifier) for c in record.checks),
+            checks=tuple(CheckOutline(c.id, c.verifier, tuple(c.devices), tuple(c.reads)) for c in record.checks),
         )
     if isinstance(record, Source):
-        return Links(compared=tuple((c.source, c.decision) for c in record.compared_against),
-                     order=record.date or str(record.year))
-    return Links() if record is not None else None
+        return Outline(title=record.title, compared=tuple((c.source, c.decision) for c in record.compared_against),
+                       order=record.date or str(record.year))
+    return Outline(title=getattr(record, "title", "")) if record is not None else None
 
 
 def suggest(name: str, known: Collection[str]) -> str | None:
