@@ -139,3 +139,81 @@ def test_the_input_parts_a_claim_holds_are_kept_with_its_parse_and_equal_a_fresh
     claim = kb.claims["SOTA-364"]
     fresh = dict(x for c in claim.checks for x in Inputs(root)._record_parts(claim, c))
     assert dict(x for parts in kb.by_id["SOTA-364"].record_parts.values() for x in parts) == fresh
+
+
+@pytest.fixture
+def thawed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The record files whose kept parse a command unpickled (``Loaded._thaw``), in order."""
+    seen: list[str] = []
+    real = loader.Loaded._thaw
+
+    def counting(self: loader.Loaded) -> None:
+        if self._frozen is not None:
+            seen.append(self.path)
+        real(self)
+
+    monkeypatch.setattr(loader.Loaded, "_thaw", counting)
+    return seen
+
+
+def test_checking_a_kept_knowledge_base_thaws_no_record(make_kb, parsed, thawed):
+    root = make_kb()
+    first = rendered(root)
+    parsed.clear()
+    assert rendered(root) == first
+    assert parsed == [] and thawed == []
+
+
+def test_a_fault_across_records_thaws_only_the_records_it_is_placed_in(make_kb, parsed, thawed):
+    root = make_kb()
+    rendered(root)
+    (root / "sources" / "LIT-590.yaml").unlink()  # cited by SOTA-364, compared against by LIT-612
+    parsed.clear()
+    found = rendered(root)
+    assert [d.split(": ")[0] for d in found if "error[unknown-source]" in d] == [
+        "claims/SOTA-364.yaml:8:5", "claims/SOTA-364.yaml:20:5", "sources/LIT-612.yaml:12:5"]
+    assert parsed == [] and sorted(thawed) == ["claims/SOTA-364.yaml", "sources/LIT-612.yaml"]  # to place them
+
+
+def test_a_kept_ledger_reading_is_validated_only_when_looked_at_and_a_rewritten_file_is_read_again(kb_root, parsed):
+    from assay import results
+    from tests.conftest import write_result
+
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    first = results.read_ledger(kb_root, cache=True)
+    kept = results.read_ledger(kb_root, cache=True)
+    key = ("THEORY-085", "log-n-cap", "cpu")
+    assert isinstance(kept.results._items[key], bytes)  # not validated yet
+    assert kept.results[key] == first.results[key] and kept.stamps[key] is not None
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=1.0)
+    assert results.read_ledger(kb_root, cache=True).results[key].verdict == "failed"
+
+
+def _briefs(root: Path, cache: bool) -> dict:
+    from assay import graph
+
+    return graph.briefs(load(root, cache=cache), cache=cache)
+
+
+def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_change(kb_root, parsed, thawed):
+    from tests.conftest import write_result
+
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    fresh = _briefs(kb_root, cache=False)
+    assert fresh["THEORY-085"].status == "verified"
+    assert _briefs(kb_root, cache=True) == fresh
+    thawed.clear()
+    assert _briefs(kb_root, cache=True) == fresh
+    assert thawed == []  # every claim's status kept: no record thawed, no result read
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=1.0)  # a new result
+    assert _briefs(kb_root, cache=True) == _briefs(kb_root, cache=False) != fresh
+    assert _briefs(kb_root, cache=True)["THEORY-085"].status == "contradicted"
+    verifier = kb_root / "verify" / "test_theory085.py"
+    verifier.write_text(verifier.read_text() + "\n# edited\n")  # its code: the result goes stale
+    now = _briefs(kb_root, cache=True)
+    assert now == _briefs(kb_root, cache=False)
+    assert now["THEORY-085"].status == "stale" and "verify/test_theory085.py changed" in now["THEORY-085"].stale[0][2]
+    (kb_root / "requirements.lock").write_text("numpy==0.0.1\n")  # a pin: every result goes stale
+    now = _briefs(kb_root, cache=True)
+    assert now == _briefs(kb_root, cache=False)
+    assert "the lock's pin of numpy changed from unpinned to 0.0.1" in now["THEORY-085"].stale[0][2]

@@ -179,8 +179,8 @@ def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iter
     g.add_edges_from((sid, t) for sid, targets in earlier.items() for t in targets)
     for start, ring, members in _knots(g, earlier):
         message = _knot_message("compared_against", ring, members, "sources compared against one another")
-        dates = sorted({kb.source_files[s].links.order for s in members})
-        n = next(i for i, (other, _) in enumerate(kb.source_files[start].links.compared) if other == ring[1])
+        dates = sorted({kb.source_files[s].outline.order for s in members})
+        n = next(i for i, (other, _) in enumerate(kb.source_files[start].outline.compared) if other == ring[1])
         yield kb.by_id[start].diag(
             ("compared_against", n, "source"), "compared-against-cycle",
             f"{message}; their dates ({', '.join(dates)}) do not order them",

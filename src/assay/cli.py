@@ -148,18 +148,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     example: assay status
     """
-    kb, states = graph.load_states(args.root)
+    kb = load(args.root)
+    states = graph.briefs(kb)
     for name, st in vocab.CLAIM.items():
         ids = [cid for cid, s in states.items() if s.status == name]
         if not ids:
             continue
         print(f"{name} ({len(ids)}): {st.meaning}")
         for cid in ids:
-            print(f"  {cid:<12} {printable(kb.claims[cid].title)}")
+            print(f"  {cid:<12} {printable(kb.claim_files[cid].outline.title)}")
             if states[cid].counts:
                 print(f"    {states[cid].counts}")
-            for c in states[cid].stale:
-                print(printable(f"    {c.check}.{c.device} is stale: {'; '.join(c.stale)}"))
+            for check, device, reasons in states[cid].stale:
+                print(printable(f"    {check}.{device} is stale: {'; '.join(reasons)}"))
     invalid = _invalid_claims(kb)
     if invalid:
         print(f"invalid ({len(invalid)}): The file cannot be read, does not validate or repeats an id, "

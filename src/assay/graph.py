@@ -7,6 +7,7 @@ edges are typed: ``cites`` (claim -> source), the relation types (claim -> recor
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +16,10 @@ from typing import Any
 import networkx as nx
 
 from assay import status as vocab
-from assay.cache import CACHE_FROM
+from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import printable
 from assay.inputs import Inputs
-from assay.loader import KnowledgeBase
+from assay.loader import KnowledgeBase, Loaded
 from assay.model import Claim, Decision, Source, series_of
 from assay.results import Ledger, read_ledger
 from assay.status import CheckState, check_states
@@ -73,9 +74,9 @@ def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
     """
     rests_on = nx.DiGraph()
     rests_on.add_nodes_from(verified)
-    for cid, claim in kb.claims.items():
-        rests_on.add_edges_from((cid, r.target) for r in claim.relations
-                                if r.type == "depends_on" and (s := series_of(r.target)) is not None and s.model is Claim)
+    for cid, f in kb.claim_files.items():
+        rests_on.add_edges_from((cid, target) for target in f.outline.depends_on()
+                                if (s := series_of(target)) is not None and s.model is Claim)
     knots = nx.condensation(rests_on)
     closed_knot: dict[int, bool] = {}
     for k in reversed(list(nx.topological_sort(knots))):
@@ -84,6 +85,80 @@ def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
         closed_knot[k] = (one is not None and verified.get(one, False) and not rests_on.has_edge(one, one)
                           and all(closed_knot[below] for below in knots.successors(k)))
     return {cid: closed_knot[knots.graph["mapping"][cid]] for cid in verified}
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What ``assay status`` says of a claim: its status and closure, its assertions counted per device, and
+    why each stale result is stale."""
+
+    status: str  # a key of assay.status.CLAIM
+    closure: str  # a key of assay.status.CLOSURE
+    counts: str
+    stale: tuple[tuple[str, str, tuple[str, ...]], ...]  # (check, device, reasons)
+
+
+def briefs(kb: KnowledgeBase, cache: bool | None = None) -> dict[str, Brief]:
+    """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all.
+
+    A large knowledge base keeps each claim's status between runs (``assay.cache``) under what it was
+    computed from: the stamp of the claim's file, the stamps of its ledger files, the hashes of its checks'
+    other inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache
+    too. A claim whose inputs all stand as they were is not thawed, nor are its results read; any other
+    is computed as ``claim_states`` computes it. ``cache``: by default from ``CACHE_FROM`` files on.
+    """
+    if not (len(kb.files) >= CACHE_FROM if cache is None else cache):
+        return {cid: Brief(st.status, st.closure, st.counts, tuple((c.check, c.device, tuple(c.stale)) for c in st.stale))
+                for cid, st in claim_states(kb).items()}
+    ledger = read_ledger(kb.root, cache=True)
+    inputs = Inputs(kb.root, cache=True)
+    memo = ParseCache(kb.root, "status", also=("*",))
+    pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
+    made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
+    code: dict[str, bytes] = {}
+    for cid, f in sorted(kb.claim_files.items()):
+        key = _memo_key(cid, f, ledger, inputs, pins, code)
+        kept = memo.get(cid, f.stamp) if key is not None else None
+        if kept is not None and kept[0] == key:
+            made[cid] = kept[1]
+            continue
+        claim = f.record
+        states = check_states(inputs, claim, ledger, f.record_parts)
+        verdict = vocab.claim_verdict(claim, states)
+        made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
+        if key is not None:
+            memo.put(cid, f.stamp, (key, made[cid]))
+    inputs.save()
+    memo.save()
+    closed = closure(kb, {cid: status == "verified" for cid, (status, _, _) in made.items()})
+    return {cid: Brief(status, "closed" if closed[cid] else "open", counts, stale)
+            for cid, (status, counts, stale) in made.items()}
+
+
+def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: Inputs, pins: bytes, code: dict[str, bytes]) -> str | None:
+    """A hash of what a claim's status is computed from besides its file, or None when something cannot be
+    known unchanged (a ledger file whose stamp the cache does not keep, a check whose record parts it lacks).
+
+    ``code``: the verifier modules' code parts as bytes, made once per module and kept here between claims."""
+    if f.stamp is None or f.outline is None:
+        return None
+    h = hashlib.sha256(pins)
+    for check in f.outline.checks:
+        record = f.record_parts.get(check.id)
+        if not record:
+            return None
+        module = check.verifier.split("::")[0]
+        if module not in code:
+            code[module] = repr(sorted(inputs.code_parts(module).items())).encode()
+        data = [inputs.file_digest(inputs.root / name) for name in check.reads]
+        for device in check.devices:
+            key = (cid, check.id, device)
+            if key in ledger.stamps and ledger.stamps[key] is None:
+                return None
+            h.update(repr((check.id, device, ledger.stamps.get(key), record, data)).encode())
+            h.update(code[module])
+    return h.hexdigest()
+
 
 
 def build(kb: KnowledgeBase, states: dict[str, ClaimState] | None = None) -> nx.MultiDiGraph:
