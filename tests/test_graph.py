@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 from assay import graph, results
@@ -248,6 +250,27 @@ def test_a_verified_claim_in_a_depends_on_cycle_is_open_and_so_is_what_rests_on_
 def test_a_claim_resting_on_a_missing_claim_is_open_but_a_link_to_a_source_does_not_count():
     kb = in_memory({"SOTA-001": ["SOTA-999"], "SOTA-002": ["LIT-590"]})
     assert graph.closure(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
+
+
+def test_closure_agrees_with_the_definition_on_random_graphs_with_knots_and_self_links():
+    # the definition: closed when verified, in no cycle, and resting only on closed claims (over the condensation)
+    rng = random.Random(7)
+    for _ in range(60):
+        ids = [f"SOTA-{n:03d}" for n in range(rng.randint(1, 40))]
+        links = {cid: rng.sample(ids + ["SOTA-999"], min(len(ids) + 1, rng.randint(0, 3))) for cid in ids}
+        verified = {cid: rng.random() < 0.8 for cid in ids}
+        g = nx.DiGraph()
+        g.add_nodes_from(ids)
+        g.add_edges_from((c, t) for c, ts in links.items() for t in ts)
+        knots = nx.condensation(g)
+        closed_knot: dict[int, bool] = {}
+        for k in reversed(list(nx.topological_sort(knots))):
+            members = knots.nodes[k]["members"]
+            one = next(iter(members)) if len(members) == 1 else None
+            closed_knot[k] = (one is not None and verified.get(one, False) and not g.has_edge(one, one)
+                              and all(closed_knot[b] for b in knots.successors(k)))
+        expected = {cid: closed_knot[knots.graph["mapping"][cid]] for cid in ids}
+        assert graph.closure(in_memory(links), verified) == expected, links
 
 
 # --- the graph ----------------------------------------------------------------------------------

@@ -68,23 +68,39 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, C
 def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
     """Whether each claim is verified together with everything it depends on, transitively.
 
-    Linear: one pass over the knots of depends_on (strongly connected components), what is rested on
-    first. A claim in a cycle is open, since it rests on itself; so is one that rests on an invalid or
-    missing claim, which is why those links are kept.
+    Linear: one depth-first pass over the depends_on links. A claim in a cycle is open, since it rests
+    on itself: the first of a cycle to be finished meets a claim still on the path, and each after it a
+    claim already open. So is one that rests on an invalid or missing claim, which is why those links
+    are kept.
     """
-    rests_on = nx.DiGraph()
-    rests_on.add_nodes_from(verified)
-    for cid, f in kb.claim_files.items():
-        rests_on.add_edges_from((cid, target) for target in f.outline.depends_on()
-                                if (s := series_of(target)) is not None and s.model is Claim)
-    knots = nx.condensation(rests_on)
-    closed_knot: dict[int, bool] = {}
-    for k in reversed(list(nx.topological_sort(knots))):
-        members = knots.nodes[k]["members"]
-        one = next(iter(members)) if len(members) == 1 else None
-        closed_knot[k] = (one is not None and verified.get(one, False) and not rests_on.has_edge(one, one)
-                          and all(closed_knot[below] for below in knots.successors(k)))
-    return {cid: closed_knot[knots.graph["mapping"][cid]] for cid in verified}
+    rests_on = {cid: [t for t in f.outline.depends_on() if (s := series_of(t)) is not None and s.model is Claim]
+                for cid, f in kb.claim_files.items()}
+    closed: dict[str, bool] = {}
+    on_path: set[str] = set()
+    for start in verified:
+        if start in closed:
+            continue
+        stack = [(start, iter(rests_on.get(start, ())))]
+        on_path.add(start)
+        ok = {start: verified.get(start, False)}
+        while stack:
+            node, below = stack[-1]
+            target = next(below, None)
+            if target is None:
+                stack.pop()
+                on_path.discard(node)
+                closed[node] = ok.pop(node)
+                if stack:
+                    ok[stack[-1][0]] &= closed[node]
+            elif target in on_path:
+                ok[node] = False  # a cycle
+            elif target in closed:
+                ok[node] &= closed[target]
+            else:
+                stack.append((target, iter(rests_on.get(target, ()))))
+                on_path.add(target)
+                ok[target] = verified.get(target, False)
+    return {cid: closed[cid] for cid in verified}
 
 
 @dataclass(frozen=True)
