@@ -149,7 +149,7 @@ def thawed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = loader.Loaded._thaw
 
     def counting(self: loader.Loaded) -> None:
-        if self._frozen is not None:
+        if self._frozen is not None and not self._warm:
             seen.append(self.path)
         real(self)
 

@@ -111,3 +111,21 @@ def test_the_json_export_shows_the_last_error_without_engine_frames_or_machine_p
     shown = theory["results"][0]["last_error"]["message"]
     assert "site-packages" not in shown and str(kb_root) not in shown and "/home/" not in shown
     assert 'File "verify/test_theory085.py", line 9' in shown and shown.endswith("ValueError: boom")
+
+
+def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_at_once(kb_root, monkeypatch, tmp_path):
+    # States computes each claim's state as the writer reaches it and releases it after; with the caches
+    # of a large knowledge base (forced here), on a second run whose parses, readings and statuses are kept
+    monkeypatch.setattr("assay.graph.CACHE_FROM", 0)
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("assay.cache.RACY_S", -1.0)
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", top1=1.0)
+    whole = export.as_json(*graph.load_states(kb_root))
+    for _ in range(2):
+        kb = load(kb_root, cache=True)
+        out = io.StringIO()
+        export.write_json(kb, graph.States(kb), out)
+        assert json.loads(out.getvalue()) == whole
+    assert {c["id"]: c["status"] for c in whole["claims"]} == {
+        "SOTA-364": "contradicted", "THEORY-085": "verified", "THEORY-090": "cited-only"}

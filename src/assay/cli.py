@@ -86,10 +86,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     example: assay show SOTA-364
     """
-    kb, states = graph.load_states(args.root)
+    kb = load(args.root)
     loaded = kb.by_id.get(args.id)
     if loaded is None:
         raise UsageProblem(f"no record '{args.id}'")
+    states = {args.id: graph.States(kb)[args.id]} if args.id in kb.claim_files else {}
     print(printable(f"{args.id}  ({loaded.path})"))
     if loaded.record is None:
         print("  invalid: run `assay check`")
@@ -184,7 +185,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     example: assay graph --focus SOTA-364 --depth 1 --format mermaid
     """
-    kb, states = graph.load_states(args.root)
+    kb = load(args.root)
+    states = graph.briefs(kb)
     g = graph.build(kb, states)
     if args.focus:
         if args.focus not in g:
@@ -202,11 +204,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     example: assay export bibtex > refs.bib
     """
-    kb, states = graph.load_states(args.root)
+    kb = load(args.root)
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
     else:
-        export.write_json(kb, states, sys.stdout)
+        export.write_json(kb, graph.States(kb), sys.stdout)
     return 0
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
-from assay.graph import ClaimState, build, to_json
+from assay.graph import ClaimState, States, build, to_json
 from assay.loader import KnowledgeBase
 from assay.model import Claim, Source
 from assay.results import RunError, clean_message
@@ -62,24 +62,32 @@ def bibtex_all(kb: KnowledgeBase) -> str:
     return "\n".join(bibtex(s) for _, s in sorted(kb.sources.items()))
 
 
-def as_json(kb: KnowledgeBase, states: dict[str, ClaimState]) -> dict[str, Any]:
+def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
     """Every valid record as the YAML says it, claims with their computed status, and the graph."""
     return {key: value if isinstance(value, dict) else list(value) for key, value in _parts(kb, states).items()}
 
 
-def write_json(kb: KnowledgeBase, states: dict[str, ClaimState], out: TextIO) -> None:
+def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO) -> None:
     """``as_json`` written to ``out`` a record at a time, never whole in memory, down to depth 2 a value per line."""
     _write(_parts(kb, states), out, 0)
     out.write("\n")
 
 
-def _parts(kb: KnowledgeBase, states: dict[str, ClaimState]) -> dict[str, Any]:
+def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
+    """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and released after."""
     return {
-        "claims": (_claim(claim, states[cid]) for cid, claim in sorted(kb.claims.items())),
+        "claims": _claims(kb, states),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
         "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
-        "graph": to_json(build(kb, states)),
+        "graph": to_json(build(kb, states.briefs if isinstance(states, States) else states)),
     }
+
+
+def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dict[str, Any]]:
+    for cid in sorted(kb.claim_files):
+        yield _claim(kb.claims[cid], states[cid])
+        if isinstance(states, States):
+            states.release(cid)
 
 
 def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:

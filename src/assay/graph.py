@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import printable
 from assay.inputs import Inputs
 from assay.loader import KnowledgeBase, Loaded
-from assay.model import Claim, Decision, Source, series_of
+from assay.model import Claim, Source, series_of
 from assay.results import Ledger, read_ledger
 from assay.status import CheckState, check_states
 
@@ -63,6 +64,39 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, C
     return {cid: ClaimState(cid, verdict.status, "closed" if closed[cid] else "open", states, verdict.assertions,
                             verdict.counts, verdict.devices_run)
             for cid, (verdict, states) in summary.items()}
+
+
+class States(Mapping[str, ClaimState]):
+    """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
+    over 50,000 claims can hold one claim's record and results at a time (``release``); each closure, which
+    needs every claim's status, comes from ``briefs``."""
+
+    def __init__(self, kb: KnowledgeBase):
+        cache = len(kb.files) >= CACHE_FROM
+        self.kb, self.ledger, self.inputs = kb, read_ledger(kb.root, cache=cache), Inputs(kb.root, cache=cache)
+        self.briefs = briefs(kb, cache, self.ledger)
+
+    def __getitem__(self, cid: str) -> ClaimState:
+        f = self.kb.claim_files[cid]
+        claim = f.record
+        states = check_states(self.inputs, claim, self.ledger, f.record_parts)
+        verdict = vocab.claim_verdict(claim, states)
+        return ClaimState(cid, verdict.status, self.briefs[cid].closure, states, verdict.assertions, verdict.counts,
+                          verdict.devices_run)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.briefs)
+
+    def __len__(self) -> int:
+        return len(self.briefs)
+
+    def release(self, cid: str) -> None:
+        """Keep the claim's record and its results only as the bytes they were read from, until next looked at."""
+        f = self.kb.claim_files[cid]
+        f.freeze()
+        for check in f.outline.checks:
+            for device in check.devices:
+                self.ledger.results.release((cid, check.id, device))
 
 
 def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
@@ -114,19 +148,20 @@ class Brief:
     stale: tuple[tuple[str, str, tuple[str, ...]], ...]  # (check, device, reasons)
 
 
-def briefs(kb: KnowledgeBase, cache: bool | None = None) -> dict[str, Brief]:
+def briefs(kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None) -> dict[str, Brief]:
     """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all.
 
     A large knowledge base keeps each claim's status between runs (``assay.cache``) under what it was
     computed from: the stamp of the claim's file, the stamps of its ledger files, the hashes of its checks'
     other inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache
     too. A claim whose inputs all stand as they were is not thawed, nor are its results read; any other
-    is computed as ``claim_states`` computes it. ``cache``: by default from ``CACHE_FROM`` files on.
+    is computed as ``claim_states`` computes it. ``cache``: by default from ``CACHE_FROM`` files on;
+    ``ledger``: as ``read_ledger`` reads it with ``cache``, if the caller has it.
     """
     if not (len(kb.files) >= CACHE_FROM if cache is None else cache):
         return {cid: Brief(st.status, st.closure, st.counts, tuple((c.check, c.device, tuple(c.stale)) for c in st.stale))
-                for cid, st in claim_states(kb).items()}
-    ledger = read_ledger(kb.root, cache=True)
+                for cid, st in claim_states(kb, ledger).items()}
+    ledger = read_ledger(kb.root, cache=True) if ledger is None else ledger
     inputs = Inputs(kb.root, cache=True)
     memo = ParseCache(kb.root, "status", also=("*",))
     pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
@@ -144,6 +179,9 @@ def briefs(kb: KnowledgeBase, cache: bool | None = None) -> dict[str, Brief]:
         made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
         if key is not None:
             memo.put(cid, f.stamp, (key, made[cid]))
+        f.freeze()  # one claim and its results in memory at a time
+        for c in states:
+            ledger.results.release((cid, c.check, c.device))
     inputs.save()
     memo.save()
     closed = closure(kb, {cid: status == "verified" for cid, (status, _, _) in made.items()})
@@ -177,39 +215,36 @@ def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: Inputs, pins: bytes, 
 
 
 
-def build(kb: KnowledgeBase, states: dict[str, ClaimState] | None = None) -> nx.MultiDiGraph:
-    """A node per record file (valid or not) and an edge per resolvable link."""
+def build(kb: KnowledgeBase, states: Mapping[str, ClaimState | Brief] | None = None) -> nx.MultiDiGraph:
+    """A node per record file (valid or not) and an edge per resolvable link; from each record's outline, so
+    no record is thawed (``states``: anything with a status and a closure per claim)."""
     states = claim_states(kb) if states is None else states
     g = nx.MultiDiGraph()
     for rid, loaded in sorted(kb.by_id.items()):
-        record = loaded.record
-        title = _title(record) if record else rid
-        attrs: dict[str, Any] = {"kind": node_kind(rid), "title": title, "path": loaded.path, "invalid": record is None}
+        outline = loaded.outline
+        attrs: dict[str, Any] = {"kind": node_kind(rid), "title": outline.title if outline else rid, "path": loaded.path,
+                                 "invalid": outline is None}
         if rid in states:
             attrs.update(status=states[rid].status, closure=states[rid].closure)
-        elif isinstance(record, Claim) or node_kind(rid) in ("claim", "theory"):
+        elif loaded.model is Claim or node_kind(rid) in ("claim", "theory"):
             attrs.update(status="not-run", closure="open")
         g.add_node(rid, **attrs)
     for rid, loaded in sorted(kb.by_id.items()):
-        record = loaded.record
-        if isinstance(record, Claim):
-            for source in sorted({c.source for c in record.citations}):
+        outline = loaded.outline
+        if loaded.model is Claim:
+            for source in sorted({source for (field, *_), source in outline.sources if field == "citations"}):
                 _edge(g, rid, source, "cites")
-            for rel in record.relations:
-                _edge(g, rid, rel.target, rel.type)
-        elif isinstance(record, Source):
-            for comp in record.compared_against:
-                _edge(g, rid, comp.source, "compared_against")
+            for kind, target in outline.relations:
+                _edge(g, rid, target, kind)
+        elif loaded.model is Source:
+            for source, _ in outline.compared:
+                _edge(g, rid, source, "compared_against")
     return g
 
 
 def _edge(g: nx.MultiDiGraph, a: str, b: str, kind: str) -> None:
     if b in g and not g.has_edge(a, b, key=kind):
         g.add_edge(a, b, key=kind, type=kind)
-
-
-def _title(record: Claim | Source | Decision | Any) -> str:
-    return getattr(record, "title", record.id)
 
 
 def focus(g: nx.MultiDiGraph, rid: str, depth: int) -> nx.MultiDiGraph:

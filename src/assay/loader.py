@@ -114,8 +114,8 @@ class Loaded:
     records thaws only the records it looks at.
     """
 
-    __slots__ = ("path", "folder", "diagnostics", "unlisted", "rules", "_id", "_named", "_model", "_outline", "_frozen", "stamp",
-                 "_data", "_positions", "_record", "_record_parts")
+    __slots__ = ("path", "folder", "diagnostics", "unlisted", "rules", "stamp", "_id", "_named", "_model", "_outline",
+                 "_record_parts", "_frozen", "_warm", "_data", "_positions", "_record")
 
     def __init__(self, path: str, folder: str, data: dict[str, Any] | None = None, positions: dict[Loc, Pos] | None = None,
                  record: Record | None = None, diagnostics: list[Diagnostic] | None = None, unlisted: int = 0,
@@ -125,7 +125,8 @@ class Loaded:
         #: a claim's input parts that its record holds, by check (``assay.inputs.claim_record_parts``): made when the
         #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
         self._record_parts = record_parts if record_parts is not None else {}
-        self._frozen: bytes | None = None
+        self._frozen: bytes | None = None  # the data, positions and record pickled, where they were kept
+        self._warm = False  # whether they are unpickled beside it
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
         self.unlisted = unlisted  # problems found but not made into diagnostics (see _from_pydantic)
         self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.rules.local)
@@ -147,7 +148,7 @@ class Loaded:
 
     def __getstate__(self) -> tuple:
         frozen = self._frozen
-        if frozen is None:
+        if frozen is None:  # made here, or changed since it was kept
             frozen = pickle.dumps((self._data, self._positions, self._record), pickle.HIGHEST_PROTOCOL)
         return (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
                 self.id, self.named, self.model, self.outline, self._record_parts, self.stamp, frozen)
@@ -155,11 +156,19 @@ class Loaded:
     def __setstate__(self, state: tuple) -> None:
         (self.path, self.folder, self.diagnostics, self.unlisted, self.rules,
          self._id, self._named, self._model, self._outline, self._record_parts, self.stamp, self._frozen) = state
+        self._warm = False
 
     def _thaw(self) -> None:
-        if self._frozen is not None:
+        if self._frozen is not None and not self._warm:
             self._data, self._positions, self._record = pickle.loads(self._frozen)
-            self._frozen = None
+            self._warm = True
+
+    def freeze(self) -> None:
+        """Keep the data, positions and record only pickled from now on, until next read: a command that walks
+        every record of a large knowledge base holds one at a time."""
+        if self._frozen is None:
+            self._frozen = pickle.dumps((self._data, self._positions, self._record), pickle.HIGHEST_PROTOCOL)
+        self._data, self._positions, self._record, self._warm = None, {}, None, False
 
     @property
     def data(self) -> dict[str, Any] | None:
@@ -169,7 +178,7 @@ class Loaded:
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._thaw()
-        self._data = value
+        self._data, self._frozen = value, None
 
     @property
     def positions(self) -> dict[Loc, Pos]:
@@ -179,7 +188,7 @@ class Loaded:
     @positions.setter
     def positions(self, value: dict[Loc, Pos]) -> None:
         self._thaw()
-        self._positions = value
+        self._positions, self._frozen = value, None
 
     @property
     def record(self) -> Record | None:
@@ -189,7 +198,7 @@ class Loaded:
     @record.setter
     def record(self, value: Record | None) -> None:
         self._thaw()
-        self._record = value
+        self._record, self._frozen = value, None
 
     @property
     def record_parts(self) -> dict[str, list[tuple[str, str]]]:
@@ -600,4 +609,5 @@ def _load_cached(folder: str, name: str, root: Path, store: ParseCache | None) -
             loaded.record_parts = claim_record_parts(loaded.record)
         loaded.stamp = current
         store.put(rel, current, loaded)
+        loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
     return loaded

@@ -262,18 +262,28 @@ class Results(MutableMapping[Key, Result]):
 
     def __init__(self) -> None:
         self._items: dict[Key, Result | bytes] = {}
+        self._json: dict[Key, bytes] = {}  # what a result validated here was read from
 
     def __getitem__(self, key: Key) -> Result:
         value = self._items[key]
         if isinstance(value, bytes):
+            self._json[key] = value
             value = self._items[key] = Result.model_validate_json(value)
         return value
 
     def __setitem__(self, key: Key, value: Result | bytes) -> None:
         self._items[key] = value
+        self._json.pop(key, None)
 
     def __delitem__(self, key: Key) -> None:
         del self._items[key]
+        self._json.pop(key, None)
+
+    def release(self, key: Key) -> None:
+        """Keep the result of ``key`` only as its JSON again, if it was read from JSON: a command that walks
+        every result of a large ledger holds one claim's at a time."""
+        if key in self._json:
+            self._items[key] = self._json.pop(key)
 
     def __contains__(self, key: object) -> bool:
         return key in self._items

@@ -61,7 +61,7 @@ def outline(record: object) -> Outline | None:
     if isinstance(record, Source):
         return Outline(title=record.title, compared=tuple((c.source, c.decision) for c in record.compared_against),
                        order=record.date or str(record.year))
-    return Outline(title=getattr(record, "title", "")) if record is not None else None
+    return Outline(title=getattr(record, "title", record.id)) if record is not None else None
 
 
 def suggest(name: str, known: Collection[str]) -> str | None:
