@@ -218,3 +218,15 @@ def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_cha
     now = _briefs(kb_root, cache=True)
     assert now == _briefs(kb_root, cache=False)
     assert "the lock's pin of numpy changed from unpinned to 0.0.1" in now["THEORY-085"].stale[0][2]
+
+
+def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(make_kb, parsed, monkeypatch):
+    root = make_kb("unknown-field")
+    alone = [d.render() for d in checks.run(load(root, cache=False))]
+    parsed.clear()
+    monkeypatch.setattr(loader, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(loader.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(loader.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert rendered(root) == alone
+    assert parsed == []  # parsed in forked processes: none of the seven in this one
+    assert rendered(root) == alone and parsed == []  # then kept

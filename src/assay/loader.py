@@ -11,11 +11,14 @@ import difflib
 import errno
 import gc
 import heapq
+import multiprocessing as mp
 import os
 import pickle
 import stat
+import threading
 import unicodedata
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -568,7 +571,8 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
 
     ``cache``: reuse the parse of every file unchanged since the last run (``assay.cache``); by default
-    when there are ``CACHE_FROM`` files or more.
+    when there are ``CACHE_FROM`` files or more. The files it lacks are parsed by as many processes as the
+    machine has cores when there are ``PARALLEL_FROM`` of them or more (``parse_all``).
     """
     root = Path(root).resolve()
     paths = [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
@@ -578,13 +582,63 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     gc.disable()  # loading makes millions of objects and no cycles: collections would only rescan them
     try:
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
-        files = [_load_cached(folder, name, root, store if folder in direct else None) for folder, name in paths]
-        if store is not None:
-            store.save()
+        if store is None:
+            return KnowledgeBase(root, [load_file(root / folder / name, root) for folder, name in paths])
+        kept: list[Loaded | None] = []
+        missing: list[tuple[int, str, Stamp | None]] = []  # (index, rel, stamp) of the files to parse
+        for folder, name in paths:
+            rel = f"{folder}/{name}"
+            current = stamp(f"{root}/{rel}") if folder in direct else None  # stamped before it is read
+            kept.append(store.get(rel, current))
+            if kept[-1] is None:
+                missing.append((len(kept) - 1, rel, current))
+        for (i, rel, current), loaded in zip(missing, parse_all(root, [rel for _, rel, _ in missing])):
+            loaded.stamp = current
+            store.put(rel, current, loaded)
+            kept[i] = loaded
+        store.save()
+        files = [f for f in kept if f is not None]  # every one: the missing were parsed
     finally:
         if collecting:
             gc.enable()
     return KnowledgeBase(root, files)
+
+
+#: From this many files to parse on, ``parse_all`` shares them among processes.
+PARALLEL_FROM = 2000
+
+
+def parse_all(root: Path, rels: list[str]) -> list[Loaded]:
+    """``parse_for_cache`` of each root-relative path, in order.
+
+    A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
+    so from ``PARALLEL_FROM`` files on they are shared among forked processes, one per core (at most 8),
+    where the system forks and this process runs no other thread (a fork beside a thread can copy a lock
+    that thread holds). Each parse comes back as the cache keeps it: plain fields and one pickled string.
+    """
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    if len(rels) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
+        return [parse_for_cache(root, rel) for rel in rels]
+    size = -(-len(rels) // (cores * 4))
+    chunks = [(root, rels[i:i + size]) for i in range(0, len(rels), size)]
+    with ProcessPoolExecutor(cores, mp_context=mp.get_context("fork")) as pool:
+        return [loaded for chunk in pool.map(_parse_chunk, chunks) for loaded in chunk]
+
+
+def _parse_chunk(job: tuple[Path, list[str]]) -> list[Loaded]:
+    root, rels = job
+    return [parse_for_cache(root, rel) for rel in rels]
+
+
+def parse_for_cache(root: Path, rel: str) -> Loaded:
+    """One record file as the cache keeps it: parsed, its claim's input parts hashed, its heavy parts pickled."""
+    from assay.inputs import claim_record_parts  # inputs reads files through this module
+
+    loaded = load_file(root / rel, root)
+    if isinstance(loaded.record, Claim):
+        loaded.record_parts = claim_record_parts(loaded.record)
+    loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
+    return loaded
 
 
 def _yaml_names(folder: Path) -> list[str]:
@@ -593,21 +647,3 @@ def _yaml_names(folder: Path) -> list[str]:
         return sorted(n for n in os.listdir(folder) if n.endswith(".yaml"))
     except OSError:  # missing, or not a folder
         return []
-
-
-def _load_cached(folder: str, name: str, root: Path, store: ParseCache | None) -> Loaded:
-    if store is None:
-        return load_file(root / folder / name, root)
-    rel = f"{folder}/{name}"
-    current = stamp(f"{root}/{rel}")  # stamped before it is read
-    loaded = store.get(rel, current)
-    if loaded is None:
-        loaded = load_file(root / folder / name, root)
-        if isinstance(loaded.record, Claim):
-            from assay.inputs import claim_record_parts  # inputs reads files through this module
-
-            loaded.record_parts = claim_record_parts(loaded.record)
-        loaded.stamp = current
-        store.put(rel, current, loaded)
-        loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
-    return loaded
