@@ -4,9 +4,9 @@ For each size: generate a knowledge base in a temp dir (sources, one per ten cla
 themselves with the one before; claims citing one or two of them, in depends_on chains of 1,000 with
 `supports` links across; two checks per claim, each with a ledger entry; a verifier module per 100
 claims whose tests carry the claim markers), then run each command as a child process and print its
-wall and CPU seconds and peak memory (the command's own, from ``os.wait4`` in a small process between:
-``MEASURE``), the ratio to the smaller size before it (linear: the ratio of the sizes), and whether the
-targets hold: `check` and `status` in 2 s at 10,000 claims and 10 s at 50,000, 2 GB at most at 50,000.
+wall and CPU seconds and peak memory (the command's own: ``measure.py``), the ratio to the smaller size
+before it (linear: the ratio of the sizes), and whether the targets hold: `check` and `status` in 2 s
+at 10,000 claims and 10 s at 50,000, 2 GB at most at 50,000.
 
 `check, cold` is the first run after a clone, with an empty cache (``assay.cache``, kept in the temp
 dir): it parses every file, and its time is printed beside the targets, not held to them. Every other
@@ -38,6 +38,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+
+from measure import measured  # noqa: E402
 
 from assay.model import Claim  # noqa: E402
 
@@ -212,30 +214,13 @@ def write_ledger(root: Path, claims: list[Claim], rng: random.Random) -> None:
 Row = dict[str, tuple[float, float, float]]  # command -> (wall s, CPU s, peak MB)
 
 
-#: Runs its arguments as a child and prints the child's CPU seconds and peak RSS in KB. The bench starts this
-#: small process rather than the command itself: Linux carries a forked process's peak RSS across exec, so a
-#: command forked straight from the bench, which holds the generated records, would report the bench's size.
-MEASURE = """\
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-_, status, usage = os.wait4(pid, 0)
-print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss, os.waitstatus_to_exitcode(status), file=sys.stderr)
-"""
-
-
 def run(root: Path, args: list[str], cache: Path) -> tuple[float, float, float, int]:
-    """Wall seconds, CPU seconds, peak RSS in MB and exit status of ``assay ARGS --root ROOT``, a grandchild."""
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", MEASURE, sys.executable, "-m", "assay.cli", *args, "--root", str(root)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "ASSAY_CACHE_DIR": str(cache)})
-    seconds = time.perf_counter() - start
-    *stderr, last = proc.stderr.decode().rstrip("\n").split("\n")
-    cpu, kb, rc = last.split()
-    if int(rc) not in (0, 1):
-        sys.exit(f"assay {' '.join(args)} failed ({rc}): {chr(10).join(stderr)[-2000:]}")
-    return seconds, float(cpu), int(kb) / 1024, int(rc)
+    """Wall seconds, CPU seconds, peak RSS in MB and exit status of ``assay ARGS --root ROOT`` (``measure``)."""
+    wall, cpu, mb, rc, stderr = measured([sys.executable, "-m", "assay.cli", *args, "--root", str(root)],
+                                         {**os.environ, "ASSAY_CACHE_DIR": str(cache)})
+    if rc not in (0, 1):
+        sys.exit(f"assay {' '.join(args)} failed ({rc}): {stderr[-2000:]}")
+    return wall, cpu, mb, rc
 
 
 def imported(root: Path) -> list[str]:

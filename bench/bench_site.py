@@ -32,6 +32,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from measure import measured  # noqa: E402
+
 from assay import results  # noqa: E402
 from assay.loader import load  # noqa: E402
 
@@ -112,16 +114,12 @@ TARGET_RATIO, TARGET_SIZE = 2.0, 10_000
 
 
 def _mkdocs(config: Path) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in MB of ``mkdocs build`` as a child process."""
-    start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)],
-                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
-    if child.returncode:
-        raise subprocess.CalledProcessError(child.returncode, child.args)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # ru_maxrss: KiB on Linux
+    """Wall seconds, CPU seconds (user + system) and peak RSS in MB of ``mkdocs build`` as a child (``measure``)."""
+    argv = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
+    wall, cpu, mb, rc, _ = measured(argv, {**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    if rc:
+        raise subprocess.CalledProcessError(rc, argv)
+    return wall, cpu, mb
 
 
 def plain_pages(out: Path, n: int) -> Path:
