@@ -111,8 +111,8 @@ class Loaded:
     """One record file as read: its data, where each field sits, the validated record or None.
 
     What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
-    the record included, ``assay.rules``), the model of its valid record and its ``outline``. The rest (the
-    data, the positions, the record, its input parts) is what a page or a diagnostic needs of one file;
+    the record included, ``assay.rules``), the model of its valid record, its ``outline`` and a claim's input
+    parts. The rest (the data, the positions, the record) is what a page or a diagnostic needs of one file;
     taken from the parse cache it stays one pickled string until first read, so a command over 50,000
     records thaws only the records it looks at.
     """
@@ -141,7 +141,6 @@ class Loaded:
 
     def seal(self) -> None:
         """Derive what every command needs of the file once it is read: its id, model, outline and rule diagnostics."""
-
         value = (self._data or {}).get("id")
         self._named = isinstance(value, str) and series(value) is not None
         self._id = value if self._named else Path(self.path).stem
@@ -240,8 +239,10 @@ class Loaded:
     @property
     def named(self) -> bool:
         """Whether the file goes by the id its record writes (else by its stem: the id is missing or malformed)."""
-        value = (self.data or {}).get("id") if self._id is None else None
-        return self._named if self._id is not None else isinstance(value, str) and series(value) is not None
+        if self._id is not None:
+            return self._named
+        value = (self.data or {}).get("id")
+        return isinstance(value, str) and series(value) is not None
 
     def where(self, loc: Loc) -> Pos:
         """Line and column of the deepest known prefix of ``loc``."""
