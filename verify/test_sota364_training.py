@@ -106,6 +106,9 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
         _summary(evidence, f"knn_{fix}_minus_nofix", knn[fix][-1] - knn["nofix"][-1])
     # control: two variants without any batch channel should agree with each other
     _summary(evidence, "knn_layernorm_minus_nonorm", knn["layernorm"][-1] - knn["nonorm"][-1])
+    # control: global BN over shuffle BN, neither leaking (as sub-batch-trend's leak-free margin); a gap as large as
+    # global - no fix means that gap comes from 64- vs 8-sample statistics, not from the leak
+    _summary(evidence, "knn_global_minus_shuffle", knn["global"][-1] - knn["shuffle"][-1])
 
 
 def _train_memory_bank(data, seed, device, steps=STEPS, n_neg=QUEUE, tau=0.2, bank_m=0.5, lr=3e-3):
@@ -252,11 +255,11 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     torch.set_num_threads(1)
     data = load_digits_split(device=device)
     steps = 450
-    curves = {}
+    curves, encoders = {}, {}
     for mode, label in (("per_device", "per-device BN (no fix)"), ("shuffle", "shuffle BN (MoCo fix)")):
-        _, _, _, hist = train_moco(data, SEEDS, "bn", mode, DEVICES, BATCH, steps, QUEUE, monitor_every=75,
-                                   seed=0, device=device)
-        curves[mode] = (label, hist)
+        q_enc, k_enc, _, hist = train_moco(data, SEEDS, "bn", mode, DEVICES, BATCH, steps, QUEUE, monitor_every=75,
+                                           seed=0, device=device)
+        curves[mode], encoders[mode] = (label, hist), (q_enc, k_enc)
     knn_steps = curves["per_device"][1]["knn_step"]  # [1, 75, ..., 450]
     gap = curves["shuffle"][1]["knn"] - curves["per_device"][1]["knn"]  # gap: len(knn_steps) x R, fix - no fix
     mid = knn_steps.index(steps // 2)
@@ -265,6 +268,12 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     _summary(evidence, "knn_gap_growth", gap[-1] - gap[mid])  # "training longer without shuffling BN overfits more"
     acc_gap = curves["per_device"][1]["pretext_acc"][-50:].mean(0) - curves["shuffle"][1]["pretext_acc"][-50:].mean(0)
     _summary(evidence, "pretext_acc_gap_end", acc_gap)  # no fix minus fix: the curve that "endorses" the bug
+    # control: the same gap on fresh batches (the same images for both models), with and without the batch channel
+    shuffle_own = moco_pretext_accuracy(*encoders["shuffle"], data, QUEUE, BATCH, stats="shuffle")  # R
+    nofix_coupled = moco_pretext_accuracy(*encoders["per_device"], data, QUEUE, BATCH, stats="train")  # the leak
+    nofix_resplit = moco_pretext_accuracy(*encoders["per_device"], data, QUEUE, BATCH, stats="shuffle")  # MoCo §3.3 cut
+    _summary(evidence, "pretext_acc_gap_coupled", nofix_coupled - shuffle_own)  # the effect, read as the control is
+    _summary(evidence, "pretext_acc_gap_keys_resplit", nofix_resplit - shuffle_own)  # control: no channel, no gap
     for mode in curves:
         _summary(evidence, f"{mode}_knn_end", curves[mode][1]["knn"][-1])
         _summary(evidence, f"{mode}_knn_peak_minus_end", curves[mode][1]["knn"].max(0).values - curves[mode][1]["knn"][-1])
