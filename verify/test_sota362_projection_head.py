@@ -168,12 +168,14 @@ def test_any_head_beats_no_head(evidence, device):
 
 @pytest.mark.claim("SOTA-362", "nonlinear-beats-linear")
 def test_nonlinear_head_beats_linear_head(evidence, device):
-    """Figure 8: a nonlinear head gives a better h than a linear head (+3% in the paper); control: the linear head's own
-    h-vs-g(h) gap is small because an invertible linear map cannot discard information."""
+    """Figure 8: a nonlinear head gives a better h than a linear head (+3% in the paper); control: with the linear head
+    g(h) is about as good as h under linear evaluation, unlike with the nonlinear head (recorded beside it)."""
     m = measure_linear_eval(0, device, heads=("nonlinear", "linear"))
     per_replica = {"lin_acc_h_nonlinear_head": m["nonlinear_lin_h"], "lin_acc_h_linear_head": m["linear_lin_h"],
                    "nonlinear_minus_linear": m["nonlinear_lin_h"] - m["linear_lin_h"],
-                   "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"]}
+                   "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"],  # control
+                   # the control's statistic on the model with the effect (§4.2: h better than g(h)), not asserted here
+                   "nonlinear_head_gap_h_minus_gh": m["nonlinear_lin_h"] - m["nonlinear_lin_gh"]}
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
 

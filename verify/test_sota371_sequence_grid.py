@@ -81,12 +81,24 @@ def record(evidence, device, mode):
     plt.close(fig)
 
 
+def record_far_control_n1(evidence, device):
+    """Control of grid: the batch-size-1 column of the same-input data set whose target is L-1 steps beyond the batch
+    (no target in the batch), trained and judged as the leak grid; 17 models, one pass."""
+    torch.manual_seed(SEED)
+    res = train_grid(SEQ_LENS, [1], ("far",), STEPS, SEED, device, eval_groups=EVAL_GROUPS)
+    tr, ev = res["train_loss"][0, :, 0], res["eval_loss"][0, :, 0]  # 17 each: lengths 4..20 at batch size 1
+    assert torch.isfinite(tr).all() and torch.isfinite(ev).all()
+    cheat = tr < ev  # 17, blog §The Result: train-mode loss below test-mode loss = "cheating"
+    evidence.metric("far_control_cheat_frac_n1", cheat.float().mean().item(), unit="fraction")  # vs leak_cheat_frac_n1
+
+
 @pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "grid")
 def test_blog_grid_pattern_with_target_in_batch(evidence, device):
     """Blog pattern: with the target in the batch, batch-size-1 models and the region below the blog's line 'cheat'
-    (train < eval) while the region above is fair."""
+    (train < eval) while the region above is fair, and batch-size-1 models without the target in the batch are fair."""
     record(evidence, device, "leak")
+    record_far_control_n1(evidence, device)
 
 
 @pytest.mark.slow
