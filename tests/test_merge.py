@@ -35,8 +35,14 @@ def test_the_rules_pick_fresh_over_stale_then_the_later_and_never_an_error_over_
     assert pick(fresh, fresh, current) == (None, "the same result")
     assert pick(fresh, stale, current) == (None, "ours matches the repository's inputs")
     assert pick(stale, fresh, current) == (fresh, "theirs matches the repository's inputs")
-    assert pick(fresh, later, current) == (later, "theirs finished later")
-    assert pick(later, fresh, current) == (None, "ours finished later")
+    moved = results.Unstable(verdicts=["passed", "failed"], since="2026-03-01T00:00:00Z")
+    assert pick(fresh, later, current) == (later.model_copy(update={"unstable": moved}),
+                                           "theirs finished later; the verdict moved with the same inputs")
+    assert pick(later, fresh, current) == (later.model_copy(update={"unstable": moved}),  # ours kept, marked
+                                           "ours finished later; the verdict moved with the same inputs")
+    marked = later.model_copy(update={"unstable": moved})
+    assert pick(marked, later, current) == (None, "ours finished later")  # the mark stays, nothing to write
+    assert pick(marked, stale, current) == (None, "ours matches the repository's inputs")  # other inputs: no vote
     kept, why = pick(fresh, crashed, current)
     assert (kept.verdict, kept.metrics, kept.last_error, why) == (
         "passed", fresh.metrics, crashed.last_error, "their later error kept beside our measurement")
@@ -64,7 +70,7 @@ def test_merging_a_folder_adds_its_results_and_a_second_merge_changes_nothing(kb
     assert (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_bytes() == before
 
 
-def test_two_fresh_results_with_different_verdicts_are_a_printed_conflict_and_the_later_wins(kb_root, tmp_path, capsys):
+def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_wins_marked_unstable(kb_root, tmp_path, capsys):
     ours = result(kb_root)
     results.write_result(kb_root, ours)
     other = copy_of(kb_root, tmp_path)
@@ -72,8 +78,12 @@ def test_two_fresh_results_with_different_verdicts_are_a_printed_conflict_and_th
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
     out = capsys.readouterr().out
     assert "conflict: THEORY-085/log-n-cap/cpu: ours passed (2026-01-01T00:00:00Z), theirs failed " \
-           "(2026-02-01T00:00:00Z) with the same inputs; theirs finished later\n" in out
-    assert json.loads((kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_text())["verdict"] == "failed"
+           "(2026-02-01T00:00:00Z) with the same inputs; theirs finished later; the verdict moved with the same inputs\n" in out
+    kept = json.loads((kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_text())
+    assert (kept["verdict"], kept["unstable"]) == ("failed", {"verdicts": ["passed", "failed"], "since": "2026-02-01T00:00:00Z"})
+    before = (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_bytes()
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0  # again: the mark stays, nothing is written
+    assert (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_bytes() == before
 
 
 def test_figures_travel_with_the_result_that_names_them(kb_root, tmp_path, capsys):

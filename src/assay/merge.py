@@ -3,7 +3,8 @@
 For one check on one device: a result whose inputs match the repository beats one that does not;
 between two that both match (or both do not) the later finished wins; an error never replaces a
 completed measurement, it is kept beside it as ``last_error`` when it is the later. Two fresh
-measurements with different verdicts are a conflict, printed with both. Each file is written
+measurements with different verdicts are a conflict, printed with both; two measurements of the same
+inputs with different verdicts mark the result kept unstable, as a rerun does. Each file is written
 atomically (figures first); merging the same folder twice changes nothing the second time.
 """
 
@@ -35,8 +36,23 @@ def pick(ours: Result | None, theirs: Result, current: str | None) -> tuple[Resu
     """What the ledger holds after ``theirs`` is merged where ``ours`` is; None to keep ``ours`` unchanged.
 
     ``current`` is the hash of the check's inputs in this repository (None when it has no such check).
-    Returns the result to write and the rule that decided, in words.
+    Returns the result to write and the rule that decided, in words. Two measurements of the same inputs
+    with different verdicts mark the result kept unstable, as a rerun on one machine does
+    (``results.supersede``); the mark stays while the inputs do.
     """
+    chosen, why = _pick(ours, theirs, current)
+    if ours is None or not ours.measured or not theirs.measured or ours.inputs.hash != theirs.inputs.hash:
+        return chosen, why
+    earlier, later = (ours, theirs) if ours.finished <= theirs.finished else (theirs, ours)
+    mark = results.moved(earlier, later)
+    unstable = mark or later.unstable or earlier.unstable
+    kept = ours if chosen is None else chosen
+    if kept.unstable == unstable:
+        return chosen, why
+    return kept.model_copy(update={"unstable": unstable}), why + ("; the verdict moved with the same inputs" if mark else "")
+
+
+def _pick(ours: Result | None, theirs: Result, current: str | None) -> tuple[Result | None, str]:
     if ours is None:
         return theirs, "new"
     if ours == theirs:

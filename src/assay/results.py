@@ -512,16 +512,17 @@ def supersede(old: Result | None, new: Result) -> Result:
             return old.model_copy(update={"last_error": new.last_error})
         return new
     unstable = old.unstable if old is not None and old.inputs.hash == new.inputs.hash else None
-    return new.model_copy(update={"unstable": _moved(old, new) or unstable})
+    return new.model_copy(update={"unstable": moved(old, new) or unstable})
 
 
 def flag_unstable(old: Result, new: Result) -> Result | None:
     """``old`` marked unstable when a rerun with the same inputs gave another verdict; None otherwise."""
-    moved = _moved(old, new)
-    return old.model_copy(update={"unstable": moved}) if moved else None
+    mark = moved(old, new)
+    return old.model_copy(update={"unstable": mark}) if mark else None
 
 
-def _moved(old: Result | None, new: Result) -> Unstable | None:
+def moved(old: Result | None, new: Result) -> Unstable | None:
+    """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
     if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
         return None
     if old.verdict == new.verdict:
