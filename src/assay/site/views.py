@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typing
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -98,9 +99,9 @@ class SiteIndex:
     states: dict[str, ClaimState]
     graph: nx.MultiDiGraph
     claims: dict[str, ClaimView] = field(default_factory=dict)
-    # KnowledgeBase's sources/decisions/by_id rebuild a dict on every access: take them once
-    sources: dict[str, Source] = field(default_factory=dict)
-    decisions: dict[str, Decision] = field(default_factory=dict)
+    # the knowledge base's indices (its sources and decisions thaw each record when it is first looked at)
+    sources: Mapping[str, Source] = field(default_factory=dict)
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
     by_id: dict[str, Loaded] = field(default_factory=dict)
     located: dict[str, list[Located]] = field(default_factory=lambda: defaultdict(list))  # source -> numbers and discrepancies
     backlinks: dict[str, list[Backlink]] = field(default_factory=lambda: defaultdict(list))
