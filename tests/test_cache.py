@@ -230,3 +230,28 @@ def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(m
     assert rendered(root) == alone
     assert parsed == []  # parsed in forked processes: none of the seven in this one
     assert rendered(root) == alone and parsed == []  # then kept
+
+
+def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_reported(kb_root, parsed, monkeypatch):
+    from assay import results
+    from tests.conftest import write_result
+
+    path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    r = results.Result.model_validate_json(path.read_text())
+    fig = results.Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=results.sha256(b"<svg>drawn</svg>"))
+    results.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
+    read: list[str] = []
+    real = results.read_regular
+    monkeypatch.setattr(results, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
+
+    def problems() -> list[str]:
+        store = cache.ParseCache(kb_root, "figures")
+        found = results.figure_problems(kb_root, r.key, ((fig.file, fig.sha256),), store)
+        store.save()
+        return found
+
+    assert problems() == [] and read == [fig.file]
+    assert problems() == [] and read == [fig.file]  # kept: not read again
+    (path.parent / fig.file).write_text("<svg>another</svg>")
+    assert problems() == [f"{fig.file} is not the figure this result drew (its hash differs)"]
+    assert read == [fig.file, fig.file]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from assay.cache import CACHE_FROM
+from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import Diagnostic, capped
 from assay.loader import KnowledgeBase, Loaded
 from assay.model import series_of
@@ -249,9 +249,13 @@ def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 
 def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
-    ledger = read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    big = len(kb.files) >= CACHE_FROM
+    ledger = read_ledger(kb.root, cache=big)
     yield from ledger.diagnostics
+    store = ParseCache(kb.root, "figures") if big and ledger.figures else None
     for key, figures in ledger.figures.items():
-        for problem in figure_problems(kb.root, key, figures):
+        for problem in figure_problems(kb.root, key, figures, store):
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
             yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
+    if store is not None:
+        store.save()

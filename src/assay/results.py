@@ -471,18 +471,28 @@ def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
             yield folder.name, entry.name, real if real and entry.is_file(follow_symlinks=False) else ""
 
 
-def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...]) -> list[str]:
+def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...],
+                    store: ParseCache | None = None) -> list[str]:
     """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
-    killed between writes)."""
+    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.cache``),
+    so a large ledger's figures are read once per change, not on every check; only where no link lies on
+    the way to the file."""
     out = []
     folder = ledger_path(root, *key).parent
+    direct = store is not None and os.path.realpath(folder) == str(folder)
     for file, sha in figures:
-        try:
-            ok = sha256(read_regular(root, folder / file)) == sha
-        except Unreadable as e:
-            out.append(f"{file} {e}")
-            continue
-        if not ok:
+        rel = f"results/{key[0]}/{file}"
+        current = stamp(folder / file) if direct else None
+        digest = store.get(rel, current) if store is not None and current is not None else None
+        if digest is None:
+            try:
+                digest = sha256(read_regular(root, folder / file))
+            except Unreadable as e:
+                out.append(f"{file} {e}")
+                continue
+            if store is not None and current is not None:
+                store.put(rel, current, digest)
+        if digest != sha:
             out.append(f"{file} is not the figure this result drew (its hash differs)")
     return out
 
