@@ -314,84 +314,110 @@ def _global_bn_rank(rank, world, device, seeds):
                            "ctl_jac_cross")}
     for seed in seeds:
         for shape in ((16, 6), (8, 3, 4, 4)):  # BatchNorm1d input N x C, BatchNorm2d input N x C x H x W
-            g = torch.Generator().manual_seed(seed)
-            c = shape[1]
-            ref_cls = nn.BatchNorm1d if len(shape) == 2 else nn.BatchNorm2d
-            w0, b0 = 1 + 0.5 * torch.randn(c, generator=g), torch.randn(c, generator=g)  # C, C: shared affine params
-            gbn, ref, ctl = GlobalBatchNorm(c).to(dev), ref_cls(c).to(dev), ref_cls(c).to(dev)
-            with torch.no_grad():
-                for m in (gbn, ref, ctl):
-                    m.weight.copy_(w0), m.bias.copy_(b0)
-            n_this = shape[0] // world
-            sl = slice(rank * n_this, (rank + 1) * n_this)  # this rank's share of the global batch
-            for step in range(3):  # 3 steps: running statistics accumulate
-                x = (2 + 3 * torch.randn(*shape, generator=g)).to(dev)  # global batch, same on every rank
-                gout = torch.randn(*shape, generator=g).to(dev)  # fixed upstream gradient: loss = sum(out * gout)
-                xr = x.clone().requires_grad_(True)  # single process, whole batch
-                yr = ref(xr)
-                (yr * gout).sum().backward()
-                xl = x[sl].clone().requires_grad_(True)  # this rank's slice, Global BN
-                yl = gbn(xl)
-                (yl * gout[sl]).sum().backward()  # the global loss is the sum of the ranks' losses
-                xc = x[sl].clone().requires_grad_(True)  # control: per-device BN on the slice
-                yc = ctl(xc)
-                (yc * gout[sl]).sum().backward()
-            gw = torch.cat([gbn.weight.grad, gbn.bias.grad])  # 2C: this rank's parameter gradient (3 steps)
-            dist.all_reduce(gw)  # summed over ranks, as DDP would (up to its 1/world averaging)
-            gc = torch.cat([ctl.weight.grad, ctl.bias.grad])  # 2C: control
-            dist.all_reduce(gc)
-            gref = torch.cat([ref.weight.grad, ref.bias.grad])  # 2C: single process
-            scale = gref.abs().max()  # weight gradients sum N*H*W terms: compare relative to their size
-            out["fwd"].append((yl - yr[sl]).abs().max().item())
-            out["grad_x"].append((xl.grad - xr.grad[sl]).abs().max().item())
-            out["grad_w_rel"].append(((gw - gref).abs().max() / scale).item())
-            out["ctl_grad_w_rel"].append(((gc - gref).abs().max() / scale).item())
-            out["run_mean"].append((gbn.running_mean - ref.running_mean).abs().max().item())
-            out["run_var"].append((gbn.running_var - ref.running_var).abs().max().item())
-            out["ctl_fwd"].append((yc - yr[sl]).abs().max().item())
-            out["ctl_grad_x"].append((xc.grad - xr.grad[sl]).abs().max().item())
-            out["ctl_run_var"].append((ctl.running_var - ref.running_var).abs().max().item())
-
-            # the signature is gone: with Global BN a sample's output does not depend on which samples share its device
-            with torch.no_grad():
-                perm = torch.randperm(shape[0], generator=g).to(dev)  # another split of the same global batch
-                for m, key in ((gbn, "split_global"), (ctl, "split_ctl")):
-                    y1 = m(x[sl])  # n_this x ...: outputs under split 1 (x is the last step's batch)
-                    y2_local = m(x[perm][sl])  # outputs under split 2
-                    parts = [torch.empty_like(y2_local) for _ in range(world)]
-                    dist.all_gather(parts, y2_local)
-                    y2 = torch.cat(parts)[torch.argsort(perm)][sl]  # back to split-1 order: n_this x ...
-                    out[key].append((y1 - y2).abs().max().item())
-
-        # exact cross-device Jacobian of Global BN vs single-process BN (BN1d, N=8, C=3), one backward per output entry
-        g = torch.Generator().manual_seed(seed)
-        n_all, c = 8, 3
-        x = torch.randn(n_all, c, generator=g).to(dev)  # N x C
-        n_this = n_all // world
-        sl = slice(rank * n_this, (rank + 1) * n_this)
-        ref_jac = torch.autograd.functional.jacobian(nn.BatchNorm1d(c).to(dev), x)  # N x C x N x C
-        for m, key in ((GlobalBatchNorm(c).to(dev), "jac"), (nn.BatchNorm1d(c).to(dev), "ctl_jac")):
-            xl = x[sl].clone().requires_grad_(True)
-            yl = m(xl)  # n_this x C
-            rows = []
-            for i in range(n_all):
-                for ch in range(c):
-                    go = torch.zeros(n_all, c, device=dev)  # gradient seed for global output entry (i, ch)
-                    go[i, ch] = 1.0
-                    xl.grad = None
-                    yl.backward(go[sl], retain_graph=True)  # every rank runs the backward (collectives inside)
-                    rows.append(xl.grad.clone())  # n_this x C: d out[i, ch] / d x[this slice]
-            jac_local = torch.stack(rows).view(n_all, c, n_this, c)  # N x C x n_this x C
-            parts = [torch.empty_like(jac_local) for _ in range(world)]
-            dist.all_gather(parts, jac_local.contiguous())
-            jac = torch.cat(parts, dim=2)  # N x C x N x C: full Jacobian
-            dev_of = torch.arange(n_all, device=dev) // n_this  # N: device of each sample
-            cross = (dev_of[:, None] != dev_of[None, :])  # N x N: pairs on different devices
-            out[f"{key}_cross"].append(jac.abs().amax(dim=(1, 3))[cross].max().item())
-            if key == "jac":
-                out["jacobian"].append((jac - ref_jac).abs().max().item())
+            _compare_steps(out, shape, seed, rank, world, dev)
+        _cross_jacobians(out, seed, rank, world, dev)
     out["backend"] = backend
     return out
+
+
+def _compare_steps(out, shape, seed, rank, world, dev):
+    """Three training steps of Global BN on this rank's slice, one BN on the whole batch, and per-device BN (the
+    control) on the slice, from the same affine parameters; then the output change under another split."""
+    import torch.distributed as dist
+
+    g = torch.Generator().manual_seed(seed)
+    c = shape[1]
+    ref_cls = nn.BatchNorm1d if len(shape) == 2 else nn.BatchNorm2d
+    w0, b0 = 1 + 0.5 * torch.randn(c, generator=g), torch.randn(c, generator=g)  # C, C: shared affine params
+    gbn, ref, ctl = GlobalBatchNorm(c).to(dev), ref_cls(c).to(dev), ref_cls(c).to(dev)
+    with torch.no_grad():
+        for m in (gbn, ref, ctl):
+            m.weight.copy_(w0), m.bias.copy_(b0)
+    n_this = shape[0] // world
+    sl = slice(rank * n_this, (rank + 1) * n_this)  # this rank's share of the global batch
+    for step in range(3):  # 3 steps: running statistics accumulate
+        x = (2 + 3 * torch.randn(*shape, generator=g)).to(dev)  # global batch, same on every rank
+        gout = torch.randn(*shape, generator=g).to(dev)  # fixed upstream gradient: loss = sum(out * gout)
+        xr = x.clone().requires_grad_(True)  # single process, whole batch
+        yr = ref(xr)
+        (yr * gout).sum().backward()
+        xl = x[sl].clone().requires_grad_(True)  # this rank's slice, Global BN
+        yl = gbn(xl)
+        (yl * gout[sl]).sum().backward()  # the global loss is the sum of the ranks' losses
+        xc = x[sl].clone().requires_grad_(True)  # control: per-device BN on the slice
+        yc = ctl(xc)
+        (yc * gout[sl]).sum().backward()
+    gw = torch.cat([gbn.weight.grad, gbn.bias.grad])  # 2C: this rank's parameter gradient (3 steps)
+    dist.all_reduce(gw)  # summed over ranks, as DDP would (up to its 1/world averaging)
+    gc = torch.cat([ctl.weight.grad, ctl.bias.grad])  # 2C: control
+    dist.all_reduce(gc)
+    gref = torch.cat([ref.weight.grad, ref.bias.grad])  # 2C: single process
+    scale = gref.abs().max()  # weight gradients sum N*H*W terms: compare relative to their size
+    out["fwd"].append((yl - yr[sl]).abs().max().item())
+    out["grad_x"].append((xl.grad - xr.grad[sl]).abs().max().item())
+    out["grad_w_rel"].append(((gw - gref).abs().max() / scale).item())
+    out["ctl_grad_w_rel"].append(((gc - gref).abs().max() / scale).item())
+    out["run_mean"].append((gbn.running_mean - ref.running_mean).abs().max().item())
+    out["run_var"].append((gbn.running_var - ref.running_var).abs().max().item())
+    out["ctl_fwd"].append((yc - yr[sl]).abs().max().item())
+    out["ctl_grad_x"].append((xc.grad - xr.grad[sl]).abs().max().item())
+    out["ctl_run_var"].append((ctl.running_var - ref.running_var).abs().max().item())
+    # the signature is gone: with Global BN a sample's output does not depend on which samples share its device
+    perm = torch.randperm(shape[0], generator=g).to(dev)  # another split of the same global batch
+    for m, key in ((gbn, "split_global"), (ctl, "split_ctl")):
+        out[key].append(_split_change(m, x, perm, sl, world))  # x: the last step's batch
+
+
+def _split_change(m, x, perm, sl, world):
+    """The largest change of this rank's outputs when the global batch ``x`` is split across ranks as ``perm`` says."""
+    import torch.distributed as dist
+
+    with torch.no_grad():
+        y1 = m(x[sl])  # n_this x ...: outputs under split 1
+        y2_local = m(x[perm][sl])  # outputs under split 2
+        parts = [torch.empty_like(y2_local) for _ in range(world)]
+        dist.all_gather(parts, y2_local)
+        y2 = torch.cat(parts)[torch.argsort(perm)][sl]  # back to split-1 order: n_this x ...
+        return (y1 - y2).abs().max().item()
+
+
+def _cross_jacobians(out, seed, rank, world, dev):
+    """Exact cross-device Jacobian of Global BN vs single-process BN (BN1d, N=8, C=3), and per-device BN's."""
+    g = torch.Generator().manual_seed(seed)
+    n_all, c = 8, 3
+    x = torch.randn(n_all, c, generator=g).to(dev)  # N x C
+    n_this = n_all // world
+    sl = slice(rank * n_this, (rank + 1) * n_this)
+    ref_jac = torch.autograd.functional.jacobian(nn.BatchNorm1d(c).to(dev), x)  # N x C x N x C
+    for m, key in ((GlobalBatchNorm(c).to(dev), "jac"), (nn.BatchNorm1d(c).to(dev), "ctl_jac")):
+        jac = _full_jacobian(m, x, sl, world)  # N x C x N x C
+        dev_of = torch.arange(n_all, device=dev) // n_this  # N: device of each sample
+        cross = (dev_of[:, None] != dev_of[None, :])  # N x N: pairs on different devices
+        out[f"{key}_cross"].append(jac.abs().amax(dim=(1, 3))[cross].max().item())
+        if key == "jac":
+            out["jacobian"].append((jac - ref_jac).abs().max().item())
+
+
+def _full_jacobian(m, x, sl, world):
+    """d m(x)[i, ch] / d x, assembled from every rank's slice: one backward per output entry (collectives inside)."""
+    import torch.distributed as dist
+
+    n_all, c = x.shape
+    n_this = sl.stop - sl.start
+    xl = x[sl].clone().requires_grad_(True)
+    yl = m(xl)  # n_this x C
+    rows = []
+    for i in range(n_all):
+        for ch in range(c):
+            go = torch.zeros(n_all, c, device=x.device)  # gradient seed for global output entry (i, ch)
+            go[i, ch] = 1.0
+            xl.grad = None
+            yl.backward(go[sl], retain_graph=True)  # every rank runs the backward
+            rows.append(xl.grad.clone())  # n_this x C: d out[i, ch] / d x[this slice]
+    jac_local = torch.stack(rows).view(n_all, c, n_this, c)  # N x C x n_this x C
+    parts = [torch.empty_like(jac_local) for _ in range(world)]
+    dist.all_gather(parts, jac_local.contiguous())
+    return torch.cat(parts, dim=2)  # N x C x N x C
 
 
 @pytest.mark.distributed
