@@ -50,11 +50,7 @@ def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, b
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     dev_count = 1 if (norm == "bn" and bn_mode == "global") else devices
-    q_enc = Encoder(n_replicas, norm, dev_count, hidden, out_dim).to(device)
-    k_enc = Encoder(n_replicas, norm, dev_count, hidden, out_dim).to(device)
-    k_enc.load_state_dict(q_enc.state_dict())
-    for p in k_enc.parameters():
-        p.requires_grad_(False)
+    q_enc, k_enc = _query_and_key_encoders(n_replicas, norm, dev_count, hidden, out_dim, device)
     opt = torch.optim.Adam(q_enc.parameters(), lr=lr)
     qu = F.normalize(torch.randn(n_replicas, queue, out_dim, generator=g).to(device), dim=-1)  # qu: R x Q x D
     x_tr = data["x_train"]
@@ -82,12 +78,29 @@ def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, b
         with torch.no_grad():
             hist["loss"].append(loss_r.detach().cpu())
             hist["pretext_acc"].append((logits.argmax(-1) == 0).float().mean(1).cpu())
-            pos = (ptr + torch.arange(batch, device=device)) % queue
-            qu[:, pos] = k  # MoCo Algorithm 1: enqueue the current keys, dequeue the oldest
-            ptr = (ptr + batch) % queue
+            ptr = _enqueue(qu, k, ptr)
         if monitor_every and ((step + 1) % monitor_every == 0 or step == 0):
             knn_monitor(hist, q_enc, data, step)
     return q_enc, k_enc, qu, stack_history(hist)
+
+
+def _query_and_key_encoders(n_replicas, norm, dev_count, hidden, out_dim, device):
+    """The query encoder, and the key encoder starting as its copy with no gradients (it moves by momentum only)."""
+    q_enc = Encoder(n_replicas, norm, dev_count, hidden, out_dim).to(device)
+    k_enc = Encoder(n_replicas, norm, dev_count, hidden, out_dim).to(device)
+    k_enc.load_state_dict(q_enc.state_dict())
+    for p in k_enc.parameters():
+        p.requires_grad_(False)
+    return q_enc, k_enc
+
+
+@torch.no_grad()
+def _enqueue(qu, k, ptr):
+    """MoCo Algorithm 1: enqueue the current keys k (R x N x D) into qu (R x Q x D), dequeue the oldest; the new ptr."""
+    batch, queue = k.shape[1], qu.shape[1]
+    pos = (ptr + torch.arange(batch, device=k.device)) % queue
+    qu[:, pos] = k
+    return (ptr + batch) % queue
 
 
 @torch.no_grad()
