@@ -15,22 +15,14 @@ from assay.inputs import input_hash
 
 matplotlib.use("Agg")
 from assay.loader import load
-from tests.verify_kb import SOURCE  # the one-source knowledge base both suites start from
+from tests.verify_kb import CLAIM as VERIFY_KB_CLAIM  # the one-source knowledge base both suites start from
+from tests.verify_kb import SOURCE
 
 pytest_plugins = ["pytester"]
 
-CLAIM = """\
-# yaml-language-server: $schema=../schema/claim.schema.json
-id: SOTA-001
-title: Two is more than one
-statement: Two is more than one.
-citations:
-  - {{source: LIT-001, locator: "§1", quote: "Two is more than one."}}
-reported:
-  - {{id: paper-gap, what: the gap, value: 1.0, unit: units, source: LIT-001, locator: "Table 1"}}
-checks:
-{checks}
-"""
+#: the shared claim, with a reported number the expectations may link
+PAPER_GAP = '  - {{id: paper-gap, what: the gap, value: 1.0, unit: units, source: LIT-001, locator: "Table 1"}}\n'
+CLAIM = VERIFY_KB_CLAIM.replace("checks:\n", f"reported:\n{PAPER_GAP}checks:\n", 1)
 
 
 def check(cid: str, test: str, expect: str, extra: str = "") -> str:

@@ -18,7 +18,6 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 from assay.cache import ParseCache, stamp
@@ -119,14 +118,9 @@ class Inputs:
         ``known``: the record's parts of each check as ``record_parts`` made them when the claim was parsed
         (kept with the parse in ``assay.cache``), so a large knowledge base does not hash them again."""
         record = (known or {}).get(check.id) or self._record_parts(claim, check)
-        return self.assemble(record, check.verifier, check.reads, device)
-
-    def assemble(self, record: list[tuple[str, str]], verifier: str, reads: Iterable[str], device: str) -> dict[str, str]:
-        """The inputs of a check from the parts its record holds (``record_parts``), its verifier, the files it
-        reads and the device: what ``parts`` gives, for a caller that has these without the claim."""
         parts = dict(record)
-        parts.update(self.code_parts(verifier.split("::")[0]))
-        for name in reads:
+        parts.update(self.code_parts(check.verifier.split("::")[0]))
+        for name in check.reads:
             parts[f"data:{name}"] = self.file_digest(self.root / name)
         for package in PINNED:
             parts[f"pin:{package}"] = self.pins.get(package, "unpinned")
