@@ -39,7 +39,7 @@ def copy_kb(dest: Path) -> Path:
 
 
 def verdicts(root: Path) -> dict[str, str]:
-    from assay.results import read_ledger
+    from assay.ledger.store import read_ledger
 
     return {f"{c}/{k}": r.status for (c, k, d), r in read_ledger(root).results.items() if d == "cpu"}
 
@@ -80,14 +80,21 @@ def overheads(root: Path, submitted: float, env: dict) -> list[tuple[str, float,
 
 
 def _epoch(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp() \
-        if text and text[0].isdigit() else float("nan")
+    return (
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+        if text and text[0].isdigit()
+        else float("nan")
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=os.cpu_count() or 1,
-                        help="shards of the array (default: this machine's CPUs, the cores -n 2 uses here)")
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="shards of the array (default: this machine's CPUs, the cores -n 2 uses here)",
+    )
     parser.add_argument("--claim", action="append", default=[], help="only this claim's checks (repeatable)")
     args = parser.parse_args()
     env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin", TZ="UTC")
@@ -99,8 +106,12 @@ def main() -> int:
         cluster = None
         if "SLURM_CONF" not in env:
             cluster = Path(tmp) / "slurm"
-            subprocess.run(["bash", str(ROOT / "scripts" / "slurm-local.sh"), "start", str(cluster)], env=env,
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["bash", str(ROOT / "scripts" / "slurm-local.sh"), "start", str(cluster)],
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             env["SLURM_CONF"] = str(cluster / "slurm.conf")
         try:
             local = copy_kb(Path(tmp) / "local")
@@ -110,15 +121,18 @@ def main() -> int:
             rows = overheads(array, submitted, env)
         finally:
             if cluster is not None:
-                subprocess.run(["bash", str(ROOT / "scripts" / "slurm-local.sh"), "stop", str(cluster)], env=env,
-                               stdout=subprocess.DEVNULL)
+                subprocess.run(
+                    ["bash", str(ROOT / "scripts" / "slurm-local.sh"), "stop", str(cluster)], env=env, stdout=subprocess.DEVNULL
+                )
         here, there = verdicts(local), verdicts(array)
     same = sum(here.get(k) == v for k, v in there.items())
     print(f"checks: {len(here)} with -n 2, {len(there)} through SLURM; the same verdict for {same} of {len(there)}")
     for key in sorted(k for k in set(here) | set(there) if here.get(k) != there.get(k)):
         print(f"  {key}: {here.get(key)} with -n 2, {there.get(key)} through SLURM")
-    print(f"wall: {t_local:.1f} s with pytest -n 2; {t_array:.1f} s as an array of {len(rows)} task(s) "
-          f"({t_array / t_local:.2f} of the local run)")
+    print(
+        f"wall: {t_local:.1f} s with pytest -n 2; {t_array:.1f} s as an array of {len(rows)} task(s) "
+        f"({t_array / t_local:.2f} of the local run)"
+    )
     print(f"{'task':>8} {'in SLURM':>9} {'pytest':>8} {'overhead':>9} {'waited':>7}")
     for job, in_slurm, inside, waited in rows:
         print(f"{job:>8} {in_slurm:8.0f}s {inside:7.1f}s {in_slurm - inside:8.1f}s {waited:6.0f}s")

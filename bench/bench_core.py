@@ -80,7 +80,7 @@ def to_yaml(data: dict[str, Any], indent: str = "") -> str:
             out.append(f"{indent}{key}:\n")
             for item in value:
                 body = to_yaml(item, indent + "    ")
-                out.append(f"{indent}  - {body[len(indent) + 4:]}")
+                out.append(f"{indent}  - {body[len(indent) + 4 :]}")
         elif isinstance(value, list):
             out.append(f"{indent}{key}: [{', '.join(_plain(v) for v in value)}]\n")
         else:
@@ -94,14 +94,24 @@ def _write(path: Path, schema: str, data: dict[str, Any]) -> None:
 
 def source(i: int, n_sources: int) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "id": f"LIT-{1000 + i}", "kind": "paper", "title": f"Bench source number {i}",
-        "authors": ["Ada Author", "Bo Writer"], "year": 2000 + 25 * i // n_sources,
-        "identifiers": {"arxiv": f"2001.{i % 99999:05d}v1"}, "takeaways": [f"Takeaway of source {i}."],
+        "id": f"LIT-{1000 + i}",
+        "kind": "paper",
+        "title": f"Bench source number {i}",
+        "authors": ["Ada Author", "Bo Writer"],
+        "year": 2000 + 25 * i // n_sources,
+        "identifiers": {"arxiv": f"2001.{i % 99999:05d}v1"},
+        "takeaways": [f"Takeaway of source {i}."],
         "tags": [f"t{i % 20}"],
     }
     if i:
-        data["compared_against"] = [{"source": f"LIT-{999 + i}", "locator": "Table 2",
-                                     "reason": "It reports the earlier method beside its own.", "decision": "ADR-001"}]
+        data["compared_against"] = [
+            {
+                "source": f"LIT-{999 + i}",
+                "locator": "Table 2",
+                "reason": "It reports the earlier method beside its own.",
+                "decision": "ADR-001",
+            }
+        ]
     return data
 
 
@@ -113,27 +123,46 @@ def claim(i: int, n_claims: int, n_sources: int, rng: random.Random) -> dict[str
         relations.append({"type": "supports", "target": f"SOTA-{1000 + rng.randrange(i)}", "note": "Same mechanism."})
     module = f"verify/test_bench_{i // PER_MODULE:04d}.py"
     return {
-        "id": cid, "title": f"Bench claim {i} about topic {i % 50}",
+        "id": cid,
+        "title": f"Bench claim {i} about topic {i % 50}",
         "statement": f"Claim {i} holds under condition {i % 13}, and its control shows no effect.",
         "conditions": [f"Condition {i % 13} holds."],
-        "citations": [{"source": f"LIT-{1000 + s}", "locator": f"§{1 + i % 7}.{i % 3}",
-                       "quote": f"Words of source {s} for claim {i}."} for s in cites],
+        "citations": [
+            {"source": f"LIT-{1000 + s}", "locator": f"§{1 + i % 7}.{i % 3}", "quote": f"Words of source {s} for claim {i}."}
+            for s in cites
+        ],
         "relations": relations,
-        "checks": [{
-            "id": check, "tests": f"The {check} metric of claim {i} is on the right side of its threshold.",
-            "verifier": f"{module}::test_sota_{1000 + i}_{check}", "tier": ("analytic", "toy", "reduced", "full")[i % 4],
-            "devices": ["cpu"],
-            "metrics": [{"name": "score", "unit": "fraction", "measures": "The bench score of the claim."},
-                        {"name": "baseline", "unit": "fraction", "measures": "The score of a model without the effect."}],
-            "expect": [{"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5},
-                       {"metric": "baseline", "op": "<", "value": 0.5, "control": True}],
-        } for check in CHECKS],
+        "checks": [
+            {
+                "id": check,
+                "tests": f"The {check} metric of claim {i} is on the right side of its threshold.",
+                "verifier": f"{module}::test_sota_{1000 + i}_{check}",
+                "tier": ("analytic", "toy", "reduced", "full")[i % 4],
+                "devices": ["cpu"],
+                "metrics": [
+                    {"name": "score", "unit": "fraction", "measures": "The bench score of the claim."},
+                    {"name": "baseline", "unit": "fraction", "measures": "The score of a model without the effect."},
+                ],
+                "expect": [
+                    {"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5},
+                    {"metric": "baseline", "op": "<", "value": 0.5, "control": True},
+                ],
+            }
+            for check in CHECKS
+        ],
         "assertions": [
-            {"id": "holds", "filed": [f"Claim {i} holds under condition {i % 13}"],
-             "source": {"kind": "paraphrased", "citations": [1]}, "evidence": [{"check": "effect", "stance": "supports"}]},
-            {"id": "control", "filed": ["its control shows no effect.", f"Condition {i % 13} holds."],
-             "source": {"kind": "not-in-source"},
-             "evidence": [{"check": "control", "stance": "supports", "metrics": ["score"]}]},
+            {
+                "id": "holds",
+                "filed": [f"Claim {i} holds under condition {i % 13}"],
+                "source": {"kind": "paraphrased", "citations": [1]},
+                "evidence": [{"check": "effect", "stance": "supports"}],
+            },
+            {
+                "id": "control",
+                "filed": ["its control shows no effect.", f"Condition {i % 13} holds."],
+                "source": {"kind": "not-in-source"},
+                "evidence": [{"check": "control", "stance": "supports", "metrics": ["score"]}],
+            },
         ],
         "tags": [f"t{i % 20}", "bench"],
     }
@@ -144,9 +173,13 @@ def verifier_module(first: int, last: int) -> str:
         f'\n\n@pytest.mark.claim("SOTA-{1000 + i}", "{check}")\ndef test_sota_{1000 + i}_{check}(evidence):\n'
         f'    """Bench verifier: never run."""\n    evidence.metric("score", bench_helpers.score({i}))\n'
         f'    evidence.metric("baseline", 0.1)\n'
-        for i in range(first, last) for check in CHECKS)
-    return (f'"""Bench verifiers of claims {first} to {last - 1}."""\n\n{IMPORT_TRAP}\nimport pytest\n\n'
-            f'from verify import bench_helpers\n{tests}')
+        for i in range(first, last)
+        for check in CHECKS
+    )
+    return (
+        f'"""Bench verifiers of claims {first} to {last - 1}."""\n\n{IMPORT_TRAP}\nimport pytest\n\n'
+        f"from verify import bench_helpers\n{tests}"
+    )
 
 
 def make_kb(root: Path, n_claims: int, seed: int = 0) -> list[Claim]:
@@ -154,10 +187,19 @@ def make_kb(root: Path, n_claims: int, seed: int = 0) -> list[Claim]:
     rng = random.Random(seed)
     for folder in ("claims", "sources", "decisions", "verify"):
         (root / folder).mkdir(parents=True, exist_ok=True)
-    _write(root / "decisions" / "ADR-001.yaml", "decision", {
-        "id": "ADR-001", "title": "Comparisons point back in time", "status": "accepted", "date": "2025-01-01",
-        "context": "Sources compare themselves with others.", "decision": "A link sits on the later source.",
-        "consequences": "The validator checks the dates."})
+    _write(
+        root / "decisions" / "ADR-001.yaml",
+        "decision",
+        {
+            "id": "ADR-001",
+            "title": "Comparisons point back in time",
+            "status": "accepted",
+            "date": "2025-01-01",
+            "context": "Sources compare themselves with others.",
+            "decision": "A link sits on the later source.",
+            "consequences": "The validator checks the dates.",
+        },
+    )
     n_sources = max(2, n_claims // 10)
     for i in range(n_sources):
         _write(root / "sources" / f"LIT-{1000 + i}.yaml", "source", source(i, n_sources))
@@ -176,16 +218,26 @@ def make_kb(root: Path, n_claims: int, seed: int = 0) -> list[Claim]:
 
 
 def write_ledger(root: Path, claims: list[Claim], rng: random.Random) -> None:
-    """A result per check and device, in the ledger format of ``assay.results`` (update here when it changes).
+    """A result per check and device, in the ledger format of ``assay.ledger`` (update here when it changes).
 
     Written with plain writes: the plugin's fsync per file would make generating 100,000 of them slow.
     """
-    from assay import results
-    from assay.inputs import Inputs, input_hash
+    from assay.fingerprints import input_hash
+    from assay.ledger import store
+    from assay.ledger.inputs import InputParts
+    from assay.ledger.result import FORMAT, Environment, Evaluated, Inputs, Metric, Result, to_json
 
-    inputs = Inputs(root)
-    env = results.Environment(python="3.11.7", platform="linux-x86_64", hostname="0" * 16, packages={},
-                              torch_build="cpu", cpu_model="bench", cores=2, threads=1)
+    inputs = InputParts(root)
+    env = Environment(
+        python="3.11.7",
+        platform="linux-x86_64",
+        hostname="0" * 16,
+        packages={},
+        torch_build="cpu",
+        cpu_model="bench",
+        cores=2,
+        threads=1,
+    )
     for c in claims:
         (root / "results" / c.id).mkdir(parents=True, exist_ok=True)
         for check in c.checks:
@@ -194,18 +246,43 @@ def write_ledger(root: Path, claims: list[Claim], rng: random.Random) -> None:
                 score = rng.random()
                 exp = check.expect[0]
                 holds = exp.holds(score)
-                result = results.Result(
-                    format=results.FORMAT, claim=c.id, check=check.id, device=device,
-                    verdict="passed" if holds or rng.random() < 0.8 else "failed", tier=check.tier,
-                    metrics={"score": results.Metric(value=score, unit="fraction"),
-                             "baseline": results.Metric(value=0.1, unit="fraction")},
-                    expectation=[results.Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=holds,
-                                                   outcome="holds" if holds else "fails", unit="fraction"),
-                                 results.Evaluated(metric="baseline", op="<", value=0.5, control=True, measured=0.1, holds=True,
-                                                   outcome="holds", unit="fraction")],
-                    duration_s=0.5, cpu_s=0.4, peak_memory_mb=100.0, environment=env,
-                    inputs=results.Inputs(hash=input_hash(parts), parts=parts), finished="2025-01-01T00:00:00Z")
-                results.ledger_path(root, c.id, check.id, device).write_text(results.to_json(result))
+                result = Result(
+                    format=FORMAT,
+                    claim=c.id,
+                    check=check.id,
+                    device=device,
+                    verdict="passed" if holds or rng.random() < 0.8 else "failed",
+                    tier=check.tier,
+                    metrics={"score": Metric(value=score, unit="fraction"), "baseline": Metric(value=0.1, unit="fraction")},
+                    expectation=[
+                        Evaluated(
+                            metric=exp.metric,
+                            op=exp.op,
+                            value=exp.value,
+                            measured=score,
+                            holds=holds,
+                            outcome="holds" if holds else "fails",
+                            unit="fraction",
+                        ),
+                        Evaluated(
+                            metric="baseline",
+                            op="<",
+                            value=0.5,
+                            control=True,
+                            measured=0.1,
+                            holds=True,
+                            outcome="holds",
+                            unit="fraction",
+                        ),
+                    ],
+                    duration_s=0.5,
+                    cpu_s=0.4,
+                    peak_memory_mb=100.0,
+                    environment=env,
+                    inputs=Inputs(hash=input_hash(parts), parts=parts),
+                    finished="2025-01-01T00:00:00Z",
+                )
+                store.ledger_path(root, c.id, check.id, device).write_text(to_json(result))
 
 
 # --- running the commands ----------------------------------------------------------------------
@@ -216,8 +293,9 @@ Row = dict[str, tuple[float, float, float]]  # command -> (wall s, CPU s, peak M
 
 def run(root: Path, args: list[str], cache: Path) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds, peak RSS in MB and exit status of ``assay ARGS --root ROOT`` (``measure``)."""
-    wall, cpu, mb, rc, stderr = measured([sys.executable, "-m", "assay.cli", *args, "--root", str(root)],
-                                         {**os.environ, "ASSAY_CACHE_DIR": str(cache)})
+    wall, cpu, mb, rc, stderr = measured(
+        [sys.executable, "-m", "assay.cli", *args, "--root", str(root)], {**os.environ, "ASSAY_CACHE_DIR": str(cache)}
+    )
     if rc not in (0, 1):
         sys.exit(f"assay {' '.join(args)} failed ({rc}): {stderr[-2000:]}")
     return wall, cpu, mb, rc
@@ -234,7 +312,7 @@ def bench(n: int, keep: Path | None, check_loaded: bool, repeat: int) -> Row:
         claims = make_kb(root, n)
         print(f"{n:>6} claims: generated in {time.perf_counter() - t0:.1f} s", flush=True)
         if check_loaded:
-            from assay.loader import load
+            from assay.records.knowledge_base import load
 
             assert load(root).claims == {c.id: c for c in claims}, "the YAML written does not load as the models built"
         middle = f"SOTA-{1000 + n // 2}"
@@ -263,7 +341,8 @@ def table(rows: dict[int, Row]) -> str:
     lines = [head, "-" * len(head)]
     for name in COMMANDS:
         line = f"{name:<13}" + "".join(
-            f"{rows[n][name][0]:>13.2f}{rows[n][name][1]:>7.2f}{rows[n][name][2]:>7.0f}" for n in sizes)
+            f"{rows[n][name][0]:>13.2f}{rows[n][name][1]:>7.2f}{rows[n][name][2]:>7.0f}" for n in sizes
+        )
         line += "".join(f"{rows[b][name][0] / rows[a][name][0]:>11.1f}" for a, b in zip(sizes, sizes[1:]))
         lines.append(line)
     return "\n".join(lines)

@@ -44,8 +44,15 @@ from assay.site.graph_layout import layout  # noqa: E402
 from assay.site.views import index  # noqa: E402
 
 TARGET_S, TARGET_SIZE = 3.0, 10_000
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 MEASURE = """async (id) => {
   const g = window.assayGraph, out = {ready_ms: g.readyAt, records: g.ids.length, first_frame_ms: g.stats.lastMs};
@@ -121,10 +128,18 @@ def bench(n: int, site: Path, page_html: str, tmp: Path) -> dict:
     target = tmp / f"site-{n}"
     shutil.copytree(site, target)
     (target / "graph-data.js").write_text(script, encoding="utf-8")
-    row = {"claims": n, "records": ix.graph.number_of_nodes(), "edges": ix.graph.number_of_edges(),
-           "layers": 1 + max(lay.layers.values()), "columns": lay.width, "rows": lay.height,
-           "index_s": round(indexed, 2), "layout_s": round(laid, 2), "data_s": round(data_s, 2),
-           "data_kb": round(len(script.encode()) / 1024)}
+    row = {
+        "claims": n,
+        "records": ix.graph.number_of_nodes(),
+        "edges": ix.graph.number_of_edges(),
+        "layers": 1 + max(lay.layers.values()),
+        "columns": lay.width,
+        "rows": lay.height,
+        "index_s": round(indexed, 2),
+        "layout_s": round(laid, 2),
+        "data_s": round(data_s, 2),
+        "data_kb": round(len(script.encode()) / 1024),
+    }
     row.update(browse(target, "SOTA-1000"))
     return row
 
@@ -142,19 +157,25 @@ def main() -> None:
         for n in (int(s) for s in args.sizes.split(",")):
             rows.append(bench(n, site, page_html, tmp))
             print(json.dumps(rows[-1]), flush=True)
-    print(f"{'claims':>7} {'records':>8} {'edges':>6} {'layout s':>9} {'ready ms':>9} {'focus ms':>9} "
-          f"{'filter ms':>10} {'frame ms':>9} {'hover ms':>9}")
+    print(
+        f"{'claims':>7} {'records':>8} {'edges':>6} {'layout s':>9} {'ready ms':>9} {'focus ms':>9} "
+        f"{'filter ms':>10} {'frame ms':>9} {'hover ms':>9}"
+    )
     for r in rows:
-        print(f"{r['claims']:>7} {r['records']:>8} {r['edges']:>6} {r['layout_s']:>9} {r['ready_ms']:>9} {r['focus_ms']:>9} "
-              f"{r['filter_ms']:>10} {r['frame_ms']:>9} {r['hover_ms']:>9}")
+        print(
+            f"{r['claims']:>7} {r['records']:>8} {r['edges']:>6} {r['layout_s']:>9} {r['ready_ms']:>9} {r['focus_ms']:>9} "
+            f"{r['filter_ms']:>10} {r['frame_ms']:>9} {r['hover_ms']:>9}"
+        )
     at = [r for r in rows if r["claims"] == TARGET_SIZE]
     if not at:
         print(f"target (interactive within {TARGET_S:g} s at {TARGET_SIZE:,} claims): not measured in this run")
     else:
         worst = max(at[0]["ready_ms"], at[0]["focus_ms"], at[0]["filter_ms"]) / 1000
         verdict = "holds" if worst <= TARGET_S else "does not hold"
-        print(f"target (drawn, focused and filtered within {TARGET_S:g} s at {TARGET_SIZE:,} claims): {verdict} "
-              f"(slowest {worst:.2f} s)")
+        print(
+            f"target (drawn, focused and filtered within {TARGET_S:g} s at {TARGET_SIZE:,} claims): {verdict} "
+            f"(slowest {worst:.2f} s)"
+        )
 
 
 if __name__ == "__main__":

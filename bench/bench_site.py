@@ -34,8 +34,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 from measure import measured  # noqa: E402
 
-from assay import results  # noqa: E402
-from assay.loader import load  # noqa: E402
+from assay.ledger import store
+from assay.ledger.result import FORMAT, Environment, Evaluated, Inputs, Metric, Result, to_json
+from assay.records.knowledge_base import load
 
 VERIFIER = '"""Bench verifier: never run."""\n\n\ndef test_metric():\n    return 1.0\n'
 
@@ -54,47 +55,71 @@ def make_kb(root: Path, n_claims: int, seed: int = 0) -> None:
             f"id: {sid}\nkind: paper\ntitle: Bench source number {i}\nauthors: [Ada Author, Bo Writer]\n"
             f"year: {2000 + i % 25}\nidentifiers:\n  arxiv: 2001.{i % 99999:05d}v1\n"
             f"anthology:\n  number: {1 + i // 26}\n  unit: {chr(65 + i % 26)}\n"
-            f"takeaways:\n  - Takeaway of source {i}.\ntags: [t{i % 20}]\n")
+            f"takeaways:\n  - Takeaway of source {i}.\ntags: [t{i % 20}]\n"
+        )
     tiers = ["analytic", "toy", "reduced", "full"]
     for i in range(n_claims):
         cid = f"SOTA-{1000 + i}"
         cites = sorted({rng.randrange(n_sources) for _ in range(rng.choice((1, 2)))})
-        citations = "".join(f"  - source: LIT-{1000 + s}\n    locator: §{1 + i % 7}.{i % 3}\n"
-                            f"    quote: words of source {s} for claim {i}\n" for s in cites)
-        rel = (f"relations:\n  - type: depends_on\n    target: SOTA-{1000 + rng.randrange(i)}\n"
-               if i and rng.random() < 0.4 else "")
+        citations = "".join(
+            f"  - source: LIT-{1000 + s}\n    locator: §{1 + i % 7}.{i % 3}\n    quote: words of source {s} for claim {i}\n"
+            for s in cites
+        )
+        rel = (
+            f"relations:\n  - type: depends_on\n    target: SOTA-{1000 + rng.randrange(i)}\n" if i and rng.random() < 0.4 else ""
+        )
         (root / "claims" / f"{cid}.yaml").write_text(
             "# yaml-language-server: $schema=../schema/claim.schema.json\n"
             f"id: {cid}\ntitle: Bench claim {i} about topic {i % 50}\nstatement: Claim {i} holds under condition {i % 13}.\n"
             f"citations:\n{citations}{rel}checks:\n  - id: main\n    tests: The metric of claim {i} exceeds its threshold.\n"
             f"    verifier: verify/bench_checks.py::test_metric\n    tier: {tiers[i % 4]}\n    devices: [cpu]\n"
-            f"    expect:\n      - metric: score\n        op: \">=\"\n        value: 0.5\ntags: [t{i % 20}, bench]\n")
+            f'    expect:\n      - metric: score\n        op: ">="\n        value: 0.5\ntags: [t{i % 20}, bench]\n'
+        )
     kb = load(root)
     write_ledger(root, kb, rng)
 
 
 def write_ledger(root: Path, kb, rng: random.Random) -> None:
-    """A result for four claims in five, in the ledger format of ``assay.results`` (as bench_core.py writes it)."""
-    from assay.inputs import Inputs, input_hash
+    """A result for four claims in five, in the ledger format of ``assay.ledger`` (as bench_core.py writes it)."""
+    from assay.fingerprints import input_hash
+    from assay.ledger.inputs import InputParts
 
-    inputs = Inputs(root)
-    env = results.Environment(python="3.11.7", platform="linux-x86_64", hostname="0" * 16, packages={},
-                              torch_build="cpu", cpu_model="bench", cores=2, threads=1)
+    inputs = InputParts(root)
+    env = Environment(
+        python="3.11.7",
+        platform="linux-x86_64",
+        hostname="0" * 16,
+        packages={},
+        torch_build="cpu",
+        cpu_model="bench",
+        cores=2,
+        threads=1,
+    )
     for cid, claim in sorted(kb.claims.items()):
         if int(cid[5:]) % 5 == 4:
             continue  # some claims not run
         check, exp = claim.checks[0], claim.checks[0].expect[0]
         parts = inputs.parts(claim, check, "cpu")
         score = rng.random()
-        result = results.Result(
-            format=results.FORMAT, claim=cid, check=check.id, device="cpu", verdict="passed" if score >= 0.5 else "failed",
-            tier=check.tier, metrics={"score": results.Metric(value=score, unit="fraction")},
-            expectation=[results.Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=score >= 0.5)],
-            duration_s=0.5, cpu_s=0.4, peak_memory_mb=100.0, environment=env,
-            inputs=results.Inputs(hash=input_hash(parts), parts=parts), finished="2025-01-01T00:00:00Z")
-        path = results.ledger_path(root, cid, check.id, "cpu")
+        result = Result(
+            format=FORMAT,
+            claim=cid,
+            check=check.id,
+            device="cpu",
+            verdict="passed" if score >= 0.5 else "failed",
+            tier=check.tier,
+            metrics={"score": Metric(value=score, unit="fraction")},
+            expectation=[Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=score >= 0.5)],
+            duration_s=0.5,
+            cpu_s=0.4,
+            peak_memory_mb=100.0,
+            environment=env,
+            inputs=Inputs(hash=input_hash(parts), parts=parts),
+            finished="2025-01-01T00:00:00Z",
+        )
+        path = store.ledger_path(root, cid, check.id, "cpu")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(results.to_json(result))  # plain writes: one fsync per file would dominate the set-up
+        path.write_text(to_json(result))  # plain writes: one fsync per file would dominate the set-up
 
 
 def _config(out: Path, docs_dir: Path, plugins: list, nav: list | None) -> Path:
@@ -128,7 +153,8 @@ def plain_pages(out: Path, n: int) -> Path:
     (docs / "index.md").write_text("# Home\n")
     for i in range(n):
         (docs / "claims" / f"C-{i}.md").write_text(
-            f"# Claim {i}\n\nA plain page about claim {i}.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+            f"# Claim {i}\n\nA plain page about claim {i}.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+        )
     return _config(out, docs, ["search", "offline"], ["index.md"])
 
 
@@ -143,9 +169,18 @@ def graph_ready_ms(site: Path) -> float:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=[
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/graph.html")
             page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=60_000)
@@ -176,12 +211,22 @@ def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
         plain_out = tmp / "plain"
         plain_out.mkdir()
         plain, plain_cpu, plain_rss = _mkdocs(plain_pages(plain_out, n))
-        row = {"claims": n, "make_kb_s": round(made, 1), "generator_s": round(gen, 2), "generator_cpu_s": round(gen_cpu, 2),
-               "assay_build_s": round(assay, 1), "plain_build_s": round(plain, 1),
-               "assay_ms_per_claim": round(1000 * assay / n, 2), "plain_ms_per_page": round(1000 * plain / n, 2),
-               "ratio": round(assay / plain, 2), "assay_cpu_s": round(assay_cpu, 1), "plain_cpu_s": round(plain_cpu, 1),
-               "cpu_ratio": round(assay_cpu / plain_cpu, 2),
-               "assay_peak_rss_mb": round(assay_rss), "plain_peak_rss_mb": round(plain_rss)}
+        row = {
+            "claims": n,
+            "make_kb_s": round(made, 1),
+            "generator_s": round(gen, 2),
+            "generator_cpu_s": round(gen_cpu, 2),
+            "assay_build_s": round(assay, 1),
+            "plain_build_s": round(plain, 1),
+            "assay_ms_per_claim": round(1000 * assay / n, 2),
+            "plain_ms_per_page": round(1000 * plain / n, 2),
+            "ratio": round(assay / plain, 2),
+            "assay_cpu_s": round(assay_cpu, 1),
+            "plain_cpu_s": round(plain_cpu, 1),
+            "cpu_ratio": round(assay_cpu / plain_cpu, 2),
+            "assay_peak_rss_mb": round(assay_rss),
+            "plain_peak_rss_mb": round(plain_rss),
+        }
         if browser and Path("/usr/bin/chromium").exists():
             row["graph_ready_ms"] = round(graph_ready_ms(out / "site"))
         return row
@@ -202,18 +247,24 @@ def main() -> None:
 
 def summary(rows: list[dict]) -> None:
     """One table of every size, and whether the target holds at 10,000 claims."""
-    print(f"{'claims':>7} {'generator s':>12} {'(cpu)':>7} {'assay build s':>14} {'(cpu)':>7} {'plain build s':>14} {'(cpu)':>7} "
-          f"{'ratio':>6} {'cpu ratio':>10} {'assay peak RSS MB':>18}")
+    print(
+        f"{'claims':>7} {'generator s':>12} {'(cpu)':>7} {'assay build s':>14} {'(cpu)':>7} {'plain build s':>14} {'(cpu)':>7} "
+        f"{'ratio':>6} {'cpu ratio':>10} {'assay peak RSS MB':>18}"
+    )
     for r in rows:
-        print(f"{r['claims']:>7} {r['generator_s']:>12} {r['generator_cpu_s']:>7} {r['assay_build_s']:>14} {r['assay_cpu_s']:>7} "
-              f"{r['plain_build_s']:>14} {r['plain_cpu_s']:>7} {r['ratio']:>6} {r['cpu_ratio']:>10} {r['assay_peak_rss_mb']:>18}")
+        print(
+            f"{r['claims']:>7} {r['generator_s']:>12} {r['generator_cpu_s']:>7} {r['assay_build_s']:>14} {r['assay_cpu_s']:>7} "
+            f"{r['plain_build_s']:>14} {r['plain_cpu_s']:>7} {r['ratio']:>6} {r['cpu_ratio']:>10} {r['assay_peak_rss_mb']:>18}"
+        )
     at = [r for r in rows if r["claims"] == TARGET_SIZE]
     if not at:
         print(f"target ({TARGET_RATIO:g}x of plain pages at {TARGET_SIZE:,} claims): not measured in this run")
     else:
         verdict = "holds" if at[0]["ratio"] <= TARGET_RATIO else "does not hold"
-        print(f"target ({TARGET_RATIO:g}x of plain pages at {TARGET_SIZE:,} claims): {verdict} (ratio {at[0]['ratio']}, "
-              f"CPU ratio {at[0]['cpu_ratio']})")
+        print(
+            f"target ({TARGET_RATIO:g}x of plain pages at {TARGET_SIZE:,} claims): {verdict} (ratio {at[0]['ratio']}, "
+            f"CPU ratio {at[0]['cpu_ratio']})"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ the two backward products), timed alone; the step can be no faster than those ma
 
 usage: .venv/bin/python bench/bench_sota371_grid.py [--steps 20] [--modes leak]
 """
+
 import argparse
 import sys
 import time
@@ -125,19 +126,27 @@ def main():
     print(f"ratio one-at-a-time / vectorised:       {one_by_one / vec:.2f}x")
     # forward FLOPs per real (window, position): 3x1 conv, five 3x32 convs, the final 32-tap dot product; x3 fwd+bwd
     flop = 3 * len(modes) * float(np.sum(grid_sizes)) * 2 * (3 * 32 + 5 * 96 * 32 + 32)
-    print(f"compute: {flop / 1e9:.1f} GFLOP per step (fwd+bwd, unpadded) -> vectorised {flop / 1e9 / (vec / args.steps):.1f}"
-          f" GFLOP/s, one at a time {flop / 1e9 / (one_by_one / args.steps):.1f} GFLOP/s")
-    print(f"extrapolated to the blog's 1000 steps: vectorised {vec / args.steps * 1000:.0f} s, "
-          f"one at a time {one_by_one / args.steps * 1000:.0f} s")
+    print(
+        f"compute: {flop / 1e9:.1f} GFLOP per step (fwd+bwd, unpadded) -> vectorised {flop / 1e9 / (vec / args.steps):.1f}"
+        f" GFLOP/s, one at a time {flop / 1e9 / (one_by_one / args.steps):.1f} GFLOP/s"
+    )
+    print(
+        f"extrapolated to the blog's 1000 steps: vectorised {vec / args.steps * 1000:.0f} s, "
+        f"one at a time {one_by_one / args.steps * 1000:.0f} s"
+    )
     mm_s, mm_flop = time_matmuls(matmul_shapes(modes))
     step_s = time_grid_steps(modes, args.steps)
-    print(f"roofline: the step's batched matmuls alone (padded shapes) {mm_flop / 1e9:.1f} GFLOP in {1e3 * mm_s:.0f} ms "
-          f"= {mm_flop / 1e9 / mm_s:.1f} GFLOP/s on this machine (square 1024 matmul: {square_matmul_rate() / 1e9:.1f} "
-          f"GFLOP/s)")
-    print(f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: "
-          f"{mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
-          f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.2f} of the roofline for these shapes "
-          f"(the rest is BN statistics, masking, padding copies, Adam and Python overhead)")
+    print(
+        f"roofline: the step's batched matmuls alone (padded shapes) {mm_flop / 1e9:.1f} GFLOP in {1e3 * mm_s:.0f} ms "
+        f"= {mm_flop / 1e9 / mm_s:.1f} GFLOP/s on this machine (square 1024 matmul: {square_matmul_rate() / 1e9:.1f} "
+        f"GFLOP/s)"
+    )
+    print(
+        f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: "
+        f"{mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
+        f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.2f} of the roofline for these shapes "
+        f"(the rest is BN statistics, masking, padding copies, Adam and Python overhead)"
+    )
 
 
 if __name__ == "__main__":

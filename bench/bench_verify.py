@@ -29,8 +29,21 @@ def main() -> int:
     parser.add_argument("--claim", action="append", default=[])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pytest", "verify", "-n", "2", "-q", "--device", "cpu", "--ledger-root", tmp,
-               "-p", "no:cacheprovider"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "verify",
+            "-n",
+            "2",
+            "-q",
+            "--device",
+            "cpu",
+            "--ledger-root",
+            tmp,
+            "-p",
+            "no:cacheprovider",
+        ]
         for cid in args.claim:
             cmd += ["--claim", cid]
         start = time.perf_counter()

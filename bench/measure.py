@@ -27,8 +27,9 @@ print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss, os.waitstatus_to_exitcod
 def measured(argv: list[str], env: Mapping[str, str]) -> tuple[float, float, float, int, str]:
     """Wall seconds, CPU seconds, peak RSS in MB, exit status and stderr of ``argv`` (its stdout is dropped)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", MEASURE, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          env=dict(env))
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(env)
+    )
     wall = time.perf_counter() - start
     *lines, last = proc.stderr.decode(errors="replace").rstrip("\n").split("\n")
     cpu, kb, rc = last.split()

@@ -31,9 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What the GPU machine has: its torch build and these (with what they depend on).
 MACHINE_HAS = ("torch", "pytest", "pytest-xdist", "scikit-learn", "matplotlib")
 #: What the pytest plugin needs beyond them, at the versions of requirements.lock; `import` name beside each.
-WHEELHOUSE = {"pydantic": "pydantic", "pydantic-core": "pydantic_core", "annotated-types": "annotated_types",
-              "typing-extensions": "typing_extensions", "typing-inspection": "typing_inspection",
-              "pyyaml": "yaml", "networkx": "networkx"}
+WHEELHOUSE = {
+    "pydantic": "pydantic",
+    "pydantic-core": "pydantic_core",
+    "annotated-types": "annotated_types",
+    "typing-extensions": "typing_extensions",
+    "typing-inspection": "typing_inspection",
+    "pyyaml": "yaml",
+    "networkx": "networkx",
+}
 #: The build backend, to install the project from its source there (pyproject.toml's build-system).
 BUILD = "setuptools>=77"
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
@@ -61,10 +67,24 @@ def wheelhouse(dest: Path, python_version: str) -> int:
     for old in dest.glob("*.whl"):
         old.unlink()
     wanted = [f"{name}=={pins[name]}" for name in WHEELHOUSE] + [BUILD]
-    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--implementation",
-            "cp", "--python-version", python_version, "--dest", str(dest), *wanted]
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python_version,
+        "--dest",
+        str(dest),
+        *wanted,
+    ]
     for platform in PLATFORMS:
-        argv[argv.index("--dest"):argv.index("--dest")] = ["--platform", platform]
+        argv[argv.index("--dest") : argv.index("--dest")] = ["--platform", platform]
     done = subprocess.run(argv)
     if done.returncode == 0:
         wheels = sorted(dest.glob("*.whl"))
@@ -88,8 +108,10 @@ def run(root: Path, out: Path, device: str, workers: int, wall_s: float, wheels:
             log.flush()
 
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    say(f"gpu-evidence: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, device {device}, {workers} workers, "
-        f"wall limit {wall_s:g} s")
+    say(
+        f"gpu-evidence: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, device {device}, {workers} workers, "
+        f"wall limit {wall_s:g} s"
+    )
     if _stream([sys.executable, "-c", _FACTS], env, say) != 0:
         return 3
     if not _importable(env):
@@ -102,8 +124,25 @@ def run(root: Path, out: Path, device: str, workers: int, wall_s: float, wheels:
             return 3
     ledger = work / "ledger"
     _empty(ledger / "results")
-    argv = [sys.executable, "-m", "pytest", "verify", "--device", device, "-n", str(workers), "--dist", _dist(),
-            "--ledger-root", str(ledger), "-q", "-p", "no:cacheprovider", "-rN", *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "verify",
+        "--device",
+        device,
+        "-n",
+        str(workers),
+        "--dist",
+        _dist(),
+        "--ledger-root",
+        str(ledger),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-rN",
+        *extra,
+    ]
     say("$ " + " ".join(argv))
     start = time.monotonic()
     code = _stream(argv, env, say, cwd=root, wall_s=wall_s)
@@ -112,8 +151,10 @@ def run(root: Path, out: Path, device: str, workers: int, wall_s: float, wheels:
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(ledger / "results", arcname="results")
     _stream([sys.executable, "-c", _SUMMARY, str(ledger), device], env, say)
-    say(f"packed: {archive.name} ({archive.stat().st_size / 1024:.0f} KiB); bring it back and run: "
-        f"tar -xzf {archive.name} -C DIR && assay merge DIR")
+    say(
+        f"packed: {archive.name} ({archive.stat().st_size / 1024:.0f} KiB); bring it back and run: "
+        f"tar -xzf {archive.name} -C DIR && assay merge DIR"
+    )
     log.close()
     return 0 if code in (0, 1) else code
 
@@ -132,7 +173,7 @@ print(f"torch.distributed: nccl {dist.is_nccl_available()}, gloo {dist.is_gloo_a
 _SUMMARY = """
 import sys
 from collections import Counter
-from assay.results import read_ledger
+from assay.ledger.store import read_ledger
 ledger = read_ledger(sys.argv[1])
 mine = {k: r for k, r in ledger.results.items() if k[2] == sys.argv[2]}
 for (claim, check, device), r in sorted(mine.items()):
@@ -165,16 +206,37 @@ def _install(root: Path, wheels: Path, site: Path, env: dict[str, str], say) -> 
         say(f"no wheels in {wheels}: build them where there is a network (make wheelhouse) and carry them")
         return 3
     _empty(site)
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheels), "--no-deps",
-           "--no-compile", "--no-cache-dir", "--target", str(site)]
+    pip = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-index",
+        "--find-links",
+        str(wheels),
+        "--no-deps",
+        "--no-compile",
+        "--no-cache-dir",
+        "--target",
+        str(site),
+    ]
     say(f"installing {len(files)} wheels and the project into {site}")
     return _stream([*pip, *files], env, say) or _stream([*pip, str(root)], env, say)
 
 
 def _stream(argv: list[str], env: dict[str, str], say, cwd: Path | None = None, wall_s: float | None = None) -> int:
     """Run ``argv``, every line of its output through ``say``; at ``wall_s`` send SIGINT, 60 s later SIGKILL."""
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
     reader = threading.Thread(target=lambda: [say(line.rstrip("\n")) for line in proc.stdout], daemon=True)
     reader.start()
     deadline = time.monotonic() + wall_s if wall_s else None
@@ -215,8 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "wheelhouse":
         return wheelhouse(args.dest, args.python_version)
-    return run(args.root.resolve(), args.out.resolve(), args.device, args.workers, args.wall,
-               args.wheelhouse.resolve(), args.pytest_args)
+    return run(
+        args.root.resolve(), args.out.resolve(), args.device, args.workers, args.wall, args.wheelhouse.resolve(), args.pytest_args
+    )
 
 
 if __name__ == "__main__":

@@ -45,19 +45,26 @@ def kb_root(make_kb: Callable[..., Path]) -> Path:
 @pytest.fixture
 def diagnose(make_kb: Callable[..., Path]) -> Callable[..., str]:
     """``diagnose("name")``: every diagnostic of the valid knowledge base with broken/name laid over it, rendered."""
-    from assay import checks
-    from assay.loader import load
+    from assay import audit
+    from assay.records.knowledge_base import load
 
     def run(*broken: str) -> str:
-        return "\n".join(d.render() for d in checks.run(load(make_kb(*broken))))
+        return "\n".join(d.render() for d in audit.run(load(make_kb(*broken))))
 
     return run
 
 
 ENVIRONMENT = {
-    "python": "3.11.7", "platform": "Linux 6.1 x86_64", "hostname": "0123456789ab",
+    "python": "3.11.7",
+    "platform": "Linux 6.1 x86_64",
+    "hostname": "0123456789ab",
     "packages": {"torch": "2.13.0+cpu", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"},
-    "torch_build": "cpu", "cpu_model": "Test CPU", "cpu_capability": "AVX2", "blas": [], "cores": 2, "threads": 1,
+    "torch_build": "cpu",
+    "cpu_model": "Test CPU",
+    "cpu_capability": "AVX2",
+    "blas": [],
+    "cores": 2,
+    "threads": 1,
 }
 
 
@@ -77,24 +84,50 @@ def fixture_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_site(fresh_copy(tmp_path_factory.mktemp("site_kb")), tmp_path_factory.mktemp("fixture_site"))
 
 
-def write_result(root: Path, claim_id: str, check_id: str, device: str, verdict: str, *,
-                 parts: dict[str, str] | None = None, environment: dict | None = None, **metrics: float) -> Path:
+def write_result(
+    root: Path,
+    claim_id: str,
+    check_id: str,
+    device: str,
+    verdict: str,
+    *,
+    parts: dict[str, str] | None = None,
+    environment: dict | None = None,
+    **metrics: float,
+) -> Path:
     """Write a fresh, valid ledger result as the pytest plugin would (``parts`` overrides input parts)."""
-    from assay import results
-    from assay.inputs import Inputs, input_hash
-    from assay.loader import load
+    from assay.fingerprints import input_hash
+    from assay.ledger import store
+    from assay.ledger.inputs import InputParts
+    from assay.ledger.result import FORMAT, Environment, Inputs, Metric, Result, RunError
+    from assay.records.knowledge_base import load
 
     kb = load(root)
     claim = kb.claims[claim_id]
     check = claim.check(check_id)
-    now = Inputs(kb.root).parts(claim, check, device)
+    now = InputParts(kb.root).parts(claim, check, device)
     now.update(parts or {})
-    result = results.Result(
-        format=results.FORMAT, claim=claim_id, check=check_id, device=device, verdict=verdict, tier=check.tier,
-        metrics={k: results.Metric(value=v) for k, v in metrics.items()}, duration_s=1.0,
-        environment=results.Environment(**(environment or ENVIRONMENT)),
-        inputs=results.Inputs(hash=input_hash(now), parts=now), finished="2026-01-01T00:00:00Z",
-        last_error=(results.RunError(kind="error", message="boom", finished="2026-01-01T00:00:00Z")
-                    if verdict == "error" else None),
+    result = Result(
+        format=FORMAT,
+        claim=claim_id,
+        check=check_id,
+        device=device,
+        verdict=verdict,
+        tier=check.tier,
+        metrics={k: Metric(value=v) for k, v in metrics.items()},
+        duration_s=1.0,
+        environment=Environment(**(environment or ENVIRONMENT)),
+        inputs=Inputs(hash=input_hash(now), parts=now),
+        finished="2026-01-01T00:00:00Z",
+        last_error=(RunError(kind="error", message="boom", finished="2026-01-01T00:00:00Z") if verdict == "error" else None),
     )
-    return results.write_result(kb.root, result)
+    return store.write_result(kb.root, result)
+
+
+def load_states(root: Path) -> tuple:
+    """The knowledge base under ``root`` and its claims' states, as the commands compute them."""
+    from assay.overview import claim_states
+    from assay.records.knowledge_base import load
+
+    kb = load(root)
+    return kb, claim_states(kb)

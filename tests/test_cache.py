@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from assay import cache, checks, loader
-from assay.loader import load
+from assay import audit, cache
+from assay.cache import ParseCache
+from assay.records import knowledge_base, validation
+from assay.records.document import Loaded
+from assay.records.knowledge_base import load
 
 
 @pytest.fixture
@@ -18,18 +21,18 @@ def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "RACY_S", -1.0)  # files written by the test are older than the tick that stamps them
     seen: list[str] = []
-    real = loader.load_file
+    real = validation.load_file
 
-    def counting(path: Path, root: Path) -> loader.Loaded:
+    def counting(path: Path, root: Path) -> Loaded:
         seen.append(f"{path.parent.name}/{path.name}")
         return real(path, root)
 
-    monkeypatch.setattr(loader, "load_file", counting)
+    monkeypatch.setattr(knowledge_base, "load_file", counting)
     return seen
 
 
 def rendered(root: Path) -> list[str]:
-    return [d.render() for d in checks.run(load(root, cache=True))]
+    return [d.render() for d in audit.run(load(root, cache=True))]
 
 
 def test_a_second_load_parses_nothing_and_gives_the_same_diagnostics(make_kb, parsed):
@@ -109,36 +112,55 @@ def test_a_small_knowledge_base_keeps_no_cache_unless_asked(make_kb, parsed):
 
 
 def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
-    # else a change to that module would not start the cache afresh; a ledger reading depends on results too
+    # else a change to that module would not start the cache afresh; a ledger reading and a module's imports
+    # depend on the modules they name too
     src = Path(cache.__file__).parent
-    for name, kept in [*((name, cache.PARSE_MODULES) for name in cache.PARSE_MODULES),
-                       ("results", (*cache.PARSE_MODULES, "results"))]:
-        tree = ast.parse((src / f"{name}.py").read_text())
-        imported = {n.module.removeprefix("assay.") for n in ast.walk(tree)
-                    if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("assay")}
-        assert imported <= set(kept), name
+    for also in [(), ("ledger.result", "ledger.store"), ("ledger.inputs",)]:
+        kept = set(cache.engine_files(also))
+        for path in kept:
+            tree = ast.parse(path.read_text())
+            for n in ast.walk(tree):
+                if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("assay."):
+                    target = src.joinpath(*n.module.split(".")[1:])
+                    assert target.with_suffix(".py") in kept or target / "__init__.py" in kept, (path.name, n.module)
+
+
+def test_the_engine_key_covers_every_module_inside_a_package(tmp_path, monkeypatch):
+    # a module moved into a package (records/, ledger/) must still start the cache afresh when it changes
+    src = Path(cache.__file__).parent
+    assert src / "records" / "document.py" in cache.engine_files()
+    assert src / "ledger" / "store.py" in cache.engine_files(("ledger.result", "ledger.store"))
+    assert set(src.rglob("*.py")) == set(cache.engine_files(("*",)))
+    copy = tmp_path / "assay"
+    import shutil
+
+    shutil.copytree(src, copy)
+    monkeypatch.setattr(cache, "__file__", str(copy / "cache.py"))
+    before = cache._engine()
+    (copy / "records" / "within.py").write_text((copy / "records" / "within.py").read_text() + "\n# moved\n")
+    assert cache._engine() != before
 
 
 def test_the_input_parts_a_claim_holds_are_kept_with_its_parse_and_equal_a_fresh_hashing(make_kb, parsed):
-    from assay.inputs import Inputs
+    from assay.ledger.inputs import InputParts
 
     root = make_kb()
     load(root, cache=True)
     parsed.clear()
     kb = load(root, cache=True)  # every parse from the cache
     assert parsed == []
-    inputs = Inputs(root)
+    inputs = InputParts(root)
     for cid, claim in kb.claims.items():
         kept = kb.by_id[cid].record_parts
         assert set(kept) == {c.id for c in claim.checks}
         for check in claim.checks:
             for device in check.devices:
-                assert inputs.parts(claim, check, device, kept) == Inputs(root).parts(claim, check, device)
+                assert inputs.parts(claim, check, device, kept) == InputParts(root).parts(claim, check, device)
     path = root / "claims" / "SOTA-364.yaml"
     path.write_text(path.read_text().replace("tier: analytic", "tier: toy", 1))  # a changed definition
     kb = load(root, cache=True)
     claim = kb.claims["SOTA-364"]
-    fresh = dict(x for c in claim.checks for x in Inputs(root)._record_parts(claim, c))
+    fresh = dict(x for c in claim.checks for x in InputParts(root)._record_parts(claim, c))
     assert dict(x for parts in kb.by_id["SOTA-364"].record_parts.values() for x in parts) == fresh
 
 
@@ -146,14 +168,14 @@ def test_the_input_parts_a_claim_holds_are_kept_with_its_parse_and_equal_a_fresh
 def thawed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The record files whose kept parse a command unpickled (``Loaded._thaw``), in order."""
     seen: list[str] = []
-    real = loader.Loaded._thaw
+    real = Loaded._thaw
 
-    def counting(self: loader.Loaded) -> None:
+    def counting(self: Loaded) -> None:
         if self._frozen is not None and not self._warm:
             seen.append(self.path)
         real(self)
 
-    monkeypatch.setattr(loader.Loaded, "_thaw", counting)
+    monkeypatch.setattr(Loaded, "_thaw", counting)
     return seen
 
 
@@ -172,28 +194,31 @@ def test_a_fault_across_records_thaws_only_the_records_it_is_placed_in(make_kb, 
     parsed.clear()
     found = rendered(root)
     assert [d.split(": ")[0] for d in found if "error[unknown-source]" in d] == [
-        "claims/SOTA-364.yaml:8:5", "claims/SOTA-364.yaml:20:5", "sources/LIT-612.yaml:12:5"]
+        "claims/SOTA-364.yaml:8:5",
+        "claims/SOTA-364.yaml:20:5",
+        "sources/LIT-612.yaml:12:5",
+    ]
     assert parsed == [] and sorted(thawed) == ["claims/SOTA-364.yaml", "sources/LIT-612.yaml"]  # to place them
 
 
 def test_a_kept_ledger_reading_is_validated_only_when_looked_at_and_a_rewritten_file_is_read_again(kb_root, parsed):
-    from assay import results
+    from assay.ledger.store import read_ledger
     from tests.conftest import write_result
 
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
-    first = results.read_ledger(kb_root, cache=True)
-    kept = results.read_ledger(kb_root, cache=True)
+    first = read_ledger(kb_root, cache=True)
+    kept = read_ledger(kb_root, cache=True)
     key = ("THEORY-085", "log-n-cap", "cpu")
     assert isinstance(kept.results._items[key], bytes)  # not validated yet
     assert kept.results[key] == first.results[key] and kept.stamps[key] is not None
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=1.0)
-    assert results.read_ledger(kb_root, cache=True).results[key].verdict == "failed"
+    assert read_ledger(kb_root, cache=True).results[key].verdict == "failed"
 
 
 def _briefs(root: Path, cache: bool) -> dict:
-    from assay import graph
+    from assay import overview
 
-    return graph.briefs(load(root, cache=cache), cache=cache)
+    return overview.briefs(load(root, cache=cache), cache=cache)
 
 
 def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_change(kb_root, parsed, thawed):
@@ -222,31 +247,33 @@ def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_cha
 
 def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(make_kb, parsed, monkeypatch):
     root = make_kb("unknown-field")
-    alone = [d.render() for d in checks.run(load(root, cache=False))]
+    alone = [d.render() for d in audit.run(load(root, cache=False))]
     parsed.clear()
-    monkeypatch.setattr(loader, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(loader.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
-    monkeypatch.setattr(loader.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(knowledge_base, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(knowledge_base.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(knowledge_base.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert rendered(root) == alone
     assert parsed == []  # parsed in forked processes: none of the seven in this one
     assert rendered(root) == alone and parsed == []  # then kept
 
 
 def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_reported(kb_root, parsed, monkeypatch):
-    from assay import results
+    from assay import fingerprints
+    from assay.ledger import store as ledger_store
+    from assay.ledger.result import Figure, Result
     from tests.conftest import write_result
 
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
-    r = results.Result.model_validate_json(path.read_text())
-    fig = results.Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=results.sha256(b"<svg>drawn</svg>"))
-    results.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
+    r = Result.model_validate_json(path.read_text())
+    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
+    ledger_store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
     read: list[str] = []
-    real = results.read_regular
-    monkeypatch.setattr(results, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
+    real = ledger_store.read_regular
+    monkeypatch.setattr(ledger_store, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
 
     def problems() -> list[str]:
-        store = cache.ParseCache(kb_root, "figures")
-        found = results.figure_problems(kb_root, r.key, ((fig.file, fig.sha256),), store)
+        store = ParseCache(kb_root, "figures")
+        found = ledger_store.figure_problems(kb_root, r.key, ((fig.file, fig.sha256),), store)
         store.save()
         return found
 

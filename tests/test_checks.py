@@ -1,4 +1,4 @@
-"""assay.checks (with assay.diagnostics and assay.verifiers): rules across records and verifiers.
+"""assay.records.across (with assay.diagnostics and assay.verifiers): rules across records and verifiers.
 
 Each broken fixture is laid over the valid knowledge base and the run's whole output is compared.
 """
@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from assay import checks
+from assay import audit
 from assay.diagnostics import CATALOGUE, Diagnostic, errors
-from assay.loader import load
-from assay.verifiers import Verifier, scan
+from assay.records.knowledge_base import load
+from assay.records.verifiers import Verifier, scan
 
 from .conftest import BROKEN
 
@@ -28,7 +28,7 @@ def test_a_valid_knowledge_base_is_checked_without_a_single_did_you_mean_search(
         raise AssertionError("get_close_matches called on a valid knowledge base")
 
     monkeypatch.setattr(difflib, "get_close_matches", refuse)
-    assert checks.run(load(kb_root)) == []
+    assert audit.run(load(kb_root)) == []
 
 
 # --- identity -----------------------------------------------------------------------------------
@@ -74,15 +74,13 @@ def test_a_reported_number_listed_twice_is_reported_at_the_second(diagnose):
 
 def test_a_citation_of_a_missing_source_suggests_the_nearest_id(diagnose):
     assert diagnose("unknown-source") == (
-        "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n"
-        "  hint: did you mean 'LIT-590'?"
+        "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n  hint: did you mean 'LIT-590'?"
     )
 
 
 def test_a_relation_to_a_missing_record_suggests_the_nearest_id(diagnose):
     assert diagnose("unknown-record") == (
-        "claims/SOTA-380.yaml:11:5: error[unknown-record]: 'THEORY-058' is not a record\n"
-        "  hint: did you mean 'THEORY-085'?"
+        "claims/SOTA-380.yaml:11:5: error[unknown-record]: 'THEORY-058' is not a record\n  hint: did you mean 'THEORY-085'?"
     )
 
 
@@ -95,8 +93,7 @@ def test_an_expectation_naming_a_missing_reported_number_suggests_the_nearest(di
 
 def test_a_comparison_governed_by_a_missing_decision_suggests_the_nearest(diagnose):
     assert diagnose("unknown-decision") == (
-        "sources/LIT-612.yaml:15:5: error[unknown-decision]: 'ADR-012' is not a decision\n"
-        "  hint: did you mean 'ADR-011'?"
+        "sources/LIT-612.yaml:15:5: error[unknown-decision]: 'ADR-012' is not a decision\n  hint: did you mean 'ADR-011'?"
     )
 
 
@@ -119,7 +116,8 @@ def write_claim(root, cid: str, rests_on: list[str]) -> None:
         f"id: {cid}\ntitle: A claim of a knot\nstatement: It rests on others.\ncitations:\n"
         "  - source: LIT-590\n    locator: §1\n"
         "    quote: We present Momentum Contrast (MoCo) for unsupervised visual representation learning.\n"
-        f"relations:\n{links}no_check_reason: cited only.\n")
+        f"relations:\n{links}no_check_reason: cited only.\n"
+    )
 
 
 def test_thirteen_claims_that_each_rest_on_the_other_twelve_are_one_knot_and_one_diagnostic(make_kb):
@@ -129,7 +127,7 @@ def test_thirteen_claims_that_each_rest_on_the_other_twelve_are_one_knot_and_one
     for cid in ids:
         write_claim(root, cid, [o for o in ids if o != cid])
     start = time.perf_counter()
-    found = [d.render() for d in checks.run(load(root))]
+    found = [d.render() for d in audit.run(load(root))]
     assert found == [
         "claims/SOTA-380.yaml:11:5: error[depends-on-cycle]: depends_on cycle: SOTA-380 -> SOTA-381 -> SOTA-380, "
         "in a knot of 13 claims that rest on one another: " + ", ".join(ids) + "\n"
@@ -144,7 +142,7 @@ def test_a_knot_names_its_shortest_cycle_through_its_smallest_id_and_counts_memb
     ids = [f"SOTA-{n}" for n in range(400, 425)]
     for n, cid in enumerate(ids):
         write_claim(root, cid, [ids[(n + 1) % 25]] + (["SOTA-423"] if n == 0 else []))
-    assert [d.render() for d in checks.run(load(root))] == [
+    assert [d.render() for d in audit.run(load(root))] == [
         "claims/SOTA-400.yaml:13:5: error[depends-on-cycle]: depends_on cycle: SOTA-400 -> SOTA-423 -> SOTA-424 -> SOTA-400, "
         "in a knot of 25 claims that rest on one another: " + ", ".join(ids[:20]) + " and 5 more\n"
         "  hint: a claim cannot rest on itself; make one of these links 'supports'"
@@ -154,7 +152,7 @@ def test_a_knot_names_its_shortest_cycle_through_its_smallest_id_and_counts_memb
 def test_a_claim_that_depends_on_itself_is_a_self_relation_not_also_a_cycle(make_kb):
     root = make_kb()
     write_claim(root, "SOTA-380", ["SOTA-380"])
-    assert [d.render() for d in checks.run(load(root))] == [
+    assert [d.render() for d in audit.run(load(root))] == [
         "claims/SOTA-380.yaml:11:5: error[self-relation]: SOTA-380 depends_on itself"
     ]
 
@@ -171,7 +169,7 @@ def test_a_year_is_not_later_than_a_date_in_that_year(kb_root):
     # LIT-612 (2020-02) compares itself with a source known only by its year, 2020: it may have run it
     path = kb_root / "sources" / "LIT-590.yaml"
     path.write_text(path.read_text().replace("year: 2019\ndate: 2019-11\n", "year: 2020\n"))
-    assert checks.run(load(kb_root)) == []
+    assert audit.run(load(kb_root)) == []
 
 
 def test_a_source_no_claim_cites_is_a_warning(diagnose):
@@ -223,9 +221,7 @@ def test_verifiers_of_an_invalid_claim_are_not_reported_as_orphans(make_kb):
     root = make_kb()
     path = root / "claims" / "SOTA-364.yaml"
     path.write_text(path.read_text().replace("title: Batch norm leaks information between contrastive pairs\n", ""))
-    assert [d.render() for d in checks.run(load(root))] == [
-        "claims/SOTA-364.yaml:2:1: error[missing-field]: 'title' is required"
-    ]
+    assert [d.render() for d in audit.run(load(root))] == ["claims/SOTA-364.yaml:2:1: error[missing-field]: 'title' is required"]
 
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -257,12 +253,12 @@ def test_a_ledger_file_of_the_wrong_shape_names_the_field(diagnose):
 
 def test_a_stray_copy_of_a_result_is_reported_and_not_read_as_evidence(make_kb):
     root = make_kb("ledger-misplaced")
-    assert "\n".join(d.render() for d in checks.run(load(root))) == (
+    assert "\n".join(d.render() for d in audit.run(load(root))) == (
         "results/THEORY-085/zzz-copy.json:1:1: error[ledger-misplaced]: results/THEORY-085/zzz-copy.json holds the "
         "result of THEORY-085/log-n-cap/cpu, not of its path\n"
         "  hint: a result lives at results/<claim>/<check>.<device>.json; delete the stray copy"
     )
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     assert [c.status for c in claim_states(load(root))["THEORY-085"].checks] == ["not-run"]
 
@@ -279,7 +275,7 @@ def test_a_result_whose_figure_does_not_match_is_a_warning(diagnose):
 
 
 def test_faults_in_two_files_are_both_reported_in_file_order(make_kb):
-    found = checks.run(load(make_kb("unknown-source", "untied-verifier")))
+    found = audit.run(load(make_kb("unknown-source", "untied-verifier")))
     assert [d.render() for d in found] == [
         "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n  hint: did you mean 'LIT-590'?",
         "verify/test_untied.py:4:1: error[untied-verifier]: 'verify/test_untied.py::test_measures_nothing_in_particular' "
@@ -288,7 +284,7 @@ def test_faults_in_two_files_are_both_reported_in_file_order(make_kb):
 
 
 def test_errors_leaves_out_warnings(make_kb):
-    found = checks.run(load(make_kb("uncited-source", "bad-id")))
+    found = audit.run(load(make_kb("uncited-source", "bad-id")))
     assert [d.code for d in found] == ["bad-id", "uncited-source"]
     assert [d.code for d in errors(found)] == ["bad-id"]
 
@@ -332,12 +328,15 @@ def test_diagnostics_sort_by_file_then_line_then_column():
 
 def test_scan_finds_each_test_with_the_marker_on_it_or_on_its_module(kb_root):
     assert scan(kb_root) == {
-        "verify/test_sota364.py::test_bn_couples_samples":
-            Verifier("verify/test_sota364.py::test_bn_couples_samples", 8, "SOTA-364", "bn-cross-sample"),
-        "verify/test_sota364.py::test_shuffle_bn":
-            Verifier("verify/test_sota364.py::test_shuffle_bn", 14, "SOTA-364", "shuffle-bn"),
-        "verify/test_theory085.py::test_infonce_never_exceeds_log_n":
-            Verifier("verify/test_theory085.py::test_infonce_never_exceeds_log_n", 7, "THEORY-085", "log-n-cap"),
+        "verify/test_sota364.py::test_bn_couples_samples": Verifier(
+            "verify/test_sota364.py::test_bn_couples_samples", 8, "SOTA-364", "bn-cross-sample"
+        ),
+        "verify/test_sota364.py::test_shuffle_bn": Verifier(
+            "verify/test_sota364.py::test_shuffle_bn", 14, "SOTA-364", "shuffle-bn"
+        ),
+        "verify/test_theory085.py::test_infonce_never_exceeds_log_n": Verifier(
+            "verify/test_theory085.py::test_infonce_never_exceeds_log_n", 7, "THEORY-085", "log-n-cap"
+        ),
     }
 
 
@@ -398,10 +397,10 @@ def test_two_assertions_with_one_id_are_reported_at_the_second(diagnose):
 def test_text_that_assay_new_wrote_and_nobody_replaced_is_an_error_at_each_field(diagnose):
     assert diagnose("placeholder") == (
         "claims/SOTA-380.yaml:4:1: error[placeholder]: 'statement' still holds the text assay new wrote: "
-        "\"The claim as filed, in the source document's words.\"\n"
+        '"The claim as filed, in the source document\'s words."\n'
         "  hint: replace it with what the source says\n"
         "claims/SOTA-380.yaml:9:5: error[placeholder]: 'citations[0].quote' still holds the text assay new wrote: "
-        "\"The source's exact words.\"\n"
+        '"The source\'s exact words."\n'
         "  hint: replace it with what the source says\n"
         "claims/SOTA-380.yaml:11:1: error[placeholder]: 'no_check_reason' still holds the text assay new wrote: "
         "'Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.'\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks, cli
+from assay import audit, cli
 from tests.conftest import write_result
 
 COMMANDS = ["check", "new", "show", "status", "graph", "export", "schema"]
@@ -78,8 +78,9 @@ def test_new_scaffolds_the_next_free_id_of_the_series(kb_root, capsys, argv, pat
 
 
 def test_new_takes_one_past_the_highest_number_not_the_first_gap(kb_root, capsys):
-    (kb_root / "claims" / "SOTA-400.yaml").write_text((kb_root / "claims" / "THEORY-090.yaml").read_text()
-                                                       .replace("THEORY-090", "SOTA-400"))
+    (kb_root / "claims" / "SOTA-400.yaml").write_text(
+        (kb_root / "claims" / "THEORY-090.yaml").read_text().replace("THEORY-090", "SOTA-400")
+    )
     assert assay(kb_root, "new", "claim") == 0
     assert capsys.readouterr().out == "claims/SOTA-401.yaml\n"
 
@@ -98,8 +99,10 @@ def test_every_scaffold_validates_and_only_its_placeholder_texts_are_errors(kb_r
     out, _ = capsys.readouterr()
     codes = [line.split("[")[1].split("]")[0] for line in out.splitlines() if not line.startswith("  hint")]
     assert set(codes) == {"placeholder", "uncited-source"}  # the new source is cited by nobody yet: a warning
-    assert "claims/SOTA-365.yaml:4:1: error[placeholder]: 'statement' still holds the text assay new wrote: " \
-           "\"The claim as filed, in the source document's words.\"" in out
+    assert (
+        "claims/SOTA-365.yaml:4:1: error[placeholder]: 'statement' still holds the text assay new wrote: "
+        '"The claim as filed, in the source document\'s words."' in out
+    )
 
 
 def test_a_scaffold_validates_against_the_committed_json_schema(kb_root, capsys):
@@ -150,8 +153,9 @@ def test_show_explains_a_stale_result(kb_root, capsys):
 def test_show_of_a_source_prints_it_without_a_status(kb_root, capsys):
     assert assay(kb_root, "show", "LIT-590") == 0
     out = capsys.readouterr().out
-    assert out.startswith("LIT-590  (sources/LIT-590.yaml)\n"
-                          "  Momentum Contrast for Unsupervised Visual Representation Learning\n{")
+    assert out.startswith(
+        "LIT-590  (sources/LIT-590.yaml)\n  Momentum Contrast for Unsupervised Visual Representation Learning\n{"
+    )
     assert "status:" not in out
 
 
@@ -196,7 +200,9 @@ def test_graph_focus_as_json_holds_the_records_within_depth(kb_root, capsys):
     g = json.loads(capsys.readouterr().out)
     assert [n["id"] for n in g["nodes"]] == ["LIT-612", "SOTA-364", "THEORY-085"]
     assert [(e["source"], e["target"]) for e in g["edges"]] == [
-        ("SOTA-364", "LIT-612"), ("SOTA-364", "THEORY-085"), ("THEORY-085", "LIT-612"),
+        ("SOTA-364", "LIT-612"),
+        ("SOTA-364", "THEORY-085"),
+        ("THEORY-085", "LIT-612"),
     ]
 
 
@@ -233,7 +239,9 @@ def test_export_json_holds_every_record_with_status_and_the_graph(kb_root, capsy
     data = json.loads(capsys.readouterr().out)
     assert sorted(data) == ["claims", "decisions", "graph", "sources"]
     assert [(c["id"], c["status"]) for c in data["claims"]] == [
-        ("SOTA-364", "not-run"), ("THEORY-085", "not-run"), ("THEORY-090", "cited-only"),
+        ("SOTA-364", "not-run"),
+        ("THEORY-085", "not-run"),
+        ("THEORY-090", "cited-only"),
     ]
 
 
@@ -243,7 +251,10 @@ def test_export_json_holds_every_record_with_status_and_the_graph(kb_root, capsy
 def test_schema_writes_the_record_schemas_and_the_ledger_schema(tmp_path, capsys):
     assert assay(tmp_path, "schema") == 0
     assert capsys.readouterr().out.splitlines() == [
-        "schema/source.schema.json", "schema/claim.schema.json", "schema/decision.schema.json", "schema/result.schema.json",
+        "schema/source.schema.json",
+        "schema/claim.schema.json",
+        "schema/decision.schema.json",
+        "schema/result.schema.json",
     ]
 
 
@@ -270,14 +281,14 @@ def _boom(kb):
 
 
 def test_an_internal_error_is_one_line_without_debug(kb_root, capsys, monkeypatch):
-    monkeypatch.setattr(checks, "run", _boom)
+    monkeypatch.setattr(audit, "run", _boom)
     assert assay(kb_root, "check") == 3
     out, err = capsys.readouterr()
     assert (out, err) == ("", "assay: internal error: RuntimeError: boom (run with --debug for the traceback)\n")
 
 
 def test_an_internal_error_shows_its_traceback_with_debug(kb_root, capsys, monkeypatch):
-    monkeypatch.setattr(checks, "run", _boom)
+    monkeypatch.setattr(audit, "run", _boom)
     assert cli.main(["--root", str(kb_root), "--debug", "check"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):\n")
@@ -285,7 +296,7 @@ def test_an_internal_error_shows_its_traceback_with_debug(kb_root, capsys, monke
 
 
 def test_debug_after_the_command_also_shows_the_traceback(kb_root, capsys, monkeypatch):
-    monkeypatch.setattr(checks, "run", _boom)
+    monkeypatch.setattr(audit, "run", _boom)
     assert cli.main(["check", "--root", str(kb_root), "--debug"]) == 3
     assert capsys.readouterr().err.startswith("Traceback (most recent call last):\n")
 
@@ -307,8 +318,11 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(kb_root):
     import subprocess
     import sys
 
-    child = subprocess.Popen([sys.executable, "-m", "assay.cli", "--root", str(kb_root), "export", "json"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "assay.cli", "--root", str(kb_root), "export", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     child.stdout.close()  # the reader is gone before the first byte, like `| head -0`
     _, err = child.communicate(timeout=60)
     assert (child.returncode, err.decode()) == (0, "")

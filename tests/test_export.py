@@ -6,14 +6,21 @@ import io
 import json
 
 from assay import export, graph
-from assay.loader import load
 from assay.model import Source
-from tests.conftest import write_result
+from assay.overview import States
+from assay.records.knowledge_base import load
+from tests.conftest import load_states, write_result
 
 
 def source(**fields) -> Source:
-    base = {"id": "LIT-590", "kind": "preprint", "title": "Momentum Contrast for Unsupervised Visual Representation Learning",
-            "authors": ["Kaiming He", "Haoqi Fan"], "year": 2019, "identifiers": {"arxiv": "1911.05722v3"}}
+    base = {
+        "id": "LIT-590",
+        "kind": "preprint",
+        "title": "Momentum Contrast for Unsupervised Visual Representation Learning",
+        "authors": ["Kaiming He", "Haoqi Fan"],
+        "year": 2019,
+        "identifiers": {"arxiv": "1911.05722v3"},
+    }
     return Source.model_validate({**base, **fields})
 
 
@@ -60,13 +67,22 @@ def test_bibtex_all_lists_sources_in_id_order(kb_root):
 
 def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_root):
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
-    kb, states = graph.load_states(kb_root)
+    kb, states = load_states(kb_root)
     data = export.as_json(kb, states)
     theory = next(c for c in data["claims"] if c["id"] == "THEORY-085")
     assert (theory["status"], theory["closure"]) == ("verified", "closed")
     assert theory["results"] == [
-        {"check": "log-n-cap", "device": "cpu", "status": "passed", "stale": [], "flags": [], "off_lock": [],
-         "metrics": {"excess": 0.0}, "expectation": [], "last_error": None}
+        {
+            "check": "log-n-cap",
+            "device": "cpu",
+            "status": "passed",
+            "stale": [],
+            "flags": [],
+            "off_lock": [],
+            "metrics": {"excess": 0.0},
+            "expectation": [],
+            "last_error": None,
+        }
     ]
     assert theory["assertions"][0]["evidence"] == [{"check": "log-n-cap", "stance": "supports", "metrics": []}]
     assert (theory["assertion_status"], theory["assertion_counts"]) == ({"cap": {"cpu": "supported"}}, "cpu: 1 supported")
@@ -77,16 +93,17 @@ def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_roo
 
 
 def test_the_json_export_leaves_out_invalid_records_but_the_graph_keeps_them(make_kb):
-    kb, states = graph.load_states(make_kb("missing-field"))
+    kb, states = load_states(make_kb("missing-field"))
     data = export.as_json(kb, states)
     assert "SOTA-380" not in [c["id"] for c in data["claims"]]
-    assert {"id": "SOTA-380", "invalid": True} in [{"id": n["id"], "invalid": n["invalid"]} for n in data["graph"]["nodes"]
-                                                  if n["invalid"]]
+    assert {"id": "SOTA-380", "invalid": True} in [
+        {"id": n["id"], "invalid": n["invalid"]} for n in data["graph"]["nodes"] if n["invalid"]
+    ]
 
 
 def test_the_streamed_json_export_is_the_same_data_a_record_per_line(kb_root):
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
-    kb, states = graph.load_states(kb_root)
+    kb, states = load_states(kb_root)
     out = io.StringIO()
     export.write_json(kb, states, out)
     assert json.loads(out.getvalue()) == export.as_json(kb, states)
@@ -96,17 +113,19 @@ def test_the_streamed_json_export_is_the_same_data_a_record_per_line(kb_root):
 
 
 def test_the_json_export_shows_the_last_error_without_engine_frames_or_machine_paths(kb_root):
-    message = ("Traceback (most recent call last):\n"
-               '  File "/home/someone/venv/lib/python3.11/site-packages/_pytest/python.py", line 1, in call\n'
-               "    return f()\n"
-               f'  File "{kb_root}/verify/test_theory085.py", line 9, in test_x\n'
-               "    raise ValueError('boom')\n"
-               "ValueError: boom")
+    message = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/someone/venv/lib/python3.11/site-packages/_pytest/python.py", line 1, in call\n'
+        "    return f()\n"
+        f'  File "{kb_root}/verify/test_theory085.py", line 9, in test_x\n'
+        "    raise ValueError('boom')\n"
+        "ValueError: boom"
+    )
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     data = json.loads(path.read_text())
     data["last_error"] = {"kind": "error", "message": message, "finished": "2026-01-01T00:00:00Z"}
     path.write_text(json.dumps(data))
-    kb, states = graph.load_states(kb_root)
+    kb, states = load_states(kb_root)
     theory = next(c for c in export.as_json(kb, states)["claims"] if c["id"] == "THEORY-085")
     shown = theory["results"][0]["last_error"]["message"]
     assert "site-packages" not in shown and str(kb_root) not in shown and "/home/" not in shown
@@ -116,16 +135,19 @@ def test_the_json_export_shows_the_last_error_without_engine_frames_or_machine_p
 def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_at_once(kb_root, monkeypatch, tmp_path):
     # States computes each claim's state as the writer reaches it and releases it after; with the caches
     # of a large knowledge base (forced here), on a second run whose parses, readings and statuses are kept
-    monkeypatch.setattr("assay.graph.CACHE_FROM", 0)
+    monkeypatch.setattr("assay.overview.CACHE_FROM", 0)
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr("assay.cache.RACY_S", -1.0)
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", top1=1.0)
-    whole = export.as_json(*graph.load_states(kb_root))
+    whole = export.as_json(*load_states(kb_root))
     for _ in range(2):
         kb = load(kb_root, cache=True)
         out = io.StringIO()
-        export.write_json(kb, graph.States(kb), out)
+        export.write_json(kb, States(kb), out)
         assert json.loads(out.getvalue()) == whole
     assert {c["id"]: c["status"] for c in whole["claims"]} == {
-        "SOTA-364": "contradicted", "THEORY-085": "verified", "THEORY-090": "cited-only"}
+        "SOTA-364": "contradicted",
+        "THEORY-085": "verified",
+        "THEORY-090": "cited-only",
+    }

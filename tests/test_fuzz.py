@@ -8,10 +8,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay import checks
+from assay import audit
 from assay.diagnostics import CATALOGUE, Diagnostic
-from assay.loader import load, load_file, read_yaml
 from assay.model import Check, Claim, Source
+from assay.records.document import read_yaml
+from assay.records.knowledge_base import load
+from assay.records.validation import load_file
 
 from .conftest import VALID
 
@@ -20,11 +22,52 @@ FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 # --- YAML-ish text from the pieces YAML is made of ----------------------------------------------
 
 FIELDS = sorted(set(Claim.model_fields) | set(Source.model_fields) | set(Check.model_fields)) + ["<<", "? x", "1"]
-FRAGMENTS = st.sampled_from([
-    ":", ": ", "-", "- ", "'", '"', "&a ", "*a", "&b [", "*b", "!!python/object:os.system ", "!!str ", "!x ", "!!binary ",
-    "[", "]", "{", "}", ", ", "#", "|", ">-", "---", "...", "%YAML 1.1", "\t", "  ", "    ", "~", "null", "true",
-    "2024-05-02", "1e400", ".nan", "0x1F", "SOTA-364", "LIT-590", "§3.3", "é", "\\u0000", "\x01", "\ufeff",
-])
+FRAGMENTS = st.sampled_from(
+    [
+        ":",
+        ": ",
+        "-",
+        "- ",
+        "'",
+        '"',
+        "&a ",
+        "*a",
+        "&b [",
+        "*b",
+        "!!python/object:os.system ",
+        "!!str ",
+        "!x ",
+        "!!binary ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ", ",
+        "#",
+        "|",
+        ">-",
+        "---",
+        "...",
+        "%YAML 1.1",
+        "\t",
+        "  ",
+        "    ",
+        "~",
+        "null",
+        "true",
+        "2024-05-02",
+        "1e400",
+        ".nan",
+        "0x1F",
+        "SOTA-364",
+        "LIT-590",
+        "§3.3",
+        "é",
+        "\\u0000",
+        "\x01",
+        "\ufeff",
+    ]
+)
 LINE = st.tuples(
     st.sampled_from(["", "  ", "    ", "  - ", "- "]),
     st.lists(st.one_of(FRAGMENTS, st.sampled_from(FIELDS), st.text(max_size=6)), max_size=6),
@@ -59,18 +102,25 @@ def test_read_yaml_of_random_bytes_returns_data_or_diagnostics(raw):
 # --- whole files through load_file --------------------------------------------------------------
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-10, 3000), st.floats(allow_nan=True), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 3000),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
     st.sampled_from(["LIT-590", "SOTA-364", "THEORY-085", "ADR-011", "verify/test_x.py::test_y", "cpu", "==", "toy"]),
 )
 KEYS = st.one_of(st.sampled_from(FIELDS), st.text(min_size=1, max_size=8))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=4)),
-                      max_leaves=12)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=12
+)
 RECORDS = st.dictionaries(KEYS, VALUES, max_size=10)
 
 
 @FAST
-@given(folder=st.sampled_from(["claims", "sources", "decisions"]), raw=st.one_of(
-    YAMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)))
+@given(
+    folder=st.sampled_from(["claims", "sources", "decisions"]),
+    raw=st.one_of(YAMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)),
+)
 def test_load_file_of_any_bytes_gives_diagnostics_not_an_exception(tmp_path_factory, folder, raw):
     root = tmp_path_factory.mktemp("kb")
     path = root / folder / "X-001.yaml"
@@ -92,12 +142,19 @@ def test_load_file_of_any_mapping_of_near_fields_reports_each_problem_as_a_diagn
     assert_diagnostics(loaded.diagnostics)
 
 
-CLAIM_FIELDS = st.fixed_dictionaries({}, optional={
-    "id": st.sampled_from(["SOTA-364", "SOTA-36", "LIT-590", 364]),
-    "title": VALUES, "statement": VALUES, "citations": VALUES, "reported": VALUES, "relations": VALUES,
-    "checks": st.lists(st.dictionaries(st.sampled_from(sorted(Check.model_fields)), VALUES, max_size=8), max_size=2),
-    "no_check_reason": VALUES,
-})
+CLAIM_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.sampled_from(["SOTA-364", "SOTA-36", "LIT-590", 364]),
+        "title": VALUES,
+        "statement": VALUES,
+        "citations": VALUES,
+        "reported": VALUES,
+        "relations": VALUES,
+        "checks": st.lists(st.dictionaries(st.sampled_from(sorted(Check.model_fields)), VALUES, max_size=8), max_size=2),
+        "no_check_reason": VALUES,
+    },
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,4 +163,4 @@ def test_checks_run_over_a_knowledge_base_with_a_mangled_claim_never_raises(tmp_
     root = tmp_path_factory.mktemp("kb") / "kb"
     shutil.copytree(VALID, root)
     (root / "claims" / "SOTA-364.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    assert_diagnostics(checks.run(load(root)))
+    assert_diagnostics(audit.run(load(root)))

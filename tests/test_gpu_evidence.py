@@ -26,8 +26,12 @@ _spec.loader.exec_module(gpu_evidence)
 
 
 def run(root: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "run", "--root", str(root), "--out", str(out), "--device", "cpu",
-                           "--workers", "1", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "run", "--root", str(root), "--out", str(out), "--device", "cpu", "--workers", "1", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_dry_run_on_the_cpu_writes_the_ledger_archive_and_the_log(tmp_path):
@@ -128,11 +132,12 @@ def test_cuda_runs_keep_float32_as_on_the_cpu(monkeypatch):
 @pytest.mark.skipif(sysconfig.get_platform() != "linux-x86_64", reason="the GPU machine is x86-64 Linux")
 def test_the_wheelhouse_command_asks_pip_for_the_gpu_machines_python_and_platform(monkeypatch, tmp_path):
     seen = []
-    monkeypatch.setattr(gpu_evidence.subprocess, "run", lambda argv, **kw: seen.append(argv) or
-                        subprocess.CompletedProcess(argv, 0))
+    monkeypatch.setattr(
+        gpu_evidence.subprocess, "run", lambda argv, **kw: seen.append(argv) or subprocess.CompletedProcess(argv, 0)
+    )
     assert gpu_evidence.wheelhouse(tmp_path / "wh", "3.12") == 0
     argv = seen[0]
     pins = gpu_evidence.lock_versions()
     assert argv[argv.index("--python-version") + 1] == "3.12"
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "--platform"] == list(gpu_evidence.PLATFORMS)
-    assert argv[-len(gpu_evidence.WHEELHOUSE) - 1:] == [f"{n}=={pins[n]}" for n in gpu_evidence.WHEELHOUSE] + ["setuptools>=77"]
+    assert argv[-len(gpu_evidence.WHEELHOUSE) - 1 :] == [f"{n}=={pins[n]}" for n in gpu_evidence.WHEELHOUSE] + ["setuptools>=77"]

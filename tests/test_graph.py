@@ -10,11 +10,14 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from assay import graph, results
-from assay import status as vocab
-from assay.loader import KnowledgeBase, Loaded
+from assay import files, graph, status, vocabulary
+from assay.ledger import store
 from assay.model import Claim
-from tests.conftest import ENVIRONMENT, write_result
+from assay.overview import ClaimState
+from assay.records.document import Loaded
+from assay.records.knowledge_base import KnowledgeBase
+from assay.records.outline import outline
+from tests.conftest import ENVIRONMENT, load_states, write_result
 
 # --- helpers ------------------------------------------------------------------------------------
 
@@ -32,8 +35,8 @@ def verify_all(root: Path) -> None:
     record(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
 
 
-def states(root: Path) -> dict[str, graph.ClaimState]:
-    return graph.load_states(root)[1]
+def states(root: Path) -> dict[str, ClaimState]:
+    return load_states(root)[1]
 
 
 def summary(root: Path) -> dict[str, tuple[str, str]]:
@@ -128,7 +131,8 @@ def test_a_result_is_stale_when_its_check_changes_but_not_when_a_citation_does(k
     assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
     path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))
     assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [
-        ["the definition of check log-n-cap in THEORY-085 changed"]]
+        ["the definition of check log-n-cap in THEORY-085 changed"]
+    ]
 
 
 def test_a_stale_reason_names_the_pinned_package_and_both_versions(kb_root):
@@ -149,13 +153,14 @@ def test_a_result_computed_with_other_installed_packages_is_fresh_and_off_lock(k
 def test_a_ledger_of_another_format_counts_as_an_error_with_a_diagnostic(kb_root):
     path = record(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     data = json.loads(path.read_text())
-    results.write_atomic(path, json.dumps({**data, "format": 99}))
-    ledger = results.read_ledger(kb_root)
+    files.write_atomic(path, json.dumps({**data, "format": 99}))
+    ledger = store.read_ledger(kb_root)
     assert ledger.results == {}
     assert [d.render() for d in ledger.diagnostics] == [
         "results/THEORY-085/log-n-cap.cpu.json:1:1: error[ledger-format]: results/THEORY-085/log-n-cap.cpu.json is "
         "ledger format 99; this Assay reads format 2\n"
-        "  hint: rerun the check with this version (pytest verify --claim ID), or delete the file"]
+        "  hint: rerun the check with this version (pytest verify --claim ID), or delete the file"
+    ]
     assert summary(kb_root)["THEORY-085"] == ("error", "open")
 
 
@@ -176,7 +181,7 @@ def test_a_ledger_of_another_format_counts_as_an_error_with_a_diagnostic(kb_root
     ],
 )
 def test_combine_devices_lets_the_worst_status_that_ran_win(per_device, combined):
-    assert vocab.combine_devices(per_device) == combined
+    assert status.combine_devices(per_device) == combined
 
 
 @pytest.mark.parametrize(
@@ -196,23 +201,23 @@ def test_combine_devices_lets_the_worst_status_that_ran_win(per_device, combined
     ],
 )
 def test_summarise_gives_a_claim_status_from_its_checks(checks, stale, claim):
-    assert vocab.summarise(checks, stale) == claim
+    assert status.summarise(checks, stale) == claim
 
 
 def test_not_run_and_skipped_never_summarise_to_verified():
     for statuses in (["not-run"], ["skipped"], ["passed", "not-run"]):
-        assert vocab.summarise([vocab.combine_devices([s]) for s in statuses], False) != "verified"
+        assert status.summarise([status.combine_devices([s]) for s in statuses], False) != "verified"
 
 
 def test_every_status_has_an_icon_a_colour_and_a_meaning():
-    for table in (vocab.CHECK, vocab.CLAIM, vocab.CLOSURE, vocab.FRESHNESS):
+    for table in (vocabulary.CHECK, vocabulary.CLAIM, vocabulary.CLOSURE, vocabulary.FRESHNESS):
         for name, s in table.items():
             assert s.name == name and s.icon.startswith("material-") and s.colour.startswith("#") and s.meaning
 
 
 def test_summarise_and_combine_only_answer_with_statuses_of_the_vocabulary():
-    assert {vocab.combine_devices([s]) for s in vocab.CHECK} <= set(vocab.CHECK)
-    assert {vocab.summarise([s], stale) for s in vocab.CHECK for stale in (True, False)} <= set(vocab.CLAIM)
+    assert {status.combine_devices([s]) for s in vocabulary.CHECK} <= set(vocabulary.CHECK)
+    assert {status.summarise([s], stale) for s in vocabulary.CHECK for stale in (True, False)} <= set(vocabulary.CLAIM)
 
 
 # --- closure over depends_on -------------------------------------------------------------------
@@ -222,34 +227,46 @@ def in_memory(links: dict[str, list[str]]) -> KnowledgeBase:
     """A knowledge base of cited-only claims, each depending on the claims ``links`` gives it."""
     files = []
     for cid, targets in links.items():
-        claim = Claim.model_validate({
-            "id": cid, "title": cid, "statement": "It holds.", "no_check_reason": "cited only.",
-            "citations": [{"source": "LIT-590", "locator": "§1", "quote": "We present MoCo."}],
-            "relations": [{"type": "depends_on", "target": t} for t in targets]})
-        files.append(Loaded(f"claims/{cid}.yaml", "claims", {"id": cid}, record=claim))
+        claim = Claim.model_validate(
+            {
+                "id": cid,
+                "title": cid,
+                "statement": "It holds.",
+                "no_check_reason": "cited only.",
+                "citations": [{"source": "LIT-590", "locator": "§1", "quote": "We present MoCo."}],
+                "relations": [{"type": "depends_on", "target": t} for t in targets],
+            }
+        )
+        loaded = Loaded(f"claims/{cid}.yaml", "claims", {"id": cid}, record=claim)
+        loaded.seal(outline(claim), lambda f: [])
+        files.append(loaded)
     return KnowledgeBase(Path("."), files)
 
 
 def test_closure_down_a_chain_of_5000_claims_opens_everything_above_one_unverified_link():
     # one pass over the chain; a search below each claim would walk 12.5 million links
     ids = [f"SOTA-{n}" for n in range(1000, 6000)]
-    kb = in_memory({cid: ids[n + 1:n + 2] for n, cid in enumerate(ids)})
+    kb = in_memory({cid: ids[n + 1 : n + 2] for n, cid in enumerate(ids)})
     start = time.perf_counter()
-    assert all(graph.closure(kb, dict.fromkeys(ids, True)).values())
-    closed = graph.closure(kb, {**dict.fromkeys(ids, True), "SOTA-4000": False})
+    assert all(status.closure(kb, dict.fromkeys(ids, True)).values())
+    closed = status.closure(kb, {**dict.fromkeys(ids, True), "SOTA-4000": False})
     assert [cid for cid in ids if closed[cid]] == ids[3001:]
     assert time.perf_counter() - start < 10
 
 
 def test_a_verified_claim_in_a_depends_on_cycle_is_open_and_so_is_what_rests_on_it():
     kb = in_memory({"SOTA-001": ["SOTA-002"], "SOTA-002": ["SOTA-003"], "SOTA-003": ["SOTA-002"], "SOTA-004": []})
-    assert graph.closure(kb, dict.fromkeys(["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"], True)) == {
-        "SOTA-001": False, "SOTA-002": False, "SOTA-003": False, "SOTA-004": True}
+    assert status.closure(kb, dict.fromkeys(["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"], True)) == {
+        "SOTA-001": False,
+        "SOTA-002": False,
+        "SOTA-003": False,
+        "SOTA-004": True,
+    }
 
 
 def test_a_claim_resting_on_a_missing_claim_is_open_but_a_link_to_a_source_does_not_count():
     kb = in_memory({"SOTA-001": ["SOTA-999"], "SOTA-002": ["LIT-590"]})
-    assert graph.closure(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
+    assert status.closure(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
 
 
 def test_closure_agrees_with_the_definition_on_random_graphs_with_knots_and_self_links():
@@ -267,17 +284,21 @@ def test_closure_agrees_with_the_definition_on_random_graphs_with_knots_and_self
         for k in reversed(list(nx.topological_sort(knots))):
             members = knots.nodes[k]["members"]
             one = next(iter(members)) if len(members) == 1 else None
-            closed_knot[k] = (one is not None and verified.get(one, False) and not g.has_edge(one, one)
-                              and all(closed_knot[b] for b in knots.successors(k)))
+            closed_knot[k] = (
+                one is not None
+                and verified.get(one, False)
+                and not g.has_edge(one, one)
+                and all(closed_knot[b] for b in knots.successors(k))
+            )
         expected = {cid: closed_knot[knots.graph["mapping"][cid]] for cid in ids}
-        assert graph.closure(in_memory(links), verified) == expected, links
+        assert status.closure(in_memory(links), verified) == expected, links
 
 
 # --- the graph ----------------------------------------------------------------------------------
 
 
 def test_the_graph_has_a_node_per_record_and_a_typed_edge_per_link(kb_root):
-    g = graph.to_json(graph.build(*graph.load_states(kb_root)))
+    g = graph.to_json(graph.build(*load_states(kb_root)))
     assert [(n["id"], n["kind"], n.get("status")) for n in g["nodes"]] == [
         ("ADR-011", "decision", None),
         ("LIT-590", "source", None),
@@ -298,10 +319,14 @@ def test_the_graph_has_a_node_per_record_and_a_typed_edge_per_link(kb_root):
 
 
 def test_an_invalid_record_stays_in_the_graph_flagged(make_kb):
-    g = graph.build(*graph.load_states(make_kb("missing-field")))
+    g = graph.build(*load_states(make_kb("missing-field")))
     assert g.nodes["SOTA-380"] == {
-        "kind": "claim", "title": "SOTA-380", "path": "claims/SOTA-380.yaml", "invalid": True,
-        "status": "not-run", "closure": "open",
+        "kind": "claim",
+        "title": "SOTA-380",
+        "path": "claims/SOTA-380.yaml",
+        "invalid": True,
+        "status": "not-run",
+        "closure": "open",
     }
     assert g.nodes["SOTA-364"]["invalid"] is False
 
@@ -309,21 +334,21 @@ def test_an_invalid_record_stays_in_the_graph_flagged(make_kb):
 def test_links_to_an_invalid_source_survive_so_one_typo_does_not_cascade(kb_root):
     path = kb_root / "sources" / "LIT-590.yaml"
     path.write_text(path.read_text().replace("kind: preprint", "kind: article"))
-    g = graph.build(*graph.load_states(kb_root))
+    g = graph.build(*load_states(kb_root))
     assert g.nodes["LIT-590"]["invalid"] is True
     assert g.has_edge("SOTA-364", "LIT-590", key="cites")
     assert g.has_edge("LIT-612", "LIT-590", key="compared_against")
 
 
 def test_focus_keeps_what_is_within_depth_links_either_way(kb_root):
-    g = graph.build(*graph.load_states(kb_root))
+    g = graph.build(*load_states(kb_root))
     assert sorted(graph.focus(g, "THEORY-085", 0)) == ["THEORY-085"]
     assert sorted(graph.focus(g, "THEORY-085", 1)) == ["LIT-612", "SOTA-364", "THEORY-085"]
     assert sorted(graph.focus(g, "THEORY-085", 2)) == ["LIT-590", "LIT-612", "SOTA-364", "THEORY-085", "THEORY-090"]
 
 
 def test_to_json_does_not_depend_on_the_order_records_were_added(kb_root):
-    g = graph.build(*graph.load_states(kb_root))
+    g = graph.build(*load_states(kb_root))
     reversed_g = type(g)()
     reversed_g.add_nodes_from(reversed(list(g.nodes(data=True))))
     reversed_g.add_edges_from(reversed(list(g.edges(keys=True, data=True))))
@@ -331,7 +356,7 @@ def test_to_json_does_not_depend_on_the_order_records_were_added(kb_root):
 
 
 def test_to_dot_draws_sources_as_boxes_and_colours_claims_by_status(kb_root):
-    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 1)
+    g = graph.focus(graph.build(*load_states(kb_root)), "THEORY-085", 1)
     assert graph.to_dot(g) == (
         "digraph assay {\n"
         "  rankdir=LR;\n"
@@ -348,7 +373,7 @@ def test_to_dot_draws_sources_as_boxes_and_colours_claims_by_status(kb_root):
 
 
 def test_to_mermaid_uses_ids_mermaid_accepts_and_labels_edges_by_type(kb_root):
-    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 1)
+    g = graph.focus(graph.build(*load_states(kb_root)), "THEORY-085", 1)
     assert graph.to_mermaid(g) == (
         "graph LR\n"
         '  LIT_612[("LIT-612: A Simple Framework for Contrastive Learning of Visual Representations")]\n'
@@ -363,6 +388,6 @@ def test_to_mermaid_uses_ids_mermaid_accepts_and_labels_edges_by_type(kb_root):
 def test_quotes_in_titles_are_escaped_in_dot_and_mermaid(kb_root):
     path = kb_root / "claims" / "THEORY-085.yaml"
     path.write_text(path.read_text().replace("title: The InfoNCE estimate is capped at log N", "title: 'The \"cap\"'"))
-    g = graph.focus(graph.build(*graph.load_states(kb_root)), "THEORY-085", 0)
+    g = graph.focus(graph.build(*load_states(kb_root)), "THEORY-085", 0)
     assert '"THEORY-085" [label="THEORY-085\\nThe \\"cap\\"", shape=diamond' in graph.to_dot(g)
     assert 'THEORY_085["THEORY-085: The #quot;cap#quot;"]' in graph.to_mermaid(g)

@@ -44,10 +44,10 @@ def test_each_relation_type_has_its_own_dash_pattern_and_a_colour_with_contrast_
 
 
 def test_the_neighbourhood_labels_pick_the_ink_that_reads_on_their_box() -> None:
-    from assay import status as vocab
+    from assay import vocabulary
     from assay.site.neighbourhood import KIND_FILL, ink
 
-    for fill in [s.colour for s in vocab.CLAIM.values()] + list(KIND_FILL.values()):
+    for fill in [s.colour for s in vocabulary.CLAIM.values()] + list(KIND_FILL.values()):
         assert contrast(ink(fill), fill) >= 4.5, fill
     assert ink("#9e9d24") == "#000000" and ink("#5d4037") == "#ffffff"  # white on olive read 2.9:1 before
 
@@ -132,8 +132,9 @@ def _tag(width: int, dark: bool) -> str:
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
-def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(repo_site: str, repo_graph: dict, browser, width: int,
-                                                                  dark: bool) -> None:
+def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(
+    repo_site: str, repo_graph: dict, browser, width: int, dark: bool
+) -> None:
     page, errors = _page(browser, width, dark)
     g = _graph(page, f"{repo_site}/graph.html")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -161,7 +162,7 @@ def test_labels_stay_inside_the_canvas_and_the_legend_is_in_view(repo_site: str,
         assert sample.is_visible() and sample.bounding_box()["width"] >= 28
     # every relation's colour keeps 4.5:1 against the background the canvas is actually drawn on
     bg = page.evaluate("() => getComputedStyle(document.getElementById('assay-graph')).backgroundColor")
-    rgb = "#" + "".join(f"{int(v):02x}" for v in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3])
+    rgb = "#" + "".join(f"{int(v):02x}" for v in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3])
     assert contrast(rgb, BACKGROUNDS["slate" if dark else "default"]) < 1.05  # the scheme's page background
     for r in explorer.RELATIONS:
         assert contrast(r.dark if dark else r.light, rgb) >= 4.5, (r.type, rgb)
@@ -179,16 +180,19 @@ def _dashes_drawn(page, scheme: str, data: dict) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("which", ["repo", "fixture"])
-def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site: str, fixture_site: str, browser,
-                                                                       which: str) -> None:
+def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(
+    repo_site: str, fixture_site: str, browser, which: str
+) -> None:
     base = repo_site if which == "repo" else fixture_site
     page, errors = _page(browser, 1280, strokes=True)
     _graph(page, f"{base}/graph.html")
     data = page.evaluate("window.ASSAY_GRAPH")
     present = {data["relations"][e[2]]["type"] for e in data["edges"]}
     drawn = _dashes_drawn(page, "light", data)
-    legend = {r.type: page.locator(f'[data-relation="{r.type}"] + svg line').evaluate(
-        "e => getComputedStyle(e).strokeDasharray") for r in explorer.RELATIONS}
+    legend = {
+        r.type: page.locator(f'[data-relation="{r.type}"] + svg line').evaluate("e => getComputedStyle(e).strokeDasharray")
+        for r in explorer.RELATIONS
+    }
     for t in present:
         want = ",".join(f"{v:g}" for v in explorer.BY_TYPE[t].dash)
         assert drawn.get(t) == want, (t, drawn)
@@ -203,8 +207,9 @@ def test_the_canvas_draws_each_relation_with_the_legend_s_dash_pattern(repo_site
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(repo_site: str, repo_graph: dict, browser,
-                                                                             width: int) -> None:
+def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(
+    repo_site: str, repo_graph: dict, browser, width: int
+) -> None:
     page, errors = _page(browser, width)
     g = _graph(page, f"{repo_site}/graph.html")
     page.locator("#assay-graph").scroll_into_view_if_needed()
@@ -283,7 +288,7 @@ def test_the_neighbourhood_figure_labels_read_at_4_5_to_1(repo_site: str, browse
     def hexa(css: str) -> str:
         if css.startswith("#"):
             return css
-        return "#" + "".join(f"{int(v):02x}" for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+        return "#" + "".join(f"{int(v):02x}" for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
 
     ratios = [contrast(hexa(text), hexa(box)) for text, box in pairs]
     assert min(ratios) >= 4.5, list(zip(pairs, ratios))
@@ -303,13 +308,16 @@ def _search(browser, base: str, query: str) -> list[str]:
     return [h.split("//", 1)[-1].split("/", 1)[-1] for h in hrefs]
 
 
-@pytest.mark.parametrize(("query", "first"), [
-    ("2002.05709", "sources/LIT-591.html"),  # an arXiv id without its version
-    ("2002.05709v3", "sources/LIT-591.html"),
-    ("10.1109/CVPR42600.2020.00975", "sources/LIT-590.html"),  # a DOI
-    ("SOTA-364", "claims/SOTA-364.html"),  # a claim id
-    ("THEORY-085", "claims/THEORY-085.html"),
-])
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("2002.05709", "sources/LIT-591.html"),  # an arXiv id without its version
+        ("2002.05709v3", "sources/LIT-591.html"),
+        ("10.1109/CVPR42600.2020.00975", "sources/LIT-590.html"),  # a DOI
+        ("SOTA-364", "claims/SOTA-364.html"),  # a claim id
+        ("THEORY-085", "claims/THEORY-085.html"),
+    ],
+)
 def test_the_search_finds_identifiers(repo_site: str, browser, query: str, first: str) -> None:
     hits = _search(browser, repo_site, query)
     assert hits and hits[0].split("#")[0] == first, hits[:5]

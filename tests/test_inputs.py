@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from assay.inputs import Inputs, lock_pins, off_lock, stale_reasons
-from assay.loader import load
+from assay.ledger.inputs import InputParts, lock_pins, off_lock, stale_reasons
+from assay.records.knowledge_base import load
 
 
 def parts(root: Path, claim: str = "SOTA-364", check: str = "bn-cross-sample", device: str = "cpu") -> dict[str, str]:
     kb = load(root)
     c = kb.claims[claim]
-    return Inputs(root).parts(c, c.check(check), device)
+    return InputParts(root).parts(c, c.check(check), device)
 
 
 def reasons_after(root: Path, change, **where: str) -> list[str]:
@@ -31,8 +31,15 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_the_parts_name_the_check_the_statement_the_code_the_pins_and_the_device(kb_root):
     (kb_root / "requirements.lock").write_text("# a comment\ntorch==2.13.0+cpu\nnumpy==2.4.6  # why\nscipy==1.17.1\n")
     assert sorted(parts(kb_root)) == [
-        "check:SOTA-364#bn-cross-sample", "code:verify/helpers.py", "code:verify/test_sota364.py", "device",
-        "pin:numpy", "pin:scikit-learn", "pin:scipy", "pin:torch", "words:SOTA-364#bn-cross-sample",
+        "check:SOTA-364#bn-cross-sample",
+        "code:verify/helpers.py",
+        "code:verify/test_sota364.py",
+        "device",
+        "pin:numpy",
+        "pin:scikit-learn",
+        "pin:scipy",
+        "pin:torch",
+        "words:SOTA-364#bn-cross-sample",
     ]
     assert parts(kb_root)["pin:torch"] == "2.13.0+cpu"
     assert parts(kb_root)["pin:scikit-learn"] == "unpinned"
@@ -55,7 +62,9 @@ def test_rewording_what_a_metric_measures_does_not_stale_but_its_unit_or_seed_re
 
 def test_changed_words_of_an_assertion_a_check_tests_are_named_as_such_not_as_the_check(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
-    change = lambda: edit(path, "find the positive key through batch statistics", "find the positive key through batch statistics alone")  # noqa: E731,E501
+    change = lambda: edit(
+        path, "find the positive key through batch statistics", "find the positive key through batch statistics alone"
+    )  # noqa: E731,E501
     assert reasons_after(kb_root, change) == ["the words of the SOTA-364 assertions that check bn-cross-sample tests changed"]
 
 
@@ -103,8 +112,11 @@ def test_a_subpackage_and_its_init_are_inputs(kb_root):
 
 def test_a_module_loaded_with_importlib_import_module_is_an_input(kb_root):
     (kb_root / "verify" / "dyn.py").write_text("Z = 1\n")
-    edit(kb_root / "verify" / "test_sota364.py", "import pytest",
-         "import importlib\nimport pytest\nDYN = importlib.import_module('verify.dyn')")
+    edit(
+        kb_root / "verify" / "test_sota364.py",
+        "import pytest",
+        "import importlib\nimport pytest\nDYN = importlib.import_module('verify.dyn')",
+    )
     change = lambda: (kb_root / "verify" / "dyn.py").write_text("Z = 2\n")  # noqa: E731
     assert reasons_after(kb_root, change) == ["verify/dyn.py changed"]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks
+from assay import audit
 from assay.diagnostics import errors
-from assay.loader import KnowledgeBase, load
-from assay.verifiers import scan
+from assay.records.knowledge_base import KnowledgeBase, load
+from assay.records.verifiers import scan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ def test_the_repository_has_a_knowledge_base(kb):
 
 
 def test_the_repositorys_records_validate_with_zero_errors(kb):
-    found = errors(checks.run(kb))
+    found = errors(audit.run(kb))
     assert found == [], "run `assay check`:\n" + "\n".join(d.render() for d in found)
 
 
@@ -49,8 +49,10 @@ def test_every_check_names_an_existing_verifier_tied_back_to_it(kb):
         for check in claim.checks:
             v = tests.get(check.verifier)
             if v is None or (v.claim, v.check) != (cid, check.id):
-                wrong.append(f"{kb.by_id[cid].path}: {cid}#{check.id} -> {check.verifier}"
-                             + (" does not exist" if v is None else f" is marked claim({v.claim!r}, {v.check!r})"))
+                wrong.append(
+                    f"{kb.by_id[cid].path}: {cid}#{check.id} -> {check.verifier}"
+                    + (" does not exist" if v is None else f" is marked claim({v.claim!r}, {v.check!r})")
+                )
     assert wrong == [], "\n".join(wrong)
 
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from assay import limits
-from assay.verdicts import CheckTimeout
+from assay.evidence import limits
+from assay.evidence.judge import CheckTimeout
 
 
 def test_the_wall_limit_is_far_above_the_cpu_limit_with_a_floor_of_minutes():

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from assay.loader import MAX_DEPTH, load, load_file, read_yaml
 from assay.model import Claim, Decision, Source
+from assay.records.document import MAX_DEPTH, read_yaml
+from assay.records.knowledge_base import load
+from assay.records.validation import load_file
 
 # --- reading files ------------------------------------------------------------------------------
 
 
 def test_a_file_that_is_not_utf8_is_reported_at_the_bad_byte(diagnose):
     assert diagnose("not-utf8") == (
-        "claims/SOTA-380.yaml:3:11: error[not-utf8]: byte 0xe9 is not UTF-8\n"
-        "  hint: save the file as UTF-8"
+        "claims/SOTA-380.yaml:3:11: error[not-utf8]: byte 0xe9 is not UTF-8\n  hint: save the file as UTF-8"
     )
 
 
@@ -31,8 +32,7 @@ def test_a_yaml_syntax_error_is_reported_where_the_parser_gave_up(diagnose):
 
 def test_a_repeated_key_is_an_error_that_names_the_first_line(diagnose):
     assert diagnose("yaml-duplicate-key") == (
-        "claims/SOTA-380.yaml:5:1: error[yaml-duplicate-key]: key 'title' repeats the one on line 3\n"
-        "  hint: keep one of the two"
+        "claims/SOTA-380.yaml:5:1: error[yaml-duplicate-key]: key 'title' repeats the one on line 3\n  hint: keep one of the two"
     )
 
 
@@ -117,7 +117,7 @@ def test_dates_stay_text_in_iso_form():
 
 
 def test_every_field_remembers_the_line_and_column_of_its_key():
-    text = b"id: SOTA-380\ncitations:\n  - source: LIT-590\n    locator: \"\\xa73.3\"\n"
+    text = b'id: SOTA-380\ncitations:\n  - source: LIT-590\n    locator: "\\xa73.3"\n'
     data, positions, diags = read_yaml(text, "x.yaml")
     assert diags == []
     assert positions[("id",)] == (1, 1)

@@ -8,44 +8,60 @@ from pathlib import Path
 
 import pytest
 
-from assay import cli, results
-from assay.merge import pick
+from assay import cli, fingerprints
+from assay.ledger import store
+from assay.ledger.merge import pick
+from assay.ledger.result import Figure, Inputs, Result, RunError, Unstable
 from tests.conftest import write_result
 
 KEY = ("THEORY-085", "log-n-cap", "cpu")
 
 
-def result(root: Path, verdict: str = "passed", finished: str = "2026-01-01T00:00:00Z", **update) -> results.Result:
-    r = results.Result.model_validate_json(write_result(root, *KEY, verdict, excess=0.0).read_text())
+def result(root: Path, verdict: str = "passed", finished: str = "2026-01-01T00:00:00Z", **update) -> Result:
+    r = Result.model_validate_json(write_result(root, *KEY, verdict, excess=0.0).read_text())
     return r.model_copy(update={"finished": finished, **update})
 
 
-def error(finished: str) -> results.RunError:
-    return results.RunError(kind="crash", message="died", finished=finished)
+def error(finished: str) -> RunError:
+    return RunError(kind="crash", message="died", finished=finished)
 
 
 def test_the_rules_pick_fresh_over_stale_then_the_later_and_never_an_error_over_a_measurement(kb_root):
     fresh = result(kb_root)
     current = fresh.inputs.hash
-    stale = fresh.model_copy(update={"inputs": results.Inputs(hash="old", parts={}), "finished": "2026-06-01T00:00:00Z"})
+    stale = fresh.model_copy(update={"inputs": Inputs(hash="old", parts={}), "finished": "2026-06-01T00:00:00Z"})
     later = fresh.model_copy(update={"finished": "2026-03-01T00:00:00Z", "verdict": "failed"})
-    crashed = fresh.model_copy(update={"verdict": "error", "metrics": {}, "finished": "2026-04-01T00:00:00Z",
-                                       "last_error": error("2026-04-01T00:00:00Z")})
+    crashed = fresh.model_copy(
+        update={
+            "verdict": "error",
+            "metrics": {},
+            "finished": "2026-04-01T00:00:00Z",
+            "last_error": error("2026-04-01T00:00:00Z"),
+        }
+    )
     assert pick(None, fresh, current) == (fresh, "new")
     assert pick(fresh, fresh, current) == (None, "the same result")
     assert pick(fresh, stale, current) == (None, "ours matches the repository's inputs")
     assert pick(stale, fresh, current) == (fresh, "theirs matches the repository's inputs")
-    moved = results.Unstable(verdicts=["passed", "failed"], since="2026-03-01T00:00:00Z")
-    assert pick(fresh, later, current) == (later.model_copy(update={"unstable": moved}),
-                                           "theirs finished later; the verdict moved with the same inputs")
-    assert pick(later, fresh, current) == (later.model_copy(update={"unstable": moved}),  # ours kept, marked
-                                           "ours finished later; the verdict moved with the same inputs")
+    moved = Unstable(verdicts=["passed", "failed"], since="2026-03-01T00:00:00Z")
+    assert pick(fresh, later, current) == (
+        later.model_copy(update={"unstable": moved}),
+        "theirs finished later; the verdict moved with the same inputs",
+    )
+    assert pick(later, fresh, current) == (
+        later.model_copy(update={"unstable": moved}),  # ours kept, marked
+        "ours finished later; the verdict moved with the same inputs",
+    )
     marked = later.model_copy(update={"unstable": moved})
     assert pick(marked, later, current) == (None, "ours finished later")  # the mark stays, nothing to write
     assert pick(marked, stale, current) == (None, "ours matches the repository's inputs")  # other inputs: no vote
     kept, why = pick(fresh, crashed, current)
     assert (kept.verdict, kept.metrics, kept.last_error, why) == (
-        "passed", fresh.metrics, crashed.last_error, "their later error kept beside our measurement")
+        "passed",
+        fresh.metrics,
+        crashed.last_error,
+        "their later error kept beside our measurement",
+    )
     replaced, why = pick(crashed, fresh, current)  # our error came after their measurement: it stays beside it
     assert (replaced.verdict, replaced.last_error, why) == ("passed", crashed.last_error, "their measurement replaces our error")
 
@@ -72,13 +88,15 @@ def test_merging_a_folder_adds_its_results_and_a_second_merge_changes_nothing(kb
 
 def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_wins_marked_unstable(kb_root, tmp_path, capsys):
     ours = result(kb_root)
-    results.write_result(kb_root, ours)
+    store.write_result(kb_root, ours)
     other = copy_of(kb_root, tmp_path)
-    results.write_result(other, ours.model_copy(update={"verdict": "failed", "finished": "2026-02-01T00:00:00Z"}))
+    store.write_result(other, ours.model_copy(update={"verdict": "failed", "finished": "2026-02-01T00:00:00Z"}))
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
     out = capsys.readouterr().out
-    assert "conflict: THEORY-085/log-n-cap/cpu: ours passed (2026-01-01T00:00:00Z), theirs failed " \
-           "(2026-02-01T00:00:00Z) with the same inputs; theirs finished later; the verdict moved with the same inputs\n" in out
+    assert (
+        "conflict: THEORY-085/log-n-cap/cpu: ours passed (2026-01-01T00:00:00Z), theirs failed "
+        "(2026-02-01T00:00:00Z) with the same inputs; theirs finished later; the verdict moved with the same inputs\n" in out
+    )
     kept = json.loads((kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_text())
     assert (kept["verdict"], kept["unstable"]) == ("failed", {"verdicts": ["passed", "failed"], "since": "2026-02-01T00:00:00Z"})
     before = (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_bytes()
@@ -89,8 +107,8 @@ def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_
 def test_figures_travel_with_the_result_that_names_them(kb_root, tmp_path, capsys):
     other = copy_of(kb_root, tmp_path)
     r = result(other)
-    fig = results.Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=results.sha256(b"<svg/>"))
-    results.write_result(other, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg/>"})
+    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg/>"))
+    store.write_result(other, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg/>"})
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
     assert (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.curve.svg").read_text() == "<svg/>"
 

@@ -124,8 +124,15 @@ def test_a_source_year_is_bounded():
 
 @pytest.mark.parametrize(
     ("record_id", "prefix"),
-    [("LIT-590", "LIT"), ("SOTA-364", "SOTA"), ("THEORY-085", "THEORY"), ("ADR-011", "ADR"), ("XYZ-001", None),
-     ("SOTA364", None), ("sota-364", None)],
+    [
+        ("LIT-590", "LIT"),
+        ("SOTA-364", "SOTA"),
+        ("THEORY-085", "THEORY"),
+        ("ADR-011", "ADR"),
+        ("XYZ-001", None),
+        ("SOTA364", None),
+        ("sota-364", None),
+    ],
 )
 def test_series_is_the_known_prefix_of_an_id(record_id, prefix):
     assert series(record_id) == prefix

@@ -8,13 +8,16 @@ from pathlib import Path
 
 import matplotlib
 import pytest
+import scipy.stats  # noqa: F401 - likewise: a mean is read through scipy (assay.statistics)
 import torch  # noqa: F401 - imported once here: pytester's in-process runs must not re-import it
 
-from assay import results
-from assay.inputs import input_hash
+from assay import files, fingerprints
+from assay.fingerprints import input_hash
+from assay.ledger import store
+from assay.ledger.result import FORMAT, Result
 
 matplotlib.use("Agg")
-from assay.loader import load
+from assay.records.knowledge_base import load
 from tests.verify_kb import CLAIM as VERIFY_KB_CLAIM  # the one-source knowledge base both suites start from
 from tests.verify_kb import SOURCE
 
@@ -26,14 +29,18 @@ CLAIM = VERIFY_KB_CLAIM.replace("checks:\n", f"reported:\n{PAPER_GAP}checks:\n",
 
 
 def check(cid: str, test: str, expect: str, extra: str = "") -> str:
-    return textwrap.indent(textwrap.dedent(f"""\
+    return textwrap.indent(
+        textwrap.dedent(f"""\
         - id: {cid}
           tests: The gap is positive.
           verifier: verify/test_kb.py::{test}
           tier: analytic
           devices: [cpu]
           expect: {expect}
-        """) + textwrap.indent(extra, "  "), "  ")
+        """)
+        + textwrap.indent(extra, "  "),
+        "  ",
+    )
 
 
 def make_kb(pytester: pytest.Pytester, checks: list[str], verifiers: str) -> Path:
@@ -69,19 +76,42 @@ def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(
     result.assert_outcomes(passed=1)
     data = ledger(root)
     assert data["verdict"] == "passed"
-    assert data["metrics"] == {"gap": {"value": 2.0, "unit": None, "seeds": []},
-                               "control": {"value": 0.0, "unit": None, "seeds": []}}
+    assert data["metrics"] == {
+        "gap": {"value": 2.0, "unit": None, "seeds": []},
+        "control": {"value": 0.0, "unit": None, "seeds": []},
+    }
     assert data["expectation"] == [
-        {"metric": "gap", "op": ">", "value": 1.0, "tol": None, "reported": None, "control": False, "measured": 2.0,
-         "holds": True, "outcome": "holds", "seeds": "value", "seeds_holding": None, "seeds_total": None, "interval": None,
-         "unit": None, "paper": None}
+        {
+            "metric": "gap",
+            "op": ">",
+            "value": 1.0,
+            "tol": None,
+            "reported": None,
+            "control": False,
+            "measured": 2.0,
+            "holds": True,
+            "outcome": "holds",
+            "seeds": "value",
+            "seeds_holding": None,
+            "seeds_total": None,
+            "interval": None,
+            "unit": None,
+            "paper": None,
+        }
     ]
     assert data["environment"]["threads"] == 1
     assert set(data["inputs"]["parts"]) == {
-        "check:SOTA-001#gap", "statement:SOTA-001", "code:verify/__init__.py", "code:verify/test_kb.py",
-        "pin:torch", "pin:numpy", "pin:scikit-learn", "pin:scipy", "device",
+        "check:SOTA-001#gap",
+        "statement:SOTA-001",
+        "code:verify/__init__.py",
+        "code:verify/test_kb.py",
+        "pin:torch",
+        "pin:numpy",
+        "pin:scikit-learn",
+        "pin:scipy",
+        "device",
     }
-    assert results.Result.model_validate(data).format == results.FORMAT
+    assert Result.model_validate(data).format == FORMAT
     assert data["inputs"]["hash"] == input_hash(data["inputs"]["parts"])
     result.stdout.fnmatch_lines(["*assay: claims verified in this run*", "SOTA-001 * verified * gap.cpu: passed"])
 
@@ -91,15 +121,23 @@ def test_an_unmet_expectation_fails_with_claim_check_metric_value_and_paper_numb
     root = make_kb(pytester, [check("gap", "test_gap", expect)], GAP_TESTS)
     result = pytester.runpytest("verify")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "SOTA-001/gap: The gap is positive.",  # the comparisons with their numbers, not the engine's frames
-        "  gap = 2, expected > 5 (paper: 1 units, LIT-001 Table 1)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "SOTA-001/gap: The gap is positive.",  # the comparisons with their numbers, not the engine's frames
+            "  gap = 2, expected > 5 (paper: 1 units, LIT-001 Table 1)",
+        ]
+    )
     data = ledger(root)
     assert data["verdict"] == "failed"
     assert [e["holds"] for e in data["expectation"]] == [False, True]
-    assert data["expectation"][0]["paper"] == {"value": 1.0, "bound": None, "unit": "units", "quantity": None,
-                                               "locator": "Table 1", "source": "LIT-001"}
+    assert data["expectation"][0]["paper"] == {
+        "value": 1.0,
+        "bound": None,
+        "unit": "units",
+        "quantity": None,
+        "locator": "Table 1",
+        "source": "LIT-001",
+    }
 
 
 def test_a_known_failing_check_runs_as_strict_xfail(pytester: pytest.Pytester) -> None:
@@ -140,21 +178,28 @@ def test_a_missing_metric_is_an_error_naming_what_was_recorded(pytester: pytest.
     result = pytester.runpytest("verify")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"])
+        ["*VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"]
+    )
     assert ledger(root)["verdict"] == "error"
     assert ledger(root)["last_error"]["message"] == (
-        "VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)")
+        "VerifierError: SOTA-001/gap: the verifier did not record metric 'width' (recorded: control, gap)"
+    )
 
 
 def test_a_hanging_verifier_times_out_as_an_error_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
-    tests = GAP_TESTS + """
+    tests = (
+        GAP_TESTS
+        + """
     @pytest.mark.claim("SOTA-001", "slow")
     def test_slow(evidence):
         import time
         time.sleep(30)
     """
-    checks = [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
-              check("slow", "test_slow", '[{metric: gap, op: ">", value: 1}]', "timeout: 0.2\n")]
+    )
+    checks = [
+        check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
+        check("slow", "test_slow", '[{metric: gap, op: ">", value: 1}]', "timeout: 0.2\n"),
+    ]
     root = make_kb(pytester, checks, tests)
     pytester.runpytest("verify", "-o", "assay_wall_floor_s=2").assert_outcomes(passed=1, failed=1)
     data = ledger(root, "slow")
@@ -175,28 +220,35 @@ def test_a_marker_naming_an_unknown_check_fails_with_a_clear_message_and_writes_
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
     result = pytester.runpytest("verify")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_gap: the claim marker names check 'gaps', "
-                                 "which SOTA-001 does not have; see `assay check`"])
+    result.stdout.fnmatch_lines(
+        ["*verify/test_kb.py::test_gap: the claim marker names check 'gaps', which SOTA-001 does not have; see `assay check`"]
+    )
     assert not (root / "results").exists()
 
 
 def test_unregistered_markers_are_refused_with_strict_markers(pytester: pytest.Pytester) -> None:
-    tests = GAP_TESTS + """
+    tests = (
+        GAP_TESTS
+        + """
     @pytest.mark.slwo
     def test_typo():
         pass
     """
+    )
     make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
     result = pytester.runpytest("verify", "--strict-markers")
     result.stdout.fnmatch_lines(["*'slwo' not found in `markers` configuration option*"])
 
 
 def test_claim_option_selects_one_claim_exactly(pytester: pytest.Pytester) -> None:
-    tests = GAP_TESTS + """
+    tests = (
+        GAP_TESTS
+        + """
     @pytest.mark.claim("SOTA-0011", "gap")
     def test_other(evidence):
         evidence.metric("gap", 2.0)
     """
+    )
     make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
     result = pytester.runpytest("verify", "--claim", "SOTA-001")
     result.assert_outcomes(passed=1, deselected=1)
@@ -266,7 +318,8 @@ def test_figures_are_written_as_svg_beside_the_ledger_file(pytester: pytest.Pyte
     svg = (root / "results" / "SOTA-001" / "gap.cpu.line.svg").read_bytes()
     assert svg.startswith(b"<?xml")
     assert ledger(root)["figures"] == [
-        {"name": "line", "file": "gap.cpu.line.svg", "sha256": results.sha256(svg), "caption": None}]
+        {"name": "line", "file": "gap.cpu.line.svg", "sha256": fingerprints.sha256(svg), "caption": None}
+    ]
 
 
 def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytest.Pytester) -> None:
@@ -279,20 +332,20 @@ def test_the_plugin_does_nothing_when_no_claim_test_is_collected(pytester: pytes
 
 def test_a_killed_write_leaves_the_previous_ledger_file_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "results" / "SOTA-001" / "gap.cpu.json"
-    results.write_atomic(path, '{"verdict": "passed"}')
+    files.write_atomic(path, '{"verdict": "passed"}')
 
     def killed(*_: object) -> None:
         raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
 
     monkeypatch.setattr("os.replace", killed)
     with pytest.raises(KeyboardInterrupt):
-        results.write_atomic(path, '{"verdict": "failed"}')
+        files.write_atomic(path, '{"verdict": "failed"}')
     assert json.loads(path.read_text()) == {"verdict": "passed"}
     assert [p.name for p in path.parent.iterdir()] == ["gap.cpu.json"]
 
 
 def test_status_tells_fresh_from_stale_and_says_why(pytester: pytest.Pytester) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     pytester.runpytest("verify").assert_outcomes(passed=1)
@@ -307,7 +360,7 @@ def test_status_tells_fresh_from_stale_and_says_why(pytester: pytest.Pytester) -
 
 
 def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     c = (root / "claims" / "SOTA-001.yaml").read_text().replace("devices: [cpu]", "devices: [cpu, cuda]")
@@ -317,7 +370,7 @@ def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, t
     parts = {**cpu["inputs"]["parts"], "device": "cuda"}
     env = dict(cpu["environment"], packages=dict(cpu["environment"]["packages"], torch="2.11.0+cu128"), torch_build="cuda 12.8")
     gpu = dict(cpu, device="cuda", inputs={"parts": parts, "hash": input_hash(parts)}, environment=env)
-    results.write_atomic(root / "results" / "SOTA-001" / "gap.cuda.json", json.dumps(gpu))  # as if copied from a GPU box
+    files.write_atomic(root / "results" / "SOTA-001" / "gap.cuda.json", json.dumps(gpu))  # as if copied from a GPU box
     (root / "requirements.lock").write_text(f"torch=={cpu['environment']['packages']['torch']}\n")
     states = claim_states(load(root))["SOTA-001"].checks
     assert [(s.device, s.status) for s in states] == [("cpu", "passed"), ("cuda", "passed")]
@@ -325,7 +378,8 @@ def test_ledgers_from_two_machines_merge_by_copying(pytester: pytest.Pytester, t
 
 
 def test_ledger_root_writes_the_ledger_under_another_folder_and_leaves_the_repository_alone(
-        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     shard = tmp_path / "shard"
     result = pytester.runpytest("verify", "--ledger-root", str(shard))
@@ -333,23 +387,26 @@ def test_ledger_root_writes_the_ledger_under_another_folder_and_leaves_the_repos
     result.stdout.fnmatch_lines(["SOTA-001     verified         gap.cpu: passed"])  # the status this run's result gives
     assert not (root / "results").exists()
     assert ledger(shard)["verdict"] == "passed"
-    assert results.read_ledger(shard).diagnostics == []
+    assert store.read_ledger(shard).diagnostics == []
 
 
 def _with_assertions(root: Path, evidence: str) -> None:
     """Cut SOTA-001 into one assertion whose evidence is ``evidence`` (YAML flow list)."""
     path = root / "claims" / "SOTA-001.yaml"
-    path.write_text(path.read_text() + textwrap.dedent(f"""\
+    path.write_text(
+        path.read_text()
+        + textwrap.dedent(f"""\
         assertions:
           - id: more
             filed: [Two is more than one.]
             source: {{kind: quoted, citations: [1]}}
             evidence: {evidence}
-        """))
+        """)
+    )
 
 
 def test_a_refuting_check_that_holds_contradicts_its_assertion_after_a_real_run(pytester: pytest.Pytester) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     _with_assertions(root, "[{check: gap, stance: refutes}]")
@@ -359,15 +416,20 @@ def test_a_refuting_check_that_holds_contradicts_its_assertion_after_a_real_run(
 
 
 def test_checks_that_disagree_leave_their_assertion_inconclusive_after_a_real_run(pytester: pytest.Pytester) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
-    tests = GAP_TESTS + """
+    tests = (
+        GAP_TESTS
+        + """
     @pytest.mark.claim("SOTA-001", "other")
     def test_other(evidence):
         evidence.metric("gap", 0.5)
     """
-    checks = [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
-              check("other", "test_other", '[{metric: gap, op: ">", value: 1}]')]
+    )
+    checks = [
+        check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]'),
+        check("other", "test_other", '[{metric: gap, op: ">", value: 1}]'),
+    ]
     root = make_kb(pytester, checks, tests)
     _with_assertions(root, "[{check: gap, stance: supports}, {check: other, stance: supports}]")
     pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
@@ -386,7 +448,7 @@ SEEDED_TESTS = """\
 
 
 def test_seeds_that_disagree_make_an_inconclusive_result_and_assertion_after_a_real_run(pytester: pytest.Pytester) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], SEEDED_TESTS)
     _with_assertions(root, "[{check: gap, stance: supports}]")
@@ -396,7 +458,11 @@ def test_seeds_that_disagree_make_an_inconclusive_result_and_assertion_after_a_r
     record = ledger(root)
     assert record["verdict"] == "inconclusive"
     assert {k: record["expectation"][0][k] for k in ("outcome", "seeds", "seeds_holding", "seeds_total")} == {
-        "outcome": "inconclusive", "seeds": "all", "seeds_holding": 2, "seeds_total": 3}
+        "outcome": "inconclusive",
+        "seeds": "all",
+        "seeds_holding": 2,
+        "seeds_total": 3,
+    }
     state = claim_states(load(root))["SOTA-001"]
     assert (state.checks[0].status, state.status, state.counts) == ("inconclusive", "inconclusive", "cpu: 1 inconclusive")
 
@@ -423,7 +489,7 @@ def test_a_metric_recorded_in_another_unit_than_declared_is_an_error(pytester: p
 
 
 def test_evidence_that_reads_one_expectation_of_a_known_failing_check_supports_after_a_real_run(pytester) -> None:
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     expect = '[{metric: gap, op: ">", value: 1}, {metric: control, op: ">", value: 1}]'  # control = 0: fails
     extra = "known_failing: the control does not hold at our scale\n"
@@ -434,6 +500,8 @@ def test_evidence_that_reads_one_expectation_of_a_known_failing_check_supports_a
     assert (state.checks[0].status, state.counts) == ("known-failing", "cpu: 1 supported")
     _with_assertions(root, "[{check: gap, stance: supports}]")  # reading all of them: the failed one counts
     (root / "claims" / "SOTA-001.yaml").write_text(
-        (root / "claims" / "SOTA-001.yaml").read_text().split("assertions:")[0] + "assertions:" +
-        (root / "claims" / "SOTA-001.yaml").read_text().split("assertions:")[2])
+        (root / "claims" / "SOTA-001.yaml").read_text().split("assertions:")[0]
+        + "assertions:"
+        + (root / "claims" / "SOTA-001.yaml").read_text().split("assertions:")[2]
+    )
     assert claim_states(load(root))["SOTA-001"].counts == "cpu: 1 contradicted"

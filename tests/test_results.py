@@ -8,22 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks, export, graph, results
-from assay.loader import load
+from assay import audit, export, fingerprints
+from assay.ledger import merge, store
+from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
+from assay.records.knowledge_base import load
 from assay.site import generate
-from tests.conftest import write_result
+from tests.conftest import load_states, write_result
 
 
-def result(path: Path) -> results.Result:
-    return results.Result.model_validate_json(path.read_text())
+def result(path: Path) -> Result:
+    return Result.model_validate_json(path.read_text())
 
 
 def test_a_result_round_trips_through_its_file_unchanged(kb_root):
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     first = result(path)
-    results.write_result(kb_root, first)
+    store.write_result(kb_root, first)
     assert result(path) == first
-    assert results.read_ledger(kb_root).results[("THEORY-085", "log-n-cap", "cpu")] == first
+    assert store.read_ledger(kb_root).results[("THEORY-085", "log-n-cap", "cpu")] == first
 
 
 def test_the_committed_json_schema_is_the_models(tmp_path):
@@ -33,25 +35,30 @@ def test_the_committed_json_schema_is_the_models(tmp_path):
     assert committed == json.loads(json.dumps(result_schema()))
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("inputs", "abc", "'inputs': input should be a valid dictionary or instance of inputs"),
-    ("expectation", {"a": 1}, "'expectation': input should be a valid list"),
-    ("environment", [], "'environment': input should be a valid dictionary or instance of environment"),
-    ("figures", "x.svg", "'figures': input should be a valid list"),
-    ("finished", 12, "'finished': input should be a valid string"),
-    ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': value error, must be a finite number"),
-    ("verdict", "green", "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive' or 'error'"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("inputs", "abc", "'inputs': input should be a valid dictionary or instance of inputs"),
+        ("expectation", {"a": 1}, "'expectation': input should be a valid list"),
+        ("environment", [], "'environment': input should be a valid dictionary or instance of environment"),
+        ("figures", "x.svg", "'figures': input should be a valid list"),
+        ("finished", 12, "'finished': input should be a valid string"),
+        ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': value error, must be a finite number"),
+        ("verdict", "green", "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive' or 'error'"),
+    ],
+)
 def test_a_field_of_the_wrong_type_is_a_shape_diagnostic_and_nothing_crashes(kb_root, field, value, message, capsys):
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     data = json.loads(path.read_text())
     data[field] = value
     path.write_text(json.dumps(data))
-    found = [d.render() for d in checks.run(load(kb_root)) if d.code.startswith("ledger")]
-    assert found == [f"results/THEORY-085/log-n-cap.cpu.json:1:1: error[ledger-shape]: "
-                     f"results/THEORY-085/log-n-cap.cpu.json: {message}\n"
-                     "  hint: rerun the check with pytest verify; ledger files are written by the plugin, not by hand"]
-    kb, states = graph.load_states(kb_root)
+    found = [d.render() for d in audit.run(load(kb_root)) if d.code.startswith("ledger")]
+    assert found == [
+        f"results/THEORY-085/log-n-cap.cpu.json:1:1: error[ledger-shape]: "
+        f"results/THEORY-085/log-n-cap.cpu.json: {message}\n"
+        "  hint: rerun the check with pytest verify; ledger files are written by the plugin, not by hand"
+    ]
+    kb, states = load_states(kb_root)
     assert [(c.check, c.status) for c in states["THEORY-085"].checks] == [("log-n-cap", "error")]
     export.as_json(kb, states)
     page = next(o for o in generate(kb_root) if o.path == "claims/THEORY-085.md").content
@@ -60,10 +67,11 @@ def test_a_field_of_the_wrong_type_is_a_shape_diagnostic_and_nothing_crashes(kb_
 
 def test_a_folder_named_like_a_ledger_file_is_a_diagnostic(kb_root):
     (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").mkdir(parents=True)
-    diagnostics = checks.run(load(kb_root))
+    diagnostics = audit.run(load(kb_root))
     assert [d.render().splitlines()[0] for d in diagnostics if d.code.startswith("ledger") or d.code == "bad-ledger"] == [
         "results/THEORY-085/log-n-cap.cpu.json:1:1: error[bad-ledger]: results/THEORY-085/log-n-cap.cpu.json is not a "
-        "regular file (a directory)"]
+        "regular file (a directory)"
+    ]
 
 
 def test_a_ledger_file_linked_outside_the_knowledge_base_is_not_read(kb_root, tmp_path):
@@ -72,7 +80,7 @@ def test_a_ledger_file_linked_outside_the_knowledge_base_is_not_read(kb_root, tm
     outside.write_text(path.read_text())
     path.unlink()
     path.symlink_to(outside)
-    ledger = results.read_ledger(kb_root)
+    ledger = store.read_ledger(kb_root)
     assert ledger.results == {}
     assert ledger.diagnostics[0].message == "results/THEORY-085/log-n-cap.cpu.json is a link to a file outside the knowledge base"
 
@@ -80,48 +88,49 @@ def test_a_ledger_file_linked_outside_the_knowledge_base_is_not_read(kb_root, tm
 def test_a_figure_whose_file_differs_from_its_hash_is_not_published(kb_root):
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     r = result(path)
-    fig = results.Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=results.sha256(b"<svg>drawn</svg>"))
-    results.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
-    assert results.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
+    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
+    store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
+    assert store.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
     (path.parent / fig.file).write_text("<svg>another run's</svg>")  # a run killed between the two writes
-    assert results.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
-        "log-n-cap.cpu.curve.svg is not the figure this result drew (its hash differs)"]
+    assert store.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
+        "log-n-cap.cpu.curve.svg is not the figure this result drew (its hash differs)"
+    ]
     assert not any(o.path.startswith("figures/THEORY-085") for o in generate(kb_root))
 
 
-def _pair(kb_root: Path) -> tuple[results.Result, results.Result]:
+def _pair(kb_root: Path) -> tuple[Result, Result]:
     old = result(write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0))
     return old, old.model_copy(update={"finished": "2026-02-01T00:00:00Z"})
 
 
 def test_an_error_never_replaces_a_measurement_it_is_kept_beside_it(kb_root):
     old, new = _pair(kb_root)
-    error = results.RunError(kind="crash", message="died", finished="2026-02-01T00:00:00Z")
+    error = RunError(kind="crash", message="died", finished="2026-02-01T00:00:00Z")
     failed_run = new.model_copy(update={"verdict": "error", "metrics": {}, "last_error": error})
-    kept = results.supersede(old, failed_run)
+    kept = merge.supersede(old, failed_run)
     assert (kept.verdict, kept.metrics, kept.last_error, kept.status) == ("passed", old.metrics, error, "error")
-    assert results.supersede(None, failed_run) == failed_run
+    assert merge.supersede(None, failed_run) == failed_run
 
 
 def test_a_new_measurement_clears_the_last_error(kb_root):
     old, new = _pair(kb_root)
-    error = results.RunError(kind="timeout", message="slow", finished="2026-02-01T00:00:00Z")
-    assert results.supersede(old.model_copy(update={"last_error": error}), new).last_error is None
+    error = RunError(kind="timeout", message="slow", finished="2026-02-01T00:00:00Z")
+    assert merge.supersede(old.model_copy(update={"last_error": error}), new).last_error is None
 
 
 def test_a_verdict_that_moves_with_the_same_inputs_is_unstable_until_the_inputs_change(kb_root):
     old, new = _pair(kb_root)
-    moved = results.supersede(old, new.model_copy(update={"verdict": "failed"}))
-    assert moved.unstable == results.Unstable(verdicts=["passed", "failed"], since="2026-02-01T00:00:00Z")
-    again = results.supersede(moved, new.model_copy(update={"verdict": "failed"}))
+    moved = merge.supersede(old, new.model_copy(update={"verdict": "failed"}))
+    assert moved.unstable == Unstable(verdicts=["passed", "failed"], since="2026-02-01T00:00:00Z")
+    again = merge.supersede(moved, new.model_copy(update={"verdict": "failed"}))
     assert again.unstable == moved.unstable  # stays flagged while the inputs are the same
-    changed = new.model_copy(update={"inputs": results.Inputs(hash="other", parts={})})
-    assert results.supersede(again, changed).unstable is None
+    changed = new.model_copy(update={"inputs": Inputs(hash="other", parts={})})
+    assert merge.supersede(again, changed).unstable is None
 
 
 def test_largest_change_and_environment_change_say_what_moved(kb_root):
     old, new = _pair(kb_root)
     env = old.environment.model_copy(update={"cpu_model": "Other CPU"})
-    new = new.model_copy(update={"metrics": {"excess": results.Metric(value=0.25)}, "environment": env})
-    assert results.largest_change(old, new) == "largest metric change |Δ| 0.25 (excess); 0 of 1 metrics identical"
-    assert results.environment_change(old, new) == "environment differs: cpu_model Test CPU -> Other CPU"
+    new = new.model_copy(update={"metrics": {"excess": Metric(value=0.25)}, "environment": env})
+    assert merge.largest_change(old, new) == "largest metric change |Δ| 0.25 (excess); 0 of 1 metrics identical"
+    assert merge.environment_change(old, new) == "environment differs: cpu_model Test CPU -> Other CPU"

@@ -56,6 +56,5 @@ def seed_sentences() -> Iterator[tuple[str, str]]:
 def test_every_seed_statement_stands_in_some_record() -> None:
     records = [p for folder in ("claims", "sources", "decisions") for p in sorted((ROOT / folder).glob("*.yaml"))]
     corpus = normalise(" ".join(s for p in records for s in strings(yaml.safe_load(p.read_text(encoding="utf-8")))))
-    missing = [f"{seed}: {text}" for seed, text in seed_sentences()
-               if text.rstrip(".:;") not in corpus and text not in AS_FIELDS]
+    missing = [f"{seed}: {text}" for seed, text in seed_sentences() if text.rstrip(".:;") not in corpus and text not in AS_FIELDS]
     assert missing == [], "seed sentences found in no record:\n" + "\n".join(missing)

@@ -89,26 +89,32 @@ def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:
 
 def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
-    row = page[page.index('id="assertion-identifies-positive"'):page.index('id="assertion-bad-representation"')]
+    row = page[page.index('id="assertion-identifies-positive"') : page.index('id="assertion-bad-representation"')]
     assert '<code class="assay-metric">knn_<wbr>gap</code> <strong>12 %</strong>' in row
-    assert ('<span class="assay-paper">paper 10 % <span class="assay-locator">'
-            '(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)') in row
+    assert (
+        '<span class="assay-paper">paper 10 % <span class="assay-locator">'
+        '(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)'
+    ) in row
     assert 'href="https://arxiv.org/abs/1911.05722v3"' in page
     assert 'href="https://doi.org/10.1109/CVPR42600.2020.00975"' in page
 
 
 def test_the_claim_page_opens_with_a_verdict_made_from_the_counts(site_kb: Path) -> None:
     outputs = _text_outputs(site_kb)
-    assert ('<span class="assay-verdict-text">Holds in part, at toy scale, on CPU: 1 of 4 assertions supported, '
-            "1 contradicted, 2 cited only; not run on a GPU.</span>") in outputs["claims/SOTA-364.md"]
-    assert ('<span class="assay-verdict-text">Holds, analytically, on CPU: 1 of 1 check supported.</span>'
-            in outputs["claims/THEORY-085.md"])
+    assert (
+        '<span class="assay-verdict-text">Holds in part, at toy scale, on CPU: 1 of 4 assertions supported, '
+        "1 contradicted, 2 cited only; not run on a GPU.</span>"
+    ) in outputs["claims/SOTA-364.md"]
+    assert (
+        '<span class="assay-verdict-text">Holds, analytically, on CPU: 1 of 1 check supported.</span>'
+        in outputs["claims/THEORY-085.md"]
+    )
     assert "Cited only: nothing here is tested, and the record says why." in outputs["claims/SOTA-368.md"]
 
 
 def test_every_reported_number_is_on_its_claims_page_with_its_bound_and_locator(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
-    reported = page[page.index('<h2 id="reported">'):page.index('<h2 id="checks">')]
+    reported = page[page.index('<h2 id="reported">') : page.index('<h2 id="checks">')]
     assert '<td data-label="Number" class="assay-reported-value">10 %</td>' in reported
     assert '<td data-label="Number" class="assay-reported-value">&gt;99.9 %</td>' in reported
     assert '<a href="../sources/LIT-590.html#cited-appendix-a-9">LIT-590 Appendix A.9</a>' in reported
@@ -116,16 +122,18 @@ def test_every_reported_number_is_on_its_claims_page_with_its_bound_and_locator(
 
 def test_a_failed_check_shows_the_expectation_that_did_not_hold_with_its_numbers(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
-    check = page[page.index('id="check-shuffle-fixes"'):]
+    check = page[page.index('id="check-shuffle-fixes"') :]
     assert "<p>Did not hold:</p><ul><li><code>key_accuracy = 0.41 fraction, expected ≤ 0.2</code></li></ul>" in check
 
 
 def test_a_crash_shows_the_verifiers_frame_and_message_without_engine_frames_or_paths(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/SOTA-999.md"]
-    error = page[page.index('<pre class="assay-error">'):page.index("</pre>", page.index('<pre class="assay-error">'))]
-    assert error == ('<pre class="assay-error"><code>Last run (2025-01-16T10:00:00Z) ended in error: '
-                     "File &#34;verify/checks_bn.py&#34;, line 16, in test_cap\n    return 0.0 / zero\n"
-                     "ZeroDivisionError: float division by zero (see verify/checks_bn.py)</code>")
+    error = page[page.index('<pre class="assay-error">') : page.index("</pre>", page.index('<pre class="assay-error">'))]
+    assert error == (
+        '<pre class="assay-error"><code>Last run (2025-01-16T10:00:00Z) ended in error: '
+        "File &#34;verify/checks_bn.py&#34;, line 16, in test_cap\n    return 0.0 / zero\n"
+        "ZeroDivisionError: float division by zero (see verify/checks_bn.py)</code>"
+    )
 
 
 def test_no_generated_page_holds_a_traceback_or_an_absolute_path(site_kb: Path) -> None:
@@ -144,8 +152,9 @@ def test_a_stale_result_says_why(site_kb: Path) -> None:
 
 def test_a_formula_in_record_text_stays_text_for_the_math_library(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/THEORY-085.md"]
-    assert ('<p class="assay-math">The InfoNCE lower bound on mutual information cannot exceed '
-            '\\(\\log(1+K)\\) for K negatives.</p>') in page
+    assert (
+        '<p class="assay-math">The InfoNCE lower bound on mutual information cannot exceed \\(\\log(1+K)\\) for K negatives.</p>'
+    ) in page
 
 
 def test_source_pages_have_no_empty_passage_and_every_comparison_cell_filled(site_kb: Path) -> None:
@@ -169,8 +178,9 @@ def test_listing_titles_and_counts_read_as_words(site_kb: Path) -> None:
 
 def test_code_pages_are_highlighted_with_line_anchors_the_copy_button_skips(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["code/verify/checks_bn.py.md"]
-    assert ('<div class="highlight"><pre><code><span id="L1" class="assay-line-row">'
-            '<span class="assay-ln" data-n="1"></span>') in page
+    assert (
+        '<div class="highlight"><pre><code><span id="L1" class="assay-line-row"><span class="assay-ln" data-n="1"></span>'
+    ) in page
     assert '<span id="test-leak"><span class="k">def</span><span class="w"> </span><span class="nf">test_leak</span>' in page
 
 
@@ -187,8 +197,10 @@ def test_record_text_with_html_is_escaped_in_every_generated_file(site_kb: Path)
 def test_the_record_reference_lists_every_field_with_its_description(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["reference/records.md"]
     assert '<h2 id="claim">Claim</h2>' in page
-    assert ('<td data-label="Field"><code>locator</code></td><td data-label="Type">str</td><td data-label="Required">yes</td>'
-            '<td data-label="Default"></td><td data-label="Description">Section, figure, table, page or equation') in page
+    assert (
+        '<td data-label="Field"><code>locator</code></td><td data-label="Type">str</td><td data-label="Required">yes</td>'
+        '<td data-label="Default"></td><td data-label="Description">Section, figure, table, page or equation'
+    ) in page
 
 
 def test_an_empty_knowledge_base_still_has_a_dashboard_and_a_graph(tmp_path: Path) -> None:
@@ -280,7 +292,7 @@ def test_payload_records_show_as_text_in_the_search_index(built: Path) -> None:
 
 
 def test_the_search_finds_a_claim_by_id_title_statement_and_its_sources_arxiv_id(built: Path, site_kb: Path) -> None:
-    from assay.loader import load
+    from assay.records.knowledge_base import load
 
     claim = load(site_kb).claims["SOTA-364"]
     index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
@@ -297,13 +309,15 @@ def test_a_page_indexed_from_its_search_document_is_rendered_in_full(built: Path
 
 
 def test_sidebars_rendered_once_per_folder_are_those_the_theme_renders_per_page(
-        built: Path, site_kb: Path, tmp_path: Path) -> None:
+    built: Path, site_kb: Path, tmp_path: Path
+) -> None:
     own = tmp_path / "overrides"
     own.mkdir()
     (own / "main.html").write_text('{% extends "base.html" %}\n', encoding="utf-8")  # a knowledge base's own main.html wins
     per_page = build_site(site_kb, tmp_path, theme={"custom_dir": str(own)})
     pages = sorted(p.relative_to(built).as_posix() for p in built.rglob("*.html"))
     assert pages == sorted(p.relative_to(per_page).as_posix() for p in per_page.rglob("*.html"))
+
     def words(path: Path) -> str:  # the same HTML, blank lines aside (main.html renders the toc outside the cached block)
         return re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
 

@@ -82,7 +82,7 @@ def test_payload_claim_runs_no_script(server: str, browser) -> None:
     page.goto(f"{server}/graph.html")
     page.wait_for_function("document.body.dataset.graphReady === '1'")
     page.fill("#assay-graph-search", "script")
-    assert page.locator("#assay-graph-results li").first.inner_text().startswith('SOTA-999 <script>')
+    assert page.locator("#assay-graph-results li").first.inner_text().startswith("SOTA-999 <script>")
     assert errors == []
 
 
@@ -114,6 +114,7 @@ def _contrast(rgb_a: list[float], rgb_b: list[float]) -> float:
     def lum(rgb: list[float]) -> float:
         lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (x / 255 for x in rgb[:3])]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
     a, b = sorted((lum(rgb_a), lum(rgb_b)), reverse=True)
     return (a + 0.05) / (b + 0.05)
 
@@ -134,7 +135,7 @@ def test_sota_364_fits_in_eight_screens_at_1280_and_opens_with_its_verdict(repo_
 
 
 def test_every_reported_number_appears_on_its_claims_page(repo_site: Path, browser) -> None:
-    from assay.loader import load
+    from assay.records.knowledge_base import load
     from assay.site.markup import quantity
 
     page, errors = _page(browser, 1280)
@@ -144,8 +145,11 @@ def test_every_reported_number_appears_on_its_claims_page(repo_site: Path, brows
             continue
         page.goto((repo_site / "claims" / f"{cid}.html").as_uri())
         text = page.locator("#reported + .assay-table-wrap").inner_text()
-        missing += [f"{cid}: {r.id}" for r in claim.reported
-                    if quantity(r.value, r.unit, getattr(r, "bound", None)) not in text or r.locator not in text]
+        missing += [
+            f"{cid}: {r.id}"
+            for r in claim.reported
+            if quantity(r.value, r.unit, getattr(r, "bound", None)) not in text or r.locator not in text
+        ]
     assert missing == []
     assert errors == []
 
@@ -161,10 +165,24 @@ def test_no_built_page_shows_a_traceback_or_an_absolute_path(site: Path, repo_si
     assert found == []
 
 
-NARROW_PAGES = ["index.html", "graph.html", "claims/SOTA-364.html", "claims/SOTA-999.html", "claims/THEORY-085.html",
-                "sources/LIT-590.html", "sources/index.html", "decisions/ADR-011.html", "decisions/index.html",
-                "anthologies/304.html", "anthologies/index.html", "tags/contrastive.html", "tags/index.html",
-                "code/verify/checks_bn.py.html", "reference/records.html", "reference/diagnostics.html"]
+NARROW_PAGES = [
+    "index.html",
+    "graph.html",
+    "claims/SOTA-364.html",
+    "claims/SOTA-999.html",
+    "claims/THEORY-085.html",
+    "sources/LIT-590.html",
+    "sources/index.html",
+    "decisions/ADR-011.html",
+    "decisions/index.html",
+    "anthologies/304.html",
+    "anthologies/index.html",
+    "tags/contrastive.html",
+    "tags/index.html",
+    "code/verify/checks_bn.py.html",
+    "reference/records.html",
+    "reference/diagnostics.html",
+]
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
@@ -204,10 +222,14 @@ def test_every_status_colour_keeps_4_5_to_1_against_the_page(site: Path, browser
     background = _rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
     chips = page.evaluate("""() => Array.from(document.querySelectorAll('.md-content .assay-chip[class*="assay-c-"]'))
         .map(c => [c.textContent.trim(), getComputedStyle(c).color])""")
-    from assay import status as vocab
-    assert len({name for name, _ in chips}) >= len({s.name for t in vocab.VOCABULARIES.values() for s in t.values()})
-    low = [(name, colour, round(_contrast(_rgb(colour), background), 2)) for name, colour in chips
-           if _contrast(_rgb(colour), background) < 4.5]
+    from assay import vocabulary
+
+    assert len({name for name, _ in chips}) >= len({s.name for t in vocabulary.VOCABULARIES.values() for s in t.values()})
+    low = [
+        (name, colour, round(_contrast(_rgb(colour), background), 2))
+        for name, colour in chips
+        if _contrast(_rgb(colour), background) < 4.5
+    ]
     assert low == []
     assert errors == []
 

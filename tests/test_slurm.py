@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from assay import results
+from assay.ledger import store
+from assay.ledger.result import Result
 from tests.conftest import write_result
 from tests.verify_kb import make_verify_kb
 
@@ -29,9 +30,13 @@ SCRIPT = REPO / "scripts" / "slurm-local.sh"
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "srun")
 MISSING = [d for d in DAEMONS if shutil.which(d, path=os.environ.get("PATH", "") + ":/usr/sbin") is None]
 
-pytestmark = [pytest.mark.skipif(bool(MISSING), reason=f"SLURM is not installed ({', '.join(MISSING)} not found); "
-                                 "`make slurm` installs Debian's slurm-wlm and munge"),
-              pytest.mark.xdist_group("slurm")]
+pytestmark = [
+    pytest.mark.skipif(
+        bool(MISSING),
+        reason=f"SLURM is not installed ({', '.join(MISSING)} not found); `make slurm` installs Debian's slurm-wlm and munge",
+    ),
+    pytest.mark.xdist_group("slurm"),
+]
 
 #: The plan's timeouts put "early" and "killed" in one task and the quick ones in the other.
 CHECKS = {"early": 50, "killed": 50, "quick-a": 60, "quick-b": 40}
@@ -52,8 +57,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 
 
 def assay(root: Path, env: dict, *args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "assay.cli", "--root", str(root), "verify", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "assay.cli", "--root", str(root), "verify", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kw,
+    )
 
 
 def wait_for(predicate, seconds: float, what: str):
@@ -109,8 +120,8 @@ def scenario(cluster, tmp_path_factory: pytest.TempPathFactory):
     # an earlier measurement of the check that will be killed: the error must not replace it. Its recorded
     # duration is its timeout's, so the plan's shards are those CHECKS gives.
     path = write_result(root, "SOTA-001", "killed", "cpu", "passed", gap=2.0, control=0.0)
-    earlier = results.read_result(root, path).model_copy(update={"duration_s": float(CHECKS["killed"])})
-    results.write_result(root, earlier)
+    earlier = store.read_result(root, path).model_copy(update={"duration_s": float(CHECKS["killed"])})
+    store.write_result(root, earlier)
     run = Scenario(root, Path(env["ASSAY_TEST_MARKS"]), env)
     yield run
     if run.resumed.poll() is None:  # a test failed before the run ended
@@ -129,8 +140,8 @@ def overtime(cluster, tmp_path_factory: pytest.TempPathFactory):
         proc.communicate()
 
 
-def ledger(root: Path, check: str) -> results.Result:
-    return results.read_result(root, results.ledger_path(root, "SOTA-001", check, "cpu"))
+def ledger(root: Path, check: str) -> Result:
+    return store.read_result(root, store.ledger_path(root, "SOTA-001", check, "cpu"))
 
 
 def test_ctrl_c_cancels_the_array_and_records_nothing(scenario, overtime, tmp_path_factory, cluster):
@@ -142,8 +153,9 @@ def test_ctrl_c_cancels_the_array_and_records_nothing(scenario, overtime, tmp_pa
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
     assert "interrupted: cancelling the run's tasks" in out
-    squeue = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T", "--jobs", job], env=env,
-                            capture_output=True, text=True).stdout
+    squeue = subprocess.run(
+        ["squeue", "--states=all", "--noheader", "--format=%i|%T", "--jobs", job], env=env, capture_output=True, text=True
+    ).stdout
     assert squeue.strip().endswith("|CANCELLED"), squeue
     assert not (root / "results" / "SOTA-001" / "overtime.cpu.json").exists()
     assert state_of(root)["interrupted"] is True
@@ -159,13 +171,16 @@ def test_a_finished_task_merges_with_the_verdicts_of_a_local_run(scenario):
 def test_a_killed_task_keeps_what_it_finished_and_its_other_checks_are_errors_naming_its_log(scenario):
     out = scenario.finish()
     task = scenario.task_of("killed")
-    assert f"task {task['index']} died: SLURM task {task['job_id']} was cancelled (CANCELLED) before the check finished; " \
-           f"1 unfinished check(s) recorded as errors (crash), 1 finished check(s) kept; log: {task['log']}" in out
+    assert (
+        f"task {task['index']} died: SLURM task {task['job_id']} was cancelled (CANCELLED) before the check finished; "
+        f"1 unfinished check(s) recorded as errors (crash), 1 finished check(s) kept; log: {task['log']}" in out
+    )
     killed = ledger(scenario.root, "killed")
     assert killed.verdict == "passed" and killed.finished == "2026-01-01T00:00:00Z"  # the measurement stays
     assert killed.last_error.kind == "crash"
-    assert killed.last_error.message == (f"SLURM task {task['job_id']} was cancelled (CANCELLED) before the check "
-                                         f"finished; log: {task['log']}")
+    assert killed.last_error.message == (
+        f"SLURM task {task['job_id']} was cancelled (CANCELLED) before the check finished; log: {task['log']}"
+    )
     assert (scenario.root / task["log"]).is_file()
     assert ledger(scenario.root, "early").verdict == "passed"  # finished in the killed task before it died
 
@@ -175,10 +190,11 @@ def test_a_task_over_its_time_limit_is_a_timeout_of_its_checks(overtime):
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 1, out
     task = state_of(root)["tasks"][0]
-    result = results.read_result(root, results.ledger_path(root, "SOTA-001", "overtime", "cpu"))
+    result = store.read_result(root, store.ledger_path(root, "SOTA-001", "overtime", "cpu"))
     assert (result.verdict, result.last_error.kind) == ("error", "timeout"), out
-    assert result.last_error.message == (f"SLURM task {task['job_id']} reached its time limit (TIMEOUT) before the "
-                                         f"check finished; log: {task['log']}")
+    assert result.last_error.message == (
+        f"SLURM task {task['job_id']} reached its time limit (TIMEOUT) before the check finished; log: {task['log']}"
+    )
     assert "DUE TO TIME LIMIT" in (root / task["log"]).read_text()
 
 
@@ -187,7 +203,7 @@ def test_the_resumed_controller_merges_everything_and_the_ledger_reads_clean(sce
     assert scenario.resumed.returncode == 1, out  # a task died
     assert out.startswith(f"resuming run {scenario.state['run']} (slurm, SLURM job {scenario.state['job_id']})\n")
     assert "merged into results/: 3 added, 1 replaced, 0 kept, 0 conflict(s)" in out
-    ledger_now = results.read_ledger(scenario.root)
+    ledger_now = store.read_ledger(scenario.root)
     assert ledger_now.diagnostics == []
     assert sorted(k[1] for k in ledger_now.results) == sorted(CHECKS)
     assert state_of(scenario.root)["merged"] is True

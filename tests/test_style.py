@@ -24,6 +24,19 @@ def test_the_ruff_configuration_sets_a_line_length_and_enforces_it():
 
 def test_the_python_sources_pass_ruff():
     pytest.importorskip("ruff", reason="ruff is in the test extra: pip install -c requirements.lock -e '.[test]'")
-    run = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *PATHS], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", *PATHS], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_python_sources_are_formatted_by_ruff():
+    pytest.importorskip("ruff", reason="ruff is in the test extra: pip install -c requirements.lock -e '.[test]'")
+    run = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", *PATHS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

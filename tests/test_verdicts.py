@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from assay.loader import load
-from assay.verdicts import ExpectationNotMet, Outcome, VerifierError, judge, verdict_of
+from assay.evidence.judge import ExpectationNotMet, PhaseOutcome, VerifierError, judge, verdict_of
+from assay.records.knowledge_base import load
 
 
-@pytest.mark.parametrize(("outcomes", "verdict"), [
-    ([Outcome("passed", when="setup"), Outcome("passed")], ("passed", "")),
-    ([Outcome("passed", when="setup"), Outcome("not-met", "gap = 0.5")], ("failed", "gap = 0.5")),
-    ([Outcome("passed", when="setup"), Outcome("known-failing", "gap = 0.5")], ("known-failing", "gap = 0.5")),
-    ([Outcome("passed", when="setup"), Outcome("xpassed")], ("failed", "declared known-failing, but the expectation held")),
-    ([Outcome("skipped", "needs a GPU")], ("skipped", "needs a GPU")),
-    ([Outcome("error", "fixture broke")], ("error", "fixture broke")),
-    ([Outcome("passed", when="setup"), Outcome("timeout", "timed out")], ("error", "timed out")),
-    ([Outcome("passed", when="setup"), Outcome("crash", "died")], ("error", "died")),
-    ([Outcome("passed", when="setup")], ("error", "the run ended before the verifier finished")),
-])
+@pytest.mark.parametrize(
+    ("outcomes", "verdict"),
+    [
+        ([PhaseOutcome("passed", when="setup"), PhaseOutcome("passed")], ("passed", "")),
+        ([PhaseOutcome("passed", when="setup"), PhaseOutcome("not-met", "gap = 0.5")], ("failed", "gap = 0.5")),
+        ([PhaseOutcome("passed", when="setup"), PhaseOutcome("known-failing", "gap = 0.5")], ("known-failing", "gap = 0.5")),
+        (
+            [PhaseOutcome("passed", when="setup"), PhaseOutcome("xpassed")],
+            ("failed", "declared known-failing, but the expectation held"),
+        ),
+        ([PhaseOutcome("skipped", "needs a GPU")], ("skipped", "needs a GPU")),
+        ([PhaseOutcome("error", "fixture broke")], ("error", "fixture broke")),
+        ([PhaseOutcome("passed", when="setup"), PhaseOutcome("timeout", "timed out")], ("error", "timed out")),
+        ([PhaseOutcome("passed", when="setup"), PhaseOutcome("crash", "died")], ("error", "died")),
+        ([PhaseOutcome("passed", when="setup")], ("error", "the run ended before the verifier finished")),
+    ],
+)
 def test_the_verdict_comes_from_the_outcomes_of_the_phases(outcomes, verdict):
     assert verdict_of(outcomes) == verdict
 
@@ -50,37 +56,40 @@ def _exp(op: str, value: float, seeds: str | None = None, tol: float | None = No
     return Expectation(metric="gap", op=op, value=value, seeds=seeds, tol=tol, interval=interval)
 
 
-@pytest.mark.parametrize(("exp", "value", "per_seed", "outcome"), [
-    (_exp(">=", 0.1), 0.2, [], "holds"),  # one value: it decides
-    (_exp(">=", 0.1), 0.05, [], "fails"),
-    (_exp(">=", 0.1), 0.15, [0.12, 0.2, 0.13], "holds"),  # unset with seeds: every seed
-    (_exp(">=", 0.1), 0.15, [0.12, 0.2, 0.08], "inconclusive"),  # the seeds disagree, whatever the summary says
-    (_exp(">=", 0.1), 0.05, [0.02, 0.08, 0.05], "fails"),
-    (_exp(">=", 0.1, seeds="all"), 0.15, [0.12, 0.2, 0.08], "inconclusive"),
-    (_exp(">=", 0.1, seeds="mean"), 0.0, [0.20, 0.21, 0.19, 0.2], "holds"),  # the interval wholly above
-    (_exp(">=", 0.1, seeds="mean"), 0.0, [0.02, 0.01, 0.03], "fails"),  # wholly below
-    (_exp(">=", 0.1, seeds="mean"), 0.0, [0.0, 0.3, 0.05, 0.25], "inconclusive"),  # across the threshold
-    (_exp("<", 0.1, seeds="mean", interval=0.99), 0.0, [0.05, 0.051, 0.052], "holds"),
-    (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.001, -0.001, 0.0], "holds"),  # inside the band
-    (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.5, 0.51, 0.49], "fails"),  # apart from it
-    (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.0, 0.03, -0.02], "inconclusive"),  # across its edge
-])
+@pytest.mark.parametrize(
+    ("exp", "value", "per_seed", "outcome"),
+    [
+        (_exp(">=", 0.1), 0.2, [], "holds"),  # one value: it decides
+        (_exp(">=", 0.1), 0.05, [], "fails"),
+        (_exp(">=", 0.1), 0.15, [0.12, 0.2, 0.13], "holds"),  # unset with seeds: every seed
+        (_exp(">=", 0.1), 0.15, [0.12, 0.2, 0.08], "inconclusive"),  # the seeds disagree, whatever the summary says
+        (_exp(">=", 0.1), 0.05, [0.02, 0.08, 0.05], "fails"),
+        (_exp(">=", 0.1, seeds="all"), 0.15, [0.12, 0.2, 0.08], "inconclusive"),
+        (_exp(">=", 0.1, seeds="mean"), 0.0, [0.20, 0.21, 0.19, 0.2], "holds"),  # the interval wholly above
+        (_exp(">=", 0.1, seeds="mean"), 0.0, [0.02, 0.01, 0.03], "fails"),  # wholly below
+        (_exp(">=", 0.1, seeds="mean"), 0.0, [0.0, 0.3, 0.05, 0.25], "inconclusive"),  # across the threshold
+        (_exp("<", 0.1, seeds="mean", interval=0.99), 0.0, [0.05, 0.051, 0.052], "holds"),
+        (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.001, -0.001, 0.0], "holds"),  # inside the band
+        (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.5, 0.51, 0.49], "fails"),  # apart from it
+        (_exp("==", 0.0, seeds="mean", tol=0.01), 0.0, [0.0, 0.03, -0.02], "inconclusive"),  # across its edge
+    ],
+)
 def test_an_expectation_reads_the_seeds_as_the_record_says(exp, value, per_seed, outcome):
-    from assay.verdicts import read_seeds
+    from assay.evidence.judge import read_seeds
 
     assert read_seeds(exp, value, per_seed)["outcome"] == outcome
 
 
 def test_the_mean_interval_is_students_t():
-    from assay.verdicts import mean_interval
+    from assay.statistics import mean_interval
 
     low, high = mean_interval([1.0, 2.0, 3.0], 0.95)  # mean 2, sd 1, t(0.975, 2) = 4.3027
-    assert (round(low, 4), round(high, 4)) == (round(2 - 4.302653 / 3 ** 0.5, 4), round(2 + 4.302653 / 3 ** 0.5, 4))
+    assert (round(low, 4), round(high, 4)) == (round(2 - 4.302653 / 3**0.5, 4), round(2 + 4.302653 / 3**0.5, 4))
     assert mean_interval([5.0], 0.95) == (5.0, 5.0)
 
 
 def test_seeds_that_disagree_make_the_run_inconclusive_and_say_how_many_held(kb_root):
-    from assay.verdicts import ExpectationInconclusive
+    from assay.evidence.judge import ExpectationInconclusive
 
     claim = load(kb_root).claims["THEORY-085"]
     with pytest.raises(ExpectationInconclusive) as info:
@@ -92,12 +101,16 @@ def test_seeds_that_disagree_make_the_run_inconclusive_and_say_how_many_held(kb_
 
 
 def test_verdict_of_an_inconclusive_run():
-    assert verdict_of([Outcome("passed", when="setup"), Outcome("inconclusive", "2 of 3")]) == ("inconclusive", "2 of 3")
+    assert verdict_of([PhaseOutcome("passed", when="setup"), PhaseOutcome("inconclusive", "2 of 3")]) == (
+        "inconclusive",
+        "2 of 3",
+    )
 
 
-@pytest.mark.parametrize(("p", "df", "table"), [(0.975, 1, 12.7062), (0.975, 4, 2.7764), (0.975, 30, 2.0423),
-                                                (0.995, 2, 9.9248), (0.95, 9, 1.8331)])
+@pytest.mark.parametrize(
+    ("p", "df", "table"), [(0.975, 1, 12.7062), (0.975, 4, 2.7764), (0.975, 30, 2.0423), (0.995, 2, 9.9248), (0.95, 9, 1.8331)]
+)
 def test_the_t_quantile_matches_the_printed_table(p, df, table):
-    from assay.verdicts import t_quantile
+    from assay.statistics import t_quantile
 
     assert round(t_quantile(p, df), 4) == table

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from assay import cli, results
-from assay.verification import runstate
-from assay.verification.progress import Progress
-from assay.verification.task import Phase
+from assay import cli
+from assay.dispatch import runstate
+from assay.dispatch.progress import Progress
+from assay.dispatch.task import Phase
+from assay.ledger import store
 from tests.conftest import write_result
 from tests.verify_kb import make_verify_kb
 
@@ -31,7 +32,8 @@ def test_a_dry_run_prints_the_plan_and_its_shards_and_runs_nothing(tmp_path, cap
     assert capsys.readouterr().out == (
         "plan: 3 check(s) on cpu (3 missing), 60 s recorded, 2 task(s), the longest 30 s\n"
         "  task 0: 30 s: SOTA-001/a\n"
-        "  task 1: 30 s: SOTA-001/b, SOTA-001/c\n")
+        "  task 1: 30 s: SOTA-001/b, SOTA-001/c\n"
+    )
     assert not (root / "build").exists()
 
 
@@ -49,18 +51,26 @@ def test_resume_without_a_run_is_a_usage_error(tmp_path, capsys):
 
 def test_a_run_not_yet_merged_must_be_resumed_before_another_starts(tmp_path, capsys):
     root = make_verify_kb(tmp_path / "kb", {"a": 30})
-    runstate.save(root, runstate.RunState(run="20260101-000000", executor="slurm", device="cpu", tasks=[],
-                                          started="2026-01-01T00:00:00Z", job_id="12"))
+    runstate.save(
+        root,
+        runstate.RunState(
+            run="20260101-000000", executor="slurm", device="cpu", tasks=[], started="2026-01-01T00:00:00Z", job_id="12"
+        ),
+    )
     assert verify(root, "--device", "cpu") == 2
     assert capsys.readouterr().err == (
         "assay: error: run 20260101-000000 has not been merged yet: finish it with `assay verify --resume` "
-        "(or delete build/verify/state.json to abandon it)\n")
+        "(or delete build/verify/state.json to abandon it)\n"
+    )
 
 
-@pytest.mark.parametrize("line, message", [
-    ("cpus_per_task = 0", "cpus_per_task: input should be greater than or equal to 1"),
-    ("gpus = 1", "gpus: extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("cpus_per_task = 0", "cpus_per_task: input should be greater than or equal to 1"),
+        ("gpus = 1", "gpus: extra inputs are not permitted"),
+    ],
+)
 def test_a_bad_slurm_table_names_the_file_line_and_field(tmp_path, capsys, line, message):
     root = make_verify_kb(tmp_path / "kb", {"a": 30}, slurm=f"poll_s = 1\n{line}")
     assert verify(root, "--executor", "slurm", "--dry-run") == 2
@@ -71,8 +81,9 @@ def test_the_slurm_executor_needs_slurm_on_this_machine(tmp_path, capsys, monkey
     root = make_verify_kb(tmp_path / "kb", {"a": 30})
     monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch here
     assert verify(root, "--executor", "slurm", "--device", "cpu") == 2
-    assert capsys.readouterr().err == ("assay: error: --executor slurm: sbatch, squeue, scancel, srun not found: "
-                                       "this machine is not a SLURM login node\n")
+    assert capsys.readouterr().err == (
+        "assay: error: --executor slurm: sbatch, squeue, scancel, srun not found: this machine is not a SLURM login node\n"
+    )
 
 
 def test_cuda_on_slurm_needs_gpus_per_task(tmp_path, capsys):
@@ -86,8 +97,13 @@ def test_a_local_run_that_dies_keeps_what_finished_and_records_the_rest_as_error
     marks = tmp_path / "marks"
     marks.mkdir()
     env = {**os.environ, "ASSAY_TEST_MARKS": str(marks)}
-    proc = subprocess.Popen([sys.executable, "-m", "assay.cli", "--root", str(root), "verify", "--device", "cpu"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assay.cli", "--root", str(root), "verify", "--device", "cpu"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 180
     state = None
     while time.monotonic() < deadline:
@@ -103,10 +119,12 @@ def test_a_local_run_that_dies_keeps_what_finished_and_records_the_rest_as_error
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 1, out
     log = state["tasks"][0]["log"]
-    assert (f"task 0 died: the local pytest process was killed by signal 9 before the check finished; 1 unfinished "
-            f"check(s) recorded as errors (crash), 1 finished check(s) kept; log: {log}") in out
-    quick = results.read_result(root, results.ledger_path(root, "SOTA-001", "quick-a", "cpu"))
-    killed = results.read_result(root, results.ledger_path(root, "SOTA-001", "killed", "cpu"))
+    assert (
+        f"task 0 died: the local pytest process was killed by signal 9 before the check finished; 1 unfinished "
+        f"check(s) recorded as errors (crash), 1 finished check(s) kept; log: {log}"
+    ) in out
+    quick = store.read_result(root, store.ledger_path(root, "SOTA-001", "quick-a", "cpu"))
+    killed = store.read_result(root, store.ledger_path(root, "SOTA-001", "killed", "cpu"))
     assert (quick.verdict, killed.verdict, killed.last_error.kind) == ("passed", "error", "crash")
     assert killed.last_error.message == f"the local pytest process was killed by signal 9 before the check finished; log: {log}"
     assert "merged into results/: 2 added, 0 replaced, 0 kept, 0 conflict(s)" in out
@@ -140,8 +158,7 @@ def test_progress_prints_a_line_when_the_counts_change_into_a_file(tmp_path):
     finish(tmp_path / "kb", folder, "b", "error")
     progress.show(progress.counts({0: Phase("done"), 1: Phase("died")}))
     lines = [line.rsplit(";", 1)[0] for line in out.getvalue().splitlines()]
-    assert lines == ["0/3 checks; tasks: 1 queued, 1 running",
-                     "2/3 checks (1 passed, 1 error); tasks: 1 done, 1 died"]
+    assert lines == ["0/3 checks; tasks: 1 queued, 1 running", "2/3 checks (1 passed, 1 error); tasks: 1 done, 1 died"]
 
 
 def test_progress_redraws_one_line_with_a_bar_in_a_terminal(tmp_path):

@@ -59,7 +59,7 @@ def test_{name}(evidence, device):
     evidence.metric("control", 0.0)
 '''
 
-HEADER = '''\
+HEADER = """\
 import os
 import time
 from pathlib import Path
@@ -72,7 +72,7 @@ def _started(name):
     folder = os.environ.get("ASSAY_TEST_MARKS")
     if folder:
         Path(folder, name).write_text(str(os.getpid()))
-'''
+"""
 
 
 def make_verify_kb(root: Path, timeouts: dict[str, float], slurm: str = "poll_s = 1") -> Path:
@@ -85,12 +85,14 @@ def make_verify_kb(root: Path, timeouts: dict[str, float], slurm: str = "poll_s 
     (root / "verify" / "__init__.py").write_text("")
     body = "".join(VERIFIER.format(id=c, name=c.replace("-", "_")) for c in timeouts)
     (root / "verify" / "test_kb.py").write_text(HEADER + body)
-    (root / "pyproject.toml").write_text(textwrap.dedent(f"""\
+    (root / "pyproject.toml").write_text(
+        textwrap.dedent(f"""\
         [tool.pytest.ini_options]
         pythonpath = ["."]
         addopts = "-p no:cacheprovider"
 
         [tool.assay.slurm]
         {slurm}
-        """))
+        """)
+    )
     return root

@@ -7,6 +7,7 @@ CPU `torch.Generator`; per-sample parameters are drawn on the CPU from that gene
 `ShiftNoise` is the lighter view of the batch-norm-leak toys: a shift of up to a pixel and pixel noise.
 Both make the views of a training step with `.views(imgs, generator)`: R x N x ... images -> R x N x D.
 """
+
 import math
 
 import torch
@@ -57,8 +58,9 @@ def _blend(x, y, factor):
 
 def _hue_rotate(x, turns):
     """Rotate the chroma plane of YIQ by `turns` of a full circle (an approximation of an HSV hue shift)."""
-    to_yiq = torch.tensor([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]],
-                          dtype=x.dtype, device=x.device)
+    to_yiq = torch.tensor(
+        [[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]], dtype=x.dtype, device=x.device
+    )
     yiq = torch.einsum("ij,njhw->nihw", to_yiq, x)  # yiq: N x 3 x H x W
     a = 2 * math.pi * turns.to(x)  # a: N
     i = yiq[:, 1] * torch.cos(a).view(-1, 1, 1) - yiq[:, 2] * torch.sin(a).view(-1, 1, 1)
@@ -98,8 +100,9 @@ def cutout(x, generator, max_side=0.5, fill=0.0):
     cy, cx = _uniform(n, 0, h, generator), _uniform(n, 0, w, generator)
     rows = torch.arange(h).view(1, h, 1) + 0.5
     cols = torch.arange(w).view(1, 1, w) + 0.5
-    inside = ((rows - cy.view(-1, 1, 1)).abs() < side.view(-1, 1, 1) / 2) & \
-             ((cols - cx.view(-1, 1, 1)).abs() < side.view(-1, 1, 1) / 2)  # inside: N x H x W
+    inside = ((rows - cy.view(-1, 1, 1)).abs() < side.view(-1, 1, 1) / 2) & (
+        (cols - cx.view(-1, 1, 1)).abs() < side.view(-1, 1, 1) / 2
+    )  # inside: N x H x W
     return torch.where(inside.unsqueeze(1).to(x.device), torch.full_like(x, fill), x)
 
 
@@ -110,7 +113,7 @@ def gaussian_blur(x, generator, sigma=(0.1, 2.0), p=0.5):
     k = max(3, int(0.1 * h) // 2 * 2 + 1)
     sd = _uniform(n, sigma[0], sigma[1], generator)  # sd: N
     taps = torch.arange(k, dtype=torch.float32) - k // 2
-    kern = torch.exp(-taps.view(1, k) ** 2 / (2 * sd.view(n, 1) ** 2))
+    kern = torch.exp(-(taps.view(1, k) ** 2) / (2 * sd.view(n, 1) ** 2))
     kern = (kern / kern.sum(1, keepdim=True)).to(x)  # kern: N x k
     kern = kern.repeat_interleave(c, 0)  # kern: N*C x k, one kernel per image and channel
     y = F.pad(x.reshape(1, n * c, h, w), (k // 2,) * 4, mode="reflect")

@@ -39,7 +39,7 @@ class EpochSampler:
         for m, n in enumerate(self.ns):
             if self.pos[m] == self.per_epoch[m]:  # epoch over: the loader reshuffles
                 self.perm[m], self.pos[m] = self._permutation(m), 0
-            take = self.perm[m][self.pos[m] * n:(self.pos[m] + 1) * n]  # N sequence batches
+            take = self.perm[m][self.pos[m] * n : (self.pos[m] + 1) * n]  # N sequence batches
             self.pos[m] += 1
             rows.append(torch.cat([take, take[:1].expand(self.bucket.n_max - n)]))
         return torch.stack(rows).to(self.bucket.X.device)  # M x Nmax
@@ -79,8 +79,14 @@ def build_replicated(seq_lens, batch_sizes, modes, replicas, seed, device):
     buckets = []
     for l_lo, l_hi in L_GROUPS:
         for n_lo, n_hi in N_GROUPS:
-            specs = [(mode, L, N) for _ in range(replicas) for mode in modes for L in seq_lens for N in batch_sizes
-                     if l_lo <= L <= l_hi and n_lo <= N <= n_hi]
+            specs = [
+                (mode, L, N)
+                for _ in range(replicas)
+                for mode in modes
+                for L in seq_lens
+                for N in batch_sizes
+                if l_lo <= L <= l_hi and n_lo <= N <= n_hi
+            ]
             if specs:
                 buckets.append(Bucket(specs, datasets, g, device))
     return buckets, g

@@ -24,8 +24,10 @@ def load_digits_split(n_heldout=597, seed=0, device="cpu"):
 
     x, y = (t.numpy() for t in digits())  # 1797 x 8 x 8, 1797
     x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=n_heldout, random_state=seed, stratify=y)
-    return {k: torch.as_tensor(v, device=device) for k, v in
-            (("x_train", x_tr), ("y_train", y_tr), ("x_test", x_te), ("y_test", y_te))}
+    return {
+        k: torch.as_tensor(v, device=device)
+        for k, v in (("x_train", x_tr), ("y_train", y_tr), ("x_test", x_te), ("y_test", y_te))
+    }
 
 
 def tinted_digits(seed=0):

@@ -12,6 +12,7 @@
   moco/builder.py (`_batch_shuffle_ddp`, `_batch_unshuffle_ddp`, `concat_all_gather`) do it.
 - `CollectiveCounter`: context manager that wraps torch.distributed collectives and records calls and bytes.
 """
+
 import os
 import socket
 import tempfile
@@ -225,8 +226,18 @@ class CollectiveCounter:
     Code must call the collectives as attributes of torch.distributed (`dist.all_reduce(...)`), as everything here does.
     """
 
-    NAMES = ("all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter",
-             "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier")
+    NAMES = (
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "broadcast",
+        "reduce",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+    )
     PAYLOAD_ARG = {"all_gather": 1, "all_gather_into_tensor": 1}  # which positional argument is this rank's payload
 
     def __init__(self):

@@ -36,9 +36,26 @@ def momentum_update(q_enc, k_enc, m):
         bk.copy_(bq)
 
 
-def train_moco(data, n_replicas=5, norm="bn", bn_mode="per_device", devices=8, batch=64, steps=300, queue=256,
-               tau=0.2, m=0.99, lr=3e-3, hidden=128, out_dim=32, monitor_every=0, seed=0, device="cpu", max_shift=1,
-               noise=0.1):
+def train_moco(
+    data,
+    n_replicas=5,
+    norm="bn",
+    bn_mode="per_device",
+    devices=8,
+    batch=64,
+    steps=300,
+    queue=256,
+    tau=0.2,
+    m=0.99,
+    lr=3e-3,
+    hidden=128,
+    out_dim=32,
+    monitor_every=0,
+    seed=0,
+    device="cpu",
+    max_shift=1,
+    noise=0.1,
+):
     """MoCo (Algorithm 1) on digits with R replicas.
 
     bn_mode (only for norm="bn"): "per_device" = both encoders see the same device split, so a query and its positive
@@ -133,8 +150,9 @@ def recalibrate_bn(encoder, data, batch=64, n_batches=16, seed=321, max_shift=1,
 
 
 @torch.no_grad()
-def moco_pretext_accuracy(q_enc, k_enc, data, queue=256, batch=64, n_batches=8, stats="train", seed=123,
-                          max_shift=1, noise=0.1, tau=0.2):
+def moco_pretext_accuracy(
+    q_enc, k_enc, data, queue=256, batch=64, n_batches=8, stats="train", seed=123, max_shift=1, noise=0.1, tau=0.2
+):
     """Pretext top-1 (positive among 1+Q keys) of a trained MoCo pair on fresh batches, with the negatives (a fresh
     queue of keys from the preceding evaluation batches) encoded in the SAME statistics mode as the positive:
     `stats="train"` = the device split of training (q and k share a device), `"shuffle"` = keys shuffled across

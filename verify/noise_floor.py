@@ -70,5 +70,5 @@ def train_on_noise(specs, steps, seed, device, eval_groups=256):
             ev = b.mse(b.forward(x, train=False), y).cpu()  # M x G
             idx = torch.tensor(by_n[N])
             out["train_mse"][idx], out["eval_mse"][idx] = tr.mean(1), ev.mean(1)
-            out["train_se"][idx] = tr.std(dim=1) / eval_groups ** 0.5
+            out["train_se"][idx] = tr.std(dim=1) / eval_groups**0.5
     return out

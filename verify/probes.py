@@ -70,8 +70,9 @@ def tint_r2(h_train, tint_train, h_test, tint_test, lam=1.0):
     return 1 - resid / total
 
 
-def trained_probe(f_train, y_train, f_test, y_test, n_classes, hidden=0, steps=300, lr=1e-2, weight_decay=1e-4,
-                  seed=0, scale="global"):
+def trained_probe(
+    f_train, y_train, f_test, y_test, n_classes, hidden=0, steps=300, lr=1e-2, weight_decay=1e-4, seed=0, scale="global"
+):
     """Probe trained by full-batch Adam on frozen features: multinomial logistic regression (hidden=0, SimCLR §2.3's
     linear evaluation) or an MLP with one hidden ReLU layer (SimCLR Table 3: 'training additional MLPs').
     Features are centred with the training mean and divided by one overall scale (scale="global", keeps the

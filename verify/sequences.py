@@ -6,6 +6,7 @@ activations are M x G x S x T x C (model, group of independent batches, sample, 
 sequence batches per step (smaller N) are padded along S and masked out of the loss and of the batch statistics, so
 each model sees exactly the batch statistics of its own N * E samples, as a separate nn.BatchNorm1d would.
 """
+
 import math
 
 import torch
@@ -177,8 +178,9 @@ def build_grid(seq_lens, batch_sizes, modes, seed, device, n_points=1000, span=2
     buckets = []
     for l_lo, l_hi in L_GROUPS:
         for n_lo, n_hi in N_GROUPS:
-            specs = [(mode, L, N) for mode in modes for L in seq_lens for N in batch_sizes
-                     if l_lo <= L <= l_hi and n_lo <= N <= n_hi]
+            specs = [
+                (mode, L, N) for mode in modes for L in seq_lens for N in batch_sizes if l_lo <= L <= l_hi and n_lo <= N <= n_hi
+            ]
             if specs:
                 buckets.append(Bucket(specs, datasets, g, device))
     return buckets, g
@@ -203,8 +205,9 @@ def evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, generator,
     return out
 
 
-def train_grid(seq_lens, batch_sizes, modes, steps, seed, device, eval_groups=8, n_points=1000, span=2 * math.pi,
-               eval_at=(), precise_bn=0):
+def train_grid(
+    seq_lens, batch_sizes, modes, steps, seed, device, eval_groups=8, n_points=1000, span=2 * math.pi, eval_at=(), precise_bn=0
+):
     """Train one blog model per (mode, L, N) simultaneously; return their train-/eval-mode losses on the training data.
 
     Every step each model draws N distinct sequence batches of its own data set and takes one Adam step

@@ -31,8 +31,9 @@ class SimCLRNet(nn.Module):
     post-ReLU). g: "nonlinear" W2 relu(W1 h) (SimCLR §2.1), "linear" W1 h (§4.2), "none" z = h.
     forward(x: R x N x d_in) -> (h: R x N x rep_dim, z: R x N x out_dim)."""
 
-    def __init__(self, n_replicas, d_in=64, hidden=128, rep_dim=None, out_dim=64, head="nonlinear", h_relu=False,
-                 norm="none", devices=1):
+    def __init__(
+        self, n_replicas, d_in=64, hidden=128, rep_dim=None, out_dim=64, head="nonlinear", h_relu=False, norm="none", devices=1
+    ):
         super().__init__()
         assert head in HEADS, head
         rep_dim = rep_dim or hidden
@@ -78,9 +79,25 @@ def encode_views(net, v1, v2, layout="separate", devices=1, generator=None, l2=T
     return z1, z2
 
 
-def train_simclr(x_train, aug, n_replicas=3, steps=300, batch=256, tau=0.2, lr=1e-3, seed=0, layout="separate",
-                 asymmetric=False, eval_steps=(), on_eval=None, monitor=None, monitor_every=0, loss=None, l2=True,
-                 **net):
+def train_simclr(
+    x_train,
+    aug,
+    n_replicas=3,
+    steps=300,
+    batch=256,
+    tau=0.2,
+    lr=1e-3,
+    seed=0,
+    layout="separate",
+    asymmetric=False,
+    eval_steps=(),
+    on_eval=None,
+    monitor=None,
+    monitor_every=0,
+    loss=None,
+    l2=True,
+    **net,
+):
     """NT-Xent training (SimCLR Algorithm 1) of R independent SimCLRNet(**net) on x_train: M x ... images, views made
     by `aug.views` (verify.augment). With `asymmetric`, view 1 is the un-augmented image (SimCLR §3 Figure 5's
     one-branch setting). `on_eval(step, net)` is called after each step in `eval_steps`; with `monitor` (a digits
@@ -120,7 +137,7 @@ def pretext_accuracy(net, x, aug, seed=123, batch=256, tau=0.2, asymmetric=False
     r = net.n_replicas
     accs = []
     for s in range(0, len(x) - batch + 1, batch):
-        imgs = x[s:s + batch].unsqueeze(0).expand(r, *([-1] * x.dim()))  # imgs: R x N x ...
+        imgs = x[s : s + batch].unsqueeze(0).expand(r, *([-1] * x.dim()))  # imgs: R x N x ...
         v1 = imgs.reshape(r, batch, -1) if asymmetric else aug.views(imgs, g)  # v1: R x N x d_in
         z1, z2 = encode_views(net, v1, aug.views(imgs, g), layout, devices, g)  # R x N x D each
         accs.append(nt_xent(z1, z2, tau)[1])

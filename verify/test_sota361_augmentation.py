@@ -1,5 +1,6 @@
 """SOTA-361: the augmentation composition is the pretext task; crops share a colour histogram, a shortcut that colour
 distortion removes (SimCLR §3.1, Figures 5 and 6)."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -27,7 +28,7 @@ def photo_tiles(device):
     for im in load_sample_images().images:  # china.jpg, flower.jpg: 427 x 640 x 3 uint8
         x = torch.tensor(im, dtype=torch.float32).permute(2, 0, 1) / 255  # x: 3 x 427 x 640
         rows, cols = x.shape[1] // TILE, x.shape[2] // TILE
-        t = x[:, :rows * TILE, :cols * TILE].reshape(3, rows, TILE, cols, TILE)
+        t = x[:, : rows * TILE, : cols * TILE].reshape(3, rows, TILE, cols, TILE)
         tiles.append(t.permute(1, 3, 0, 2, 4).reshape(rows * cols, 3, TILE, TILE))  # rows*cols x 3 x 64 x 64
     return torch.cat(tiles).to(device)
 
@@ -54,7 +55,7 @@ def histogram_matching_accuracy(x, crop_scale, bins, group, strength, generator,
         ha, hb = colour_histograms(va, bins), colour_histograms(vb, bins)  # N x C*B each
         correct = 0
         for s in range(0, len(x) - group + 1, group):
-            d = torch.cdist(ha[s:s + group], hb[s:s + group], p=1)  # d: group x group
+            d = torch.cdist(ha[s : s + group], hb[s : s + group], p=1)  # d: group x group
             correct += (d.argmin(1) == torch.arange(group, device=x.device)).sum().item()
         accs.append(correct / (len(x) // group * group))
     return sum(accs) / len(accs)
@@ -95,8 +96,12 @@ def test_colour_histograms_identify_crops_unless_colour_is_distorted(evidence, d
     evidence.metric("digit_crop_colour_hist_acc", digit_colour)  # control
     evidence.metric("digit_chance", 1 / 256)
     evidence.metric("digit_hist_acc_drop", digit_crop - digit_colour)
-    evidence.figure("figure6_histograms", figure6(tiles, g), caption="Our analogue of SimCLR Figure 6: pixel-intensity "
-                    "histograms of four crops of each of two photo tiles, without (left) and with (right) colour distortion.")
+    evidence.figure(
+        "figure6_histograms",
+        figure6(tiles, g),
+        caption="Our analogue of SimCLR Figure 6: pixel-intensity "
+        "histograms of four crops of each of two photo tiles, without (left) and with (right) colour distortion.",
+    )
     evidence.note(f"120 photo tiles of {TILE}px, 5 draws; 1797 tinted digits in groups of 256; L1 nearest histogram")
 
 
@@ -110,8 +115,10 @@ def test_crop_only_contrastive_solves_pretext_but_learns_colour_not_digits(evide
     torch.manual_seed(SEED)
     f0 = Encoder(3, norm="none", hidden=64, out_dim=64, d_in=x[0].numel()).to(device)  # random-init reference encoder
     h0_tr, h0_te = frozen_features(f0, for_replicas(x[tr], 3)), frozen_features(f0, for_replicas(x[te], 3))  # R x M x 64
-    m = {"random_probe": linear_probe(h0_tr, y[tr], h0_te, y[te]),  # m[k]: one value per replica (R)
-         "random_knn": knn_probe(h0_tr, y[tr], h0_te, y[te])}
+    m = {
+        "random_probe": linear_probe(h0_tr, y[tr], h0_te, y[te]),  # m[k]: one value per replica (R)
+        "random_knn": knn_probe(h0_tr, y[tr], h0_te, y[te]),
+    }
     curves = {}
     for name, names in (("crop", ["crop"]), ("crop_colour", ["crop", "colour"])):  # SimCLR §3.1 Figure 5 pair
         aug = Augment(names, strength=1.0, crop_scale=DIGIT_CROP)
@@ -134,10 +141,15 @@ def test_crop_only_contrastive_solves_pretext_but_learns_colour_not_digits(evide
     ax.set_xlabel("step")
     ax.set_ylabel("train pretext top-1 (chance 1/511)")
     ax.legend()
-    evidence.figure("pretext_accuracy", fig, caption="Train pretext top-1 (chance 1/511) during training for each "
-                    "augmentation on tinted digits; mean over replicas.")
-    evidence.note("tinted digits, MLP 192-64-64-64 + head 64-64-64, NT-Xent tau 0.2, batch 256, 250 Adam steps, "
-                  "3 replicas (each a seed); probes on h of held-out 30%")
+    evidence.figure(
+        "pretext_accuracy",
+        fig,
+        caption="Train pretext top-1 (chance 1/511) during training for each augmentation on tinted digits; mean over replicas.",
+    )
+    evidence.note(
+        "tinted digits, MLP 192-64-64-64 + head 64-64-64, NT-Xent tau 0.2, batch 256, 250 Adam steps, "
+        "3 replicas (each a seed); probes on h of held-out 30%"
+    )
 
 
 def single_vs_composition_figure(probe, pretext):
@@ -165,8 +177,7 @@ def test_no_single_transform_matches_crop_plus_colour(evidence, device):
         key = "_".join(names)
         aug = Augment(names, strength=1.0, crop_scale=DIGIT_CROP)
         # SimCLR §3.1: 'apply the targeted transformation(s) only to one branch ... leaving the other branch as the identity'
-        net, _ = train_simclr(x[tr], aug, n_replicas=2, steps=120, batch=256, tau=0.2, hidden=64, seed=SEED,
-                              asymmetric=True)
+        net, _ = train_simclr(x[tr], aug, n_replicas=2, steps=120, batch=256, tau=0.2, hidden=64, seed=SEED, asymmetric=True)
         h_tr = frozen_features(net.f, for_replicas(x[tr], 2))  # h_tr: R x M_train x 64
         h_te = frozen_features(net.f, for_replicas(x[te], 2))  # h_te: R x M_test x 64
         probe[key] = linear_probe(h_tr, y[tr], h_te, y[te])  # R: one value per replica
@@ -176,17 +187,23 @@ def test_no_single_transform_matches_crop_plus_colour(evidence, device):
     best_probe = probe[max(singles, key=lambda s: probe[s].mean().item())]
     best_knn = knn[max(singles, key=lambda s: knn[s].mean().item())]
     by_pretext = sorted(singles, key=lambda s: pretext[s].mean().item())  # ascending mean pretext top-1
-    m = {**{f"{k}_probe": v for k, v in probe.items()}, **{f"{k}_knn": v for k, v in knn.items()},
-         **{f"{k}_pretext_acc": v for k, v in pretext.items()},
-         "best_single_probe": best_probe,
-         "composition_minus_best_single_probe": probe["crop_colour"] - best_probe,
-         "composition_minus_best_single_knn": knn["crop_colour"] - best_knn,
-         "min_single_pretext_acc": pretext[by_pretext[0]],
-         "median_single_pretext_acc": pretext[by_pretext[len(singles) // 2]],
-         "composition_pretext_acc": pretext["crop_colour"]}  # control: the composed task is harder
+    m = {
+        **{f"{k}_probe": v for k, v in probe.items()},
+        **{f"{k}_knn": v for k, v in knn.items()},
+        **{f"{k}_pretext_acc": v for k, v in pretext.items()},
+        "best_single_probe": best_probe,
+        "composition_minus_best_single_probe": probe["crop_colour"] - best_probe,
+        "composition_minus_best_single_knn": knn["crop_colour"] - best_knn,
+        "min_single_pretext_acc": pretext[by_pretext[0]],
+        "median_single_pretext_acc": pretext[by_pretext[len(singles) // 2]],
+        "composition_pretext_acc": pretext["crop_colour"],
+    }  # control: the composed task is harder
     for k, v in m.items():
         evidence.metric(k, v.mean().item(), seeds=v.tolist())
-    evidence.figure("single_vs_composition", single_vs_composition_figure(probe, pretext),
-                    caption="Our analogue of SimCLR Figure 5: linear-probe accuracy and held-out pretext top-1 for each "
-                    "single transformation and for crop + colour; mean over replicas.")
+    evidence.figure(
+        "single_vs_composition",
+        single_vs_composition_figure(probe, pretext),
+        caption="Our analogue of SimCLR Figure 5: linear-probe accuracy and held-out pretext top-1 for each "
+        "single transformation and for crop + colour; mean over replicas.",
+    )
     evidence.note("asymmetric (one branch identity), 2 replicas x 120 steps x batch 256, MLP width 64, tau 0.2")

@@ -1,5 +1,6 @@
 """SOTA-361's control: crop-only NT-Xent on the same digits without their tint, so that "the task is solved through
 colour" is measured against a model that has no colour to use (SimCLR §3.1, Figure 6)."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -47,9 +48,11 @@ def crop_only(x, y, tr, te, seed):
     aug = Augment(["crop"], crop_scale=DIGIT_CROP)
     net, _ = train_simclr(x[tr], aug, seed=seed, **TRAIN)
     h_tr, h_te = frozen_features(net.f, for_replicas(x[tr], R)), frozen_features(net.f, for_replicas(x[te], R))
-    return net, {"pretext_acc": pretext_accuracy(net, x[te], aug, seed=seed),  # R
-                 "probe": linear_probe(h_tr, y[tr], h_te, y[te]),  # R
-                 "knn": knn_probe(h_tr, y[tr], h_te, y[te])}  # R
+    return net, {
+        "pretext_acc": pretext_accuracy(net, x[te], aug, seed=seed),  # R
+        "probe": linear_probe(h_tr, y[tr], h_te, y[te]),  # R
+        "knn": knn_probe(h_tr, y[tr], h_te, y[te]),
+    }  # R
 
 
 @pytest.mark.claim("SOTA-361", "crop-only-untinted-control")
@@ -65,13 +68,16 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
     # the tinted model's pretext task on views of the same crops whose colours are drawn afresh per view
     retinted = pretext_accuracy(tinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
     per_seed = {
-        "tinted_pretext_acc": tinted["pretext_acc"], "untinted_pretext_acc": untinted["pretext_acc"],
+        "tinted_pretext_acc": tinted["pretext_acc"],
+        "untinted_pretext_acc": untinted["pretext_acc"],
         "pretext_acc_tinted_minus_untinted": tinted["pretext_acc"] - untinted["pretext_acc"],
         "tinted_retinted_pretext_acc": retinted,
         "pretext_acc_lost_by_retinting": tinted["pretext_acc"] - retinted,
-        "tinted_knn": tinted["knn"], "untinted_knn": untinted["knn"],
+        "tinted_knn": tinted["knn"],
+        "untinted_knn": untinted["knn"],
         "knn_untinted_minus_tinted": untinted["knn"] - tinted["knn"],
-        "tinted_probe": tinted["probe"], "untinted_probe": untinted["probe"],
+        "tinted_probe": tinted["probe"],
+        "untinted_probe": untinted["probe"],
         "probe_untinted_minus_tinted": untinted["probe"] - tinted["probe"],
     }
     for name, v in per_seed.items():
@@ -79,16 +85,24 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
     evidence.metric("pretext_chance", 1 / 511, unit="fraction")
 
     fig, ax = plt.subplots(figsize=(5, 3))
-    bars = {"pretext top-1": ("tinted_pretext_acc", "untinted_pretext_acc", "tinted_retinted_pretext_acc"),
-            "kNN digits": ("tinted_knn", "untinted_knn", None)}
+    bars = {
+        "pretext top-1": ("tinted_pretext_acc", "untinted_pretext_acc", "tinted_retinted_pretext_acc"),
+        "kNN digits": ("tinted_knn", "untinted_knn", None),
+    }
     for j, label in enumerate(("tinted", "one grey tint", "tinted, views re-painted")):
         vals = [per_seed[k[j]].mean().item() if k[j] else 0.0 for k in bars.values()]
         ax.bar([i + 0.27 * j for i in range(len(bars))], vals, width=0.27, label=label)
     ax.set_xticks([i + 0.27 for i in range(len(bars))], list(bars))
     ax.set_ylabel("held-out accuracy")
     ax.legend(fontsize=7)
-    evidence.figure("crop_only_tinted_vs_untinted", fig, caption="Crop-only NT-Xent on tinted digits and on the same digits "
-                    "in one grey tint: pretext top-1 among 511 and kNN digit accuracy on held-out images (means of 3 seeds).")
+    evidence.figure(
+        "crop_only_tinted_vs_untinted",
+        fig,
+        caption="Crop-only NT-Xent on tinted digits and on the same digits "
+        "in one grey tint: pretext top-1 among 511 and kNN digit accuracy on held-out images (means of 3 seeds).",
+    )
     plt.close(fig)
-    evidence.note(f"{R} replicas, crop area {DIGIT_CROP}, MLP 192-64-64-64 + head, NT-Xent tau 0.2, batch 256, 250 steps; "
-                  f"untinted: ink {GREY_INK}, paper {GREY_PAPER} grey for every image")
+    evidence.note(
+        f"{R} replicas, crop area {DIGIT_CROP}, MLP 192-64-64-64 + head, NT-Xent tau 0.2, batch 256, 250 steps; "
+        f"untinted: ink {GREY_INK}, paper {GREY_PAPER} grey for every image"
+    )

@@ -1,5 +1,6 @@
 """SOTA-362: SimCLR's nonlinear projection head is sacrificial: g(h) discards what the contrastive loss makes it invariant
 to (the applied rotation), h keeps it, and h is the better representation (SimCLR §4.2, Table 3, Figure 8)."""
+
 import functools
 
 import matplotlib
@@ -29,8 +30,13 @@ def _trained(head, rotate_aug, seed, device_str):
     data = load_digits_split(device=device_str)
     untrained = head == "random"  # the untrained nonlinear-head network (control)
     arch = "nonlinear" if untrained else head
-    model, _ = train_simclr(data["x_train"], ShiftNoise(rotate=rotate_aug), seed=seed, head=arch,
-                            **{**TRAIN, "steps": 0 if untrained else TRAIN["steps"]})
+    model, _ = train_simclr(
+        data["x_train"],
+        ShiftNoise(rotate=rotate_aug),
+        seed=seed,
+        head=arch,
+        **{**TRAIN, "steps": 0 if untrained else TRAIN["steps"]},
+    )
     return data, model
 
 
@@ -88,15 +94,23 @@ def test_head_discards_the_rotation_that_h_keeps(evidence, device):
     m = measure_rotation(0, device)
     gap = m["nonlinear_rot_h"] - m["nonlinear_rot_gh"]  # R, trained: h minus g(h)
     gap0 = m["random_rot_h"] - m["random_rot_gh"]  # R, control: untrained
-    per_replica = {"rot_acc_h": m["nonlinear_rot_h"], "rot_acc_gh": m["nonlinear_rot_gh"], "rot_gap_h_minus_gh": gap,
-                   "random_init_rot_acc_h": m["random_rot_h"], "random_init_rot_acc_gh": m["random_rot_gh"],
-                   "random_init_rot_gap_h_minus_gh": gap0, "rot_gap_trained_minus_random": gap - gap0}
+    per_replica = {
+        "rot_acc_h": m["nonlinear_rot_h"],
+        "rot_acc_gh": m["nonlinear_rot_gh"],
+        "rot_gap_h_minus_gh": gap,
+        "random_init_rot_acc_h": m["random_rot_h"],
+        "random_init_rot_acc_gh": m["random_rot_gh"],
+        "random_init_rot_gap_h_minus_gh": gap0,
+        "rot_gap_trained_minus_random": gap - gap0,
+    }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("rot_gap_h_minus_gh_min_seed", gap.min().item())
     evidence.metric("chance", 0.25)
-    evidence.note(f"R={R} seeds; per seed h/g(h): {m['nonlinear_rot_h'].tolist()} / {m['nonlinear_rot_gh'].tolist()}; "
-                  f"untrained {m['random_rot_h'].tolist()} / {m['random_rot_gh'].tolist()}")
+    evidence.note(
+        f"R={R} seeds; per seed h/g(h): {m['nonlinear_rot_h'].tolist()} / {m['nonlinear_rot_gh'].tolist()}; "
+        f"untrained {m['random_rot_h'].tolist()} / {m['random_rot_gh'].tolist()}"
+    )
 
 
 def measure_linear_eval(seed, device, heads=HEADS, controls=("random",)):
@@ -116,9 +130,14 @@ def test_h_beats_gh_under_linear_evaluation(evidence, device):
     m = measure_linear_eval(0, device, heads=("nonlinear",))
     gap = m["nonlinear_lin_h"] - m["nonlinear_lin_gh"]  # R
     gap0 = m["random_lin_h"] - m["random_lin_gh"]  # R
-    per_replica = {"lin_acc_h": m["nonlinear_lin_h"], "lin_acc_gh": m["nonlinear_lin_gh"], "lin_gap_h_minus_gh": gap,
-                   "random_init_lin_acc_h": m["random_lin_h"], "random_init_lin_gap_h_minus_gh": gap0,
-                   "lin_gap_trained_minus_random": gap - gap0}
+    per_replica = {
+        "lin_acc_h": m["nonlinear_lin_h"],
+        "lin_acc_gh": m["nonlinear_lin_gh"],
+        "lin_gap_h_minus_gh": gap,
+        "random_init_lin_acc_h": m["random_lin_h"],
+        "random_init_lin_gap_h_minus_gh": gap0,
+        "lin_gap_trained_minus_random": gap - gap0,
+    }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("lin_gap_h_minus_gh_min_seed", gap.min().item())
@@ -130,8 +149,12 @@ def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
     """Table 3 magnitude: the rotation probe on g(h) is near chance (paper 25.6% vs chance 25%) while h keeps it (67.6%);
     the untrained network's g(h) is far above chance."""
     m = measure_rotation(0, device)
-    per_replica = {"rot_acc_gh": m["nonlinear_rot_gh"], "rot_acc_gh_above_chance": m["nonlinear_rot_gh"] - 0.25,
-                   "rot_acc_h": m["nonlinear_rot_h"], "random_init_rot_acc_gh_above_chance": m["random_rot_gh"] - 0.25}
+    per_replica = {
+        "rot_acc_gh": m["nonlinear_rot_gh"],
+        "rot_acc_gh_above_chance": m["nonlinear_rot_gh"] - 0.25,
+        "rot_acc_h": m["nonlinear_rot_h"],
+        "random_init_rot_acc_gh_above_chance": m["random_rot_gh"] - 0.25,
+    }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
@@ -154,16 +177,22 @@ def test_any_head_beats_no_head(evidence, device):
     nonlinear, none = linear_eval_h("nonlinear", 0, device), linear_eval_h("none", 0, device)  # R each
     twin = linear_eval_h("nonlinear", TWIN_SEED, device)  # R: same head and training, another seed
     untrained = linear_eval_h("random", 0, device)  # R: the encoder both heads start from, no training
-    per_replica = {"lin_acc_h_nonlinear_head": nonlinear, "lin_acc_h_none_head": none,
-                   "nonlinear_minus_none": nonlinear - none,  # replica r of both runs: same encoder init and batches
-                   "lin_acc_h_nonlinear_head_twin": twin,
-                   "same_head_abs_diff": (nonlinear - twin).abs(),  # control: the head is not what differs
-                   "random_init_lin_acc_h": untrained,
-                   "nonlinear_minus_random_init": nonlinear - untrained, "none_minus_random_init": none - untrained}
+    per_replica = {
+        "lin_acc_h_nonlinear_head": nonlinear,
+        "lin_acc_h_none_head": none,
+        "nonlinear_minus_none": nonlinear - none,  # replica r of both runs: same encoder init and batches
+        "lin_acc_h_nonlinear_head_twin": twin,
+        "same_head_abs_diff": (nonlinear - twin).abs(),  # control: the head is not what differs
+        "random_init_lin_acc_h": untrained,
+        "nonlinear_minus_random_init": nonlinear - untrained,
+        "none_minus_random_init": none - untrained,
+    }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), unit="fraction", seeds=v.tolist())
-    evidence.note(f"R={R} seeds; per seed nonlinear/none/nonlinear (seed {TWIN_SEED}): {nonlinear.tolist()} / "
-                  f"{none.tolist()} / {twin.tolist()}")
+    evidence.note(
+        f"R={R} seeds; per seed nonlinear/none/nonlinear (seed {TWIN_SEED}): {nonlinear.tolist()} / "
+        f"{none.tolist()} / {twin.tolist()}"
+    )
 
 
 @pytest.mark.claim("SOTA-362", "nonlinear-beats-linear")
@@ -171,25 +200,37 @@ def test_nonlinear_head_beats_linear_head(evidence, device):
     """Figure 8: a nonlinear head gives a better h than a linear head (+3% in the paper); control: with the linear head
     g(h) is about as good as h under linear evaluation, unlike with the nonlinear head (recorded beside it)."""
     m = measure_linear_eval(0, device, heads=("nonlinear", "linear"))
-    per_replica = {"lin_acc_h_nonlinear_head": m["nonlinear_lin_h"], "lin_acc_h_linear_head": m["linear_lin_h"],
-                   "nonlinear_minus_linear": m["nonlinear_lin_h"] - m["linear_lin_h"],
-                   "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"],  # control
-                   # the control's statistic on the model with the effect (§4.2: h better than g(h)), not asserted here
-                   "nonlinear_head_gap_h_minus_gh": m["nonlinear_lin_h"] - m["nonlinear_lin_gh"]}
+    per_replica = {
+        "lin_acc_h_nonlinear_head": m["nonlinear_lin_h"],
+        "lin_acc_h_linear_head": m["linear_lin_h"],
+        "nonlinear_minus_linear": m["nonlinear_lin_h"] - m["linear_lin_h"],
+        "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"],  # control
+        # the control's statistic on the model with the effect (§4.2: h better than g(h)), not asserted here
+        "nonlinear_head_gap_h_minus_gh": m["nonlinear_lin_h"] - m["nonlinear_lin_gh"],
+    }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     kinds = ("nonlinear", "linear", "random")
     for j, (name, key) in enumerate((("h", "lin_h"), ("g(h)", "lin_gh"))):
-        ax.bar([i + 0.4 * j for i in range(len(kinds))], [m[f"{k}_{key}"].mean().item() for k in kinds], width=0.4,
-               yerr=[m[f"{k}_{key}"].std().item() for k in kinds], label=name)
+        ax.bar(
+            [i + 0.4 * j for i in range(len(kinds))],
+            [m[f"{k}_{key}"].mean().item() for k in kinds],
+            width=0.4,
+            yerr=[m[f"{k}_{key}"].std().item() for k in kinds],
+            label=name,
+        )
     ax.set_xticks([i + 0.2 for i in range(len(kinds))], ["nonlinear head", "linear head", "untrained"])
     ax.set_ylim(0.5, 1.0)
     ax.set_ylabel("linear evaluation accuracy (digits)")
     ax.legend()
-    evidence.figure("linear_eval_by_head", fig, caption="Linear evaluation on digits from h and from g(h) for a nonlinear "
-                    "head, a linear head and the untrained network; bars: mean over replicas, whiskers: their standard "
-                    "deviation.")
+    evidence.figure(
+        "linear_eval_by_head",
+        fig,
+        caption="Linear evaluation on digits from h and from g(h) for a nonlinear "
+        "head, a linear head and the untrained network; bars: mean over replicas, whiskers: their standard "
+        "deviation.",
+    )
     plt.close(fig)
     evidence.note(f"R={R} seeds; per seed nonlinear/linear: {m['nonlinear_lin_h'].tolist()} / {m['linear_lin_h'].tolist()}")

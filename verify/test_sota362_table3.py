@@ -1,6 +1,7 @@
 """SOTA-362, the rest of SimCLR Table 3: colour vs greyscale, original vs corrupted (Gaussian noise) and original vs
 Sobel-filtered, each predicted by an MLP from h and from g(h) of a network pretrained with that transformation among
 its views (SimCLR §4.2, Table 3). The rotation row is verify/test_sota362_projection_head.py."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -70,8 +71,10 @@ def transformation_probe(net, x_probe, x_test, row, generator):
         both = torch.cat([x, TRANSFORM[row](x, generator)])  # both: 2M x 3 x 8 x 8, originals first
         feats[name] = frozen_features(net, for_replicas(both, R))  # (h, g(h)): R x 2M x 64 each
         feats[f"{name}_label"] = torch.arange(2, device=x.device).repeat_interleave(len(x))  # 2M: 0 original, 1 transformed
-    acc = [trained_probe(feats["train"][i], feats["train_label"], feats["test"][i], feats["test_label"], 2, hidden=64,
-                         steps=200) for i in (0, 1)]  # i = 0: h, 1: g(h)
+    acc = [
+        trained_probe(feats["train"][i], feats["train_label"], feats["test"][i], feats["test_label"], 2, hidden=64, steps=200)
+        for i in (0, 1)
+    ]  # i = 0: h, 1: g(h)
     return acc[0], acc[1]  # R each
 
 
@@ -91,29 +94,44 @@ def measure_row(row, seed, device):
 
 def record_row(evidence, row, m):
     """Per-seed accuracies, gaps and the figure of one Table 3 row."""
-    per_seed = {f"{row}_acc_h": m["trained_h"], f"{row}_acc_gh": m["trained_gh"],
-                f"{row}_gap_h_minus_gh": m["trained_h"] - m["trained_gh"],
-                f"random_init_{row}_acc_h": m["untrained_h"], f"random_init_{row}_acc_gh": m["untrained_gh"],
-                f"random_init_{row}_gap_h_minus_gh": m["untrained_h"] - m["untrained_gh"],
-                f"{row}_gap_trained_minus_random": (m["trained_h"] - m["trained_gh"]) - (m["untrained_h"] - m["untrained_gh"])}
+    per_seed = {
+        f"{row}_acc_h": m["trained_h"],
+        f"{row}_acc_gh": m["trained_gh"],
+        f"{row}_gap_h_minus_gh": m["trained_h"] - m["trained_gh"],
+        f"random_init_{row}_acc_h": m["untrained_h"],
+        f"random_init_{row}_acc_gh": m["untrained_gh"],
+        f"random_init_{row}_gap_h_minus_gh": m["untrained_h"] - m["untrained_gh"],
+        f"{row}_gap_trained_minus_random": (m["trained_h"] - m["trained_gh"]) - (m["untrained_h"] - m["untrained_gh"]),
+    }
     for name, v in per_seed.items():
         evidence.metric(name, v.mean().item(), unit="fraction", seeds=v.tolist())
     evidence.metric("chance", 0.5, unit="fraction")
     fig, ax = plt.subplots(figsize=(4, 3))
     for j, (label, key) in enumerate((("h", "h"), ("g(h)", "gh"))):
         vals = [m[f"{kind}_{key}"] for kind in ("trained", "untrained")]
-        ax.bar([i + 0.4 * j for i in range(2)], [v.mean().item() for v in vals], width=0.4,
-               yerr=[v.std().item() for v in vals], label=label)
+        ax.bar(
+            [i + 0.4 * j for i in range(2)],
+            [v.mean().item() for v in vals],
+            width=0.4,
+            yerr=[v.std().item() for v in vals],
+            label=label,
+        )
     ax.axhline(0.5, ls=":", color="grey", label="chance")
     ax.set_xticks([0.2, 1.2], ["pretrained", "untrained"])
     ax.set_ylim(0.4, 1.02)
     ax.set_ylabel(f"{row} probe accuracy (held-out)")
     ax.legend(fontsize=7)
-    evidence.figure(f"{row}_probe_h_vs_gh", fig, caption=f"Table 3, {row} row: MLP probe accuracy from h and g(h), "
-                    f"pretrained and untrained network (means and sd of {R} seeds).")
+    evidence.figure(
+        f"{row}_probe_h_vs_gh",
+        fig,
+        caption=f"Table 3, {row} row: MLP probe accuracy from h and g(h), "
+        f"pretrained and untrained network (means and sd of {R} seeds).",
+    )
     plt.close(fig)
-    evidence.note(f"tinted digits, crop {DIGIT_CROP} + colour s = 1, {TRAIN['steps']} steps, batch 256, tau 0.2; "
-                  f"probe: MLP 64-64-2, {N_PROBE} x 2 training images, held-out images x 2 for testing")
+    evidence.note(
+        f"tinted digits, crop {DIGIT_CROP} + colour s = 1, {TRAIN['steps']} steps, batch 256, tau 0.2; "
+        f"probe: MLP 64-64-2, {N_PROBE} x 2 training images, held-out images x 2 for testing"
+    )
 
 
 @pytest.mark.claim("SOTA-362", "head-loses-corruption")

@@ -54,8 +54,9 @@ def _compare_train(dn, refs, devices, x, gout):
             err["grad_x"] = max(err["grad_x"], (xd.grad[r, sl] - xr.grad).abs().max().item())
         gw = torch.stack([bn.weight.grad for bn in refs[r]]).sum(0)  # C: the devices' gradients, summed as DDP would
         gb = torch.stack([bn.bias.grad for bn in refs[r]]).sum(0)
-        err["grad_w"] = max(err["grad_w"], (dn.weight.grad[r, 0] - gw).abs().max().item(),
-                            (dn.bias.grad[r, 0] - gb).abs().max().item())
+        err["grad_w"] = max(
+            err["grad_w"], (dn.weight.grad[r, 0] - gw).abs().max().item(), (dn.bias.grad[r, 0] - gb).abs().max().item()
+        )
     return err
 
 
@@ -118,6 +119,7 @@ def test_device_norm_is_batchnorm_per_simulated_device(evidence, device):
     for key in ("fwd", "grad_x", "run_var"):  # the control's smallest difference over seeds
         evidence.metric(f"per_device_vs_global_{key}_min_abs_diff", min(t[key] for t in runs["ctl"]))
     evidence.metric("per_sample_kinds_max_abs_diff", max(_per_sample_kinds(s) for s in SEEDS))
-    evidence.note(f"float64, R={R} replicas x K={K} devices x {N_LOC} samples x C={C}, {STEPS} train steps then eval; "
-                  f"{len(SEEDS)} seeds; control per seed (fwd): "
-                  + ", ".join(f"{t['fwd']:.3f}" for t in runs["ctl"]))
+    evidence.note(
+        f"float64, R={R} replicas x K={K} devices x {N_LOC} samples x C={C}, {STEPS} train steps then eval; "
+        f"{len(SEEDS)} seeds; control per seed (fwd): " + ", ".join(f"{t['fwd']:.3f}" for t in runs["ctl"])
+    )

@@ -1,5 +1,6 @@
 """SOTA-364: analytic and distributed checks of the batch-norm leak in contrastive learning and of its fixes
 (MoCo arXiv 1911.05722 §3.3 "Shuffling BN"; SimCLR arXiv 2002.05709 §2.2 "Global BN")."""
+
 import numpy as np
 import pytest
 import torch
@@ -96,8 +97,7 @@ def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device):
         evidence.metric(f"{name}_cross_jacobian", float(np.mean(v)), seeds=v)
     evidence.metric("bn1d_jacobian_analytic_max_err", float(np.mean(analytic_err)), seeds=analytic_err)
     evidence.note(
-        "max over i!=j of |d out_i/d x_j|, per seed: "
-        + "; ".join(f"{k}: {np.round(v, 4).tolist()}" for k, v in worst.items())
+        "max over i!=j of |d out_i/d x_j|, per seed: " + "; ".join(f"{k}: {np.round(v, 4).tolist()}" for k, v in worst.items())
     )
 
 
@@ -197,8 +197,11 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
                 per_seed[s][m].append(float(np.mean(acc[s][m])))
 
     for s in schemes:  # each seed's mean over its batches; the expectations read every seed
-        for m, name in (("same_device", "same_device_fraction"), ("overlap", "comembership_overlap"),
-                        ("sig_acc", "signature_acc")):
+        for m, name in (
+            ("same_device", "same_device_fraction"),
+            ("overlap", "comembership_overlap"),
+            ("sig_acc", "signature_acc"),
+        ):
             evidence.metric(f"{s}_{name}", float(np.mean(per_seed[s][m])), seeds=per_seed[s][m])
         evidence.metric(f"{s}_signature_acc_min", float(np.min(per_seed[s]["sig_acc"])))
         evidence.metric(f"{s}_signature_acc_max", float(np.max(per_seed[s]["sig_acc"])))
@@ -206,8 +209,7 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
     evidence.metric("num_devices", k)
     evidence.note(
         f"K={k} devices x n={n}, {n_batches} batches x {len(SEEDS)} seeds; per-seed means: "
-        + "; ".join(f"{s}: " + ", ".join(f"{m}={np.round(v, 3).tolist()}" for m, v in per_seed[s].items())
-                    for s in schemes)
+        + "; ".join(f"{s}: " + ", ".join(f"{m}={np.round(v, 3).tolist()}" for m, v in per_seed[s].items()) for s in schemes)
     )
 
 
@@ -309,9 +311,25 @@ def _global_bn_rank(rank, world, device, seeds):
 
     backend = dist.get_backend()
     dev = rank_device(device, rank, backend)
-    out = {k: [] for k in ("fwd", "grad_x", "grad_w_rel", "run_mean", "run_var", "ctl_fwd", "ctl_grad_x",
-                           "ctl_grad_w_rel", "ctl_run_var", "split_global", "split_ctl", "jacobian", "jac_cross",
-                           "ctl_jac_cross")}
+    out = {
+        k: []
+        for k in (
+            "fwd",
+            "grad_x",
+            "grad_w_rel",
+            "run_mean",
+            "run_var",
+            "ctl_fwd",
+            "ctl_grad_x",
+            "ctl_grad_w_rel",
+            "ctl_run_var",
+            "split_global",
+            "split_ctl",
+            "jacobian",
+            "jac_cross",
+            "ctl_jac_cross",
+        )
+    }
     for seed in seeds:
         for shape in ((16, 6), (8, 3, 4, 4)):  # BatchNorm1d input N x C, BatchNorm2d input N x C x H x W
             _compare_steps(out, shape, seed, rank, world, dev)
@@ -392,7 +410,7 @@ def _cross_jacobians(out, seed, rank, world, dev):
     for m, key in ((GlobalBatchNorm(c).to(dev), "jac"), (nn.BatchNorm1d(c).to(dev), "ctl_jac")):
         jac = _full_jacobian(m, x, sl, world)  # N x C x N x C
         dev_of = torch.arange(n_all, device=dev) // n_this  # N: device of each sample
-        cross = (dev_of[:, None] != dev_of[None, :])  # N x N: pairs on different devices
+        cross = dev_of[:, None] != dev_of[None, :]  # N x N: pairs on different devices
         out[f"{key}_cross"].append(jac.abs().amax(dim=(1, 3))[cross].max().item())
         if key == "jac":
             out["jacobian"].append((jac - ref_jac).abs().max().item())
@@ -430,8 +448,11 @@ def test_global_bn_equals_full_batch_bn_across_processes(evidence, device):
     results = run_distributed(_global_bn_rank, world, str(device), SEEDS, backend=backend)
     agg = {k: max(max(r[k]) for r in results) for k in results[0] if k != "backend"}  # worst over ranks and seeds
     mins = {k: min(min(r[k]) for r in results) for k in results[0] if k != "backend"}  # best over ranks and seeds
-    per_seed = {k: np.reshape([r[k] for r in results], (len(results), len(SEEDS), -1))  # ranks x seeds x (BN1d, BN2d)
-                for k in results[0] if k != "backend"}
+    per_seed = {
+        k: np.reshape([r[k] for r in results], (len(results), len(SEEDS), -1))  # ranks x seeds x (BN1d, BN2d)
+        for k in results[0]
+        if k != "backend"
+    }
     worst = {k: v.max((0, 2)) for k, v in per_seed.items()}  # seeds: worst over ranks and shapes
     best = {k: v.min((0, 2)) for k, v in per_seed.items()}  # seeds: best over ranks and shapes
 
@@ -449,9 +470,11 @@ def test_global_bn_equals_full_batch_bn_across_processes(evidence, device):
     record("per_device_bn_split_change_min", best["split_ctl"])
     record("per_device_bn_cross_device_jacobian", worst["ctl_jac_cross"])  # exactly 0: sub-batch only
     evidence.metric("world_size", world)
-    evidence.note(f"backend={results[0]['backend']}, {len(SEEDS)} seeds x (BN1d 16x6, BN2d 8x3x4x4), 3 steps; "
-                  f"worst diffs {dict((k, float(f'{v:.3g}')) for k, v in agg.items())}; "
-                  f"best diffs {dict((k, float(f'{v:.3g}')) for k, v in mins.items())}")
+    evidence.note(
+        f"backend={results[0]['backend']}, {len(SEEDS)} seeds x (BN1d 16x6, BN2d 8x3x4x4), 3 steps; "
+        f"worst diffs {dict((k, float(f'{v:.3g}')) for k, v in agg.items())}; "
+        f"best diffs {dict((k, float(f'{v:.3g}')) for k, v in mins.items())}"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -525,10 +548,12 @@ def resnet50_payloads():
     r50_gbn_calls = 2 * len(bn_channels)
     r50_gbn_bytes = 2 * sum(2 * c + 1 for c in bn_channels) * 4
     r50_shuffle_bytes = 32 * 3 * 224 * 224 * 4 + 8 * 32 * 8 + 32 * 128 * 4  # gather images + int64 perm + gather keys
-    return {"resnet50_bn_layers": len(bn_channels),
-            "resnet50_global_bn_collectives_per_step": r50_gbn_calls,
-            "resnet50_global_bn_payload_bytes_per_step": r50_gbn_bytes,
-            "resnet50_shuffle_payload_bytes_per_step": r50_shuffle_bytes}
+    return {
+        "resnet50_bn_layers": len(bn_channels),
+        "resnet50_global_bn_collectives_per_step": r50_gbn_calls,
+        "resnet50_global_bn_payload_bytes_per_step": r50_gbn_bytes,
+        "resnet50_shuffle_payload_bytes_per_step": r50_shuffle_bytes,
+    }
 
 
 def record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes, world, n_local):
@@ -547,8 +572,12 @@ def record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes
     axes[1].set_xlabel("BN layers L"), axes[1].set_ylabel("payload KiB / step / rank"), axes[1].legend()
     fig.suptitle(f"SOTA-364 fix cost, gloo, {world} processes, {n_local} samples/rank")
     fig.tight_layout()
-    evidence.figure("fix_cost_vs_layers", fig, caption="Collectives (left) and payload (right) per step and rank against "
-                    "the number of BN layers, global BN against shuffle BN, counted in a gloo run.")
+    evidence.figure(
+        "fix_cost_vs_layers",
+        fig,
+        caption="Collectives (left) and payload (right) per step and rank against "
+        "the number of BN layers, global BN against shuffle BN, counted in a gloo run.",
+    )
     plt.close(fig)
 
 
@@ -586,9 +615,11 @@ def test_global_bn_communicates_per_layer_shuffle_per_forward(evidence, device):
 
     for name, v in resnet50_payloads().items():  # arithmetic extrapolation to MoCo's ResNet-50 on 8 GPUs
         evidence.metric(name, v)
-    evidence.note(f"rank 0, world={world}, n_local={n_local}, input 64-d, width 32: "
-                  f"L={L.astype(int).tolist()} global-BN collectives {gbn_calls.astype(int).tolist()} "
-                  f"(fwd {gbn_fwd.astype(int).tolist()}, bwd {gbn_bwd.astype(int).tolist()}), bytes "
-                  f"{gbn_bytes.astype(int).tolist()}; shuffle collectives {sh_calls.astype(int).tolist()} "
-                  f"({rows[0]['shuffle_kinds']}), bytes {sh_bytes.astype(int).tolist()}")
+    evidence.note(
+        f"rank 0, world={world}, n_local={n_local}, input 64-d, width 32: "
+        f"L={L.astype(int).tolist()} global-BN collectives {gbn_calls.astype(int).tolist()} "
+        f"(fwd {gbn_fwd.astype(int).tolist()}, bwd {gbn_bwd.astype(int).tolist()}), bytes "
+        f"{gbn_bytes.astype(int).tolist()}; shuffle collectives {sh_calls.astype(int).tolist()} "
+        f"({rows[0]['shuffle_kinds']}), bytes {sh_bytes.astype(int).tolist()}"
+    )
     record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes, world, n_local)

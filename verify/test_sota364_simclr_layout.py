@@ -49,15 +49,29 @@ def test_simclr_same_device_views_gain_through_per_device_bn(evidence, device):
     data = load_digits_split(device=device)
     runs, acc = {}, {}
     for name, (layout, devices) in LAYOUTS.items():
-        net, hist = train_simclr(data["x_train"], ShiftNoise(), n_replicas=SEEDS, steps=STEPS, batch=BATCH, tau=0.2,
-                                 lr=3e-3, seed=0, layout=layout, devices=devices, monitor=data, monitor_every=STEPS,
-                                 **NET)
+        net, hist = train_simclr(
+            data["x_train"],
+            ShiftNoise(),
+            n_replicas=SEEDS,
+            steps=STEPS,
+            batch=BATCH,
+            tau=0.2,
+            lr=3e-3,
+            seed=0,
+            layout=layout,
+            devices=devices,
+            monitor=data,
+            monitor_every=STEPS,
+            **NET,
+        )
         runs[name] = (net, hist)
         _summary(evidence, f"{name}_pretext_acc_train", hist["pretext_acc"][-20:].mean(0))
         _summary(evidence, f"{name}_knn_end", hist["knn"][-1])
         net.f.set_devices(DEVICES)  # read every model on the same 8-device split
-        acc[name] = {"coupled": _read(net, data, "same_device", DEVICES),  # both views on one device
-                     "shuffled": _read(net, data, "shuffle", DEVICES)}  # view 2 on random devices
+        acc[name] = {
+            "coupled": _read(net, data, "same_device", DEVICES),  # both views on one device
+            "shuffled": _read(net, data, "shuffle", DEVICES),
+        }  # view 2 on random devices
         recalibrate_bn(net.f, data, batch=2 * BATCH)
         net.eval()
         acc[name]["eval"] = pretext_accuracy(net, data["x_test"], ShiftNoise(), batch=BATCH)  # no batch channel
@@ -72,11 +86,17 @@ def test_simclr_same_device_views_gain_through_per_device_bn(evidence, device):
     _summary(evidence, "leak_free_margin", drop["global"] - drop["shuffle"])  # control: two models trained leak-free
     _summary(evidence, "knn_global_minus_nofix", runs["global"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
     _summary(evidence, "knn_shuffle_minus_nofix", runs["shuffle"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
-    evidence.figure("simclr_layouts", _figure(runs), caption="Pretext top-1 during training in SimCLR's layout (both views "
-                    "of an image on one device) with per-device BN, global BN and view 2 shuffled across devices; "
-                    "mean over seeds.")
-    evidence.note(f"digits, encoder 64-128-128-32 (per-device BN), NT-Xent tau 0.2, batch {BATCH} over {DEVICES} "
-                  f"devices, {STEPS} Adam steps (lr 3e-3), {SEEDS} seeds; read on fresh training batches")
+    evidence.figure(
+        "simclr_layouts",
+        _figure(runs),
+        caption="Pretext top-1 during training in SimCLR's layout (both views "
+        "of an image on one device) with per-device BN, global BN and view 2 shuffled across devices; "
+        "mean over seeds.",
+    )
+    evidence.note(
+        f"digits, encoder 64-128-128-32 (per-device BN), NT-Xent tau 0.2, batch {BATCH} over {DEVICES} "
+        f"devices, {STEPS} Adam steps (lr 3e-3), {SEEDS} seeds; read on fresh training batches"
+    )
 
 
 def _figure(runs):

@@ -48,35 +48,58 @@ def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device):
         devices = BATCH // n
         nofix = train_moco(data, norm="bn", bn_mode="per_device", devices=devices, **train)
         shuffle = train_moco(data, norm="bn", bn_mode="shuffle", devices=devices, **train)
-        gain = {name: _gain_when_coupled(run[0], run[1], data, devices) for name, run in
-                (("nofix", nofix), ("shuffle", shuffle), ("global", (q_g, k_g)))}  # R each
-        rows[n] = {"passive_gain": gain["shuffle"], "learned_cheat_margin": gain["nofix"] - gain["shuffle"],
-                   "leak_free_margin": gain["global"] - gain["shuffle"],
-                   "knn_shuffle_minus_nofix": shuffle[3]["knn"][-1] - nofix[3]["knn"][-1],
-                   "nofix_knn_end": nofix[3]["knn"][-1]}
+        gain = {
+            name: _gain_when_coupled(run[0], run[1], data, devices)
+            for name, run in (("nofix", nofix), ("shuffle", shuffle), ("global", (q_g, k_g)))
+        }  # R each
+        rows[n] = {
+            "passive_gain": gain["shuffle"],
+            "learned_cheat_margin": gain["nofix"] - gain["shuffle"],
+            "leak_free_margin": gain["global"] - gain["shuffle"],
+            "knn_shuffle_minus_nofix": shuffle[3]["knn"][-1] - nofix[3]["knn"][-1],
+            "nofix_knn_end": nofix[3]["knn"][-1],
+        }
         for key, per_seed in rows[n].items():
             _summary(evidence, f"{key}_b{n}", per_seed)
     for key in ("learned_cheat_margin", "knn_shuffle_minus_nofix", "passive_gain"):  # the trend: 4 against 16
         _summary(evidence, f"{key}_b4_minus_b16", rows[4][key] - rows[16][key])
-    evidence.figure("sub_batch_trend", _figure(rows), caption="Left: the learned cheat (no-fix minus shuffle-trained gain "
-                    "from the shared device) against images per device; right: kNN accuracy, shuffle fix minus no fix. "
-                    "Mean and range over seeds.")
-    evidence.note(f"digits MoCo toy, batch {BATCH}, {STEPS} steps, queue {QUEUE}, {SEEDS} seeds; sub-batches "
-                  f"{SUB_BATCHES}; one global-BN model read at each split")
+    evidence.figure(
+        "sub_batch_trend",
+        _figure(rows),
+        caption="Left: the learned cheat (no-fix minus shuffle-trained gain "
+        "from the shared device) against images per device; right: kNN accuracy, shuffle fix minus no fix. "
+        "Mean and range over seeds.",
+    )
+    evidence.note(
+        f"digits MoCo toy, batch {BATCH}, {STEPS} steps, queue {QUEUE}, {SEEDS} seeds; sub-batches "
+        f"{SUB_BATCHES}; one global-BN model read at each split"
+    )
 
 
 def _figure(rows):
     """Learned-cheat margin, leak-free margin, passive gain and kNN deficit against the sub-batch size."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.5, 3.3))
     xs = list(SUB_BATCHES)
-    for key, color in (("learned_cheat_margin", "tab:red"), ("leak_free_margin", "tab:grey"),
-                       ("passive_gain", "tab:blue")):
+    for key, color in (("learned_cheat_margin", "tab:red"), ("leak_free_margin", "tab:grey"), ("passive_gain", "tab:blue")):
         vals = torch.stack([rows[n][key] for n in xs])  # vals: 3 x R
-        ax1.errorbar(xs, vals.mean(1), yerr=[vals.mean(1) - vals.min(1).values, vals.max(1).values - vals.mean(1)],
-                     marker="o", color=color, capsize=3, label=key.replace("_", " "))
+        ax1.errorbar(
+            xs,
+            vals.mean(1),
+            yerr=[vals.mean(1) - vals.min(1).values, vals.max(1).values - vals.mean(1)],
+            marker="o",
+            color=color,
+            capsize=3,
+            label=key.replace("_", " "),
+        )
     vals = torch.stack([rows[n]["knn_shuffle_minus_nofix"] for n in xs])  # vals: 3 x R
-    ax2.errorbar(xs, vals.mean(1), yerr=[vals.mean(1) - vals.min(1).values, vals.max(1).values - vals.mean(1)],
-                 marker="o", capsize=3, color="tab:purple")
+    ax2.errorbar(
+        xs,
+        vals.mean(1),
+        yerr=[vals.mean(1) - vals.min(1).values, vals.max(1).values - vals.mean(1)],
+        marker="o",
+        capsize=3,
+        color="tab:purple",
+    )
     for ax in (ax1, ax2):
         ax.axhline(0, color="k", lw=0.6)
         ax.set_xscale("log", base=2)

@@ -5,6 +5,7 @@ split over 8 simulated devices of 8 (MoCo §3.3 uses 8 GPUs x 32), 5 seeds train
 replicas in one vectorised model, 300 Adam steps unless stated. Metrics are means over the seeds and
 carry the per-seed values; `_min` / `_max` record the extremes over seeds.
 """
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -91,12 +92,18 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     LayerNorm and no normalisation: is the no-fix representation worse than the fixes'?"""
     torch.set_num_threads(1)
     data = load_digits_split(device=device)
-    variants = {"nofix": ("bn", "per_device"), "shuffle": ("bn", "shuffle"), "global": ("bn", "global"),
-                "layernorm": ("ln", "per_device"), "nonorm": ("none", "per_device")}
+    variants = {
+        "nofix": ("bn", "per_device"),
+        "shuffle": ("bn", "shuffle"),
+        "global": ("bn", "global"),
+        "layernorm": ("ln", "per_device"),
+        "nonorm": ("none", "per_device"),
+    }
     knn = {}
     for name, (norm, mode) in variants.items():
-        _, _, _, hist = train_moco(data, SEEDS, norm, mode, DEVICES, BATCH, STEPS, QUEUE, monitor_every=150,
-                                   seed=0, device=device)
+        _, _, _, hist = train_moco(
+            data, SEEDS, norm, mode, DEVICES, BATCH, STEPS, QUEUE, monitor_every=150, seed=0, device=device
+        )
         knn[name] = hist["knn"]  # knn: 3 x R at steps 1, 150, 300 (MoCo App. A.1 monitor, k=20, t=0.1)
         _summary(evidence, f"{name}_knn_init", knn[name][0])
         _summary(evidence, f"{name}_knn_mid", knn[name][1])
@@ -236,10 +243,12 @@ def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, de
     and drops to chance in eval mode; LayerNorm, global BN and a content (class) target show no such gap."""
     torch.set_num_threads(1)
     data = load_digits_split(device=device)
-    cases = {"bn_device": ("bn", 16, "device"),  # effect: BN over the same 16 groups of 4 that define the target
-             "ln_device": ("ln", 16, "device"),  # control: no cross-sample normalisation
-             "globalbn_device": ("bn", 1, "device"),  # control: one set of statistics for the whole batch
-             "bn_class": ("bn", 16, "class")}  # control: target is content, not batch membership
+    cases = {
+        "bn_device": ("bn", 16, "device"),  # effect: BN over the same 16 groups of 4 that define the target
+        "ln_device": ("ln", 16, "device"),  # control: no cross-sample normalisation
+        "globalbn_device": ("bn", 1, "device"),  # control: one set of statistics for the whole batch
+        "bn_class": ("bn", 16, "class"),
+    }  # control: target is content, not batch membership
     for name, (norm, devices, label) in cases.items():
         out = _train_batch_ranking(data, norm, devices, label, seed=0, device=device)
         _summary(evidence, f"{name}_acc_trainmode", out["train"])
@@ -257,8 +266,9 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     steps = 450
     curves, encoders = {}, {}
     for mode, label in (("per_device", "per-device BN (no fix)"), ("shuffle", "shuffle BN (MoCo fix)")):
-        q_enc, k_enc, _, hist = train_moco(data, SEEDS, "bn", mode, DEVICES, BATCH, steps, QUEUE, monitor_every=75,
-                                           seed=0, device=device)
+        q_enc, k_enc, _, hist = train_moco(
+            data, SEEDS, "bn", mode, DEVICES, BATCH, steps, QUEUE, monitor_every=75, seed=0, device=device
+        )
         curves[mode], encoders[mode] = (label, hist), (q_enc, k_enc)
     knn_steps = curves["per_device"][1]["knn_step"]  # [1, 75, ..., 450]
     gap = curves["shuffle"][1]["knn"] - curves["per_device"][1]["knn"]  # gap: len(knn_steps) x R, fix - no fix
@@ -279,8 +289,12 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
         _summary(evidence, f"{mode}_knn_peak_minus_end", curves[mode][1]["knn"].max(0).values - curves[mode][1]["knn"][-1])
 
     fig = figure_a1(curves, knn_steps, steps)
-    evidence.figure("figure_a1", fig, caption="Our toy version of MoCo Figure A.1: pretext accuracy (left) and held-out "
-                    "kNN accuracy (right) during training, with and without shuffle BN; mean over seeds with the min-max band.")
+    evidence.figure(
+        "figure_a1",
+        fig,
+        caption="Our toy version of MoCo Figure A.1: pretext accuracy (left) and held-out "
+        "kNN accuracy (right) during training, with and without shuffle BN; mean over seeds with the min-max band.",
+    )
     plt.close(fig)
 
 

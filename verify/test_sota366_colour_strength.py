@@ -1,4 +1,5 @@
 """SOTA-366: contrastive learning wants stronger colour distortion than supervised learning (SimCLR §3.2, Table 1)."""
+
 import math
 
 import matplotlib
@@ -28,7 +29,7 @@ def slope(values):
     xs = torch.tensor([math.log2(s) for s in STRENGTHS])  # S
     ys = torch.stack(values)  # S x R
     xc = (xs - xs.mean())[:, None]  # S x 1
-    return (xc * (ys - ys.mean(0))).sum(0) / (xc ** 2).sum()  # R
+    return (xc * (ys - ys.mean(0))).sum(0) / (xc**2).sum()  # R
 
 
 def strength_sweep(device):
@@ -71,10 +72,16 @@ def record(evidence, sweep, readout):
     ax.set_xlabel("colour distortion strength s")
     ax.set_ylabel("held-out accuracy")
     ax.legend(fontsize=8)
-    evidence.figure("accuracy_vs_strength", fig, caption=f"Held-out accuracy against colour distortion strength s (log "
-                    f"scale), the contrastive model read by {readout} beside the supervised model; mean over replicas.")
-    evidence.note("tinted digits; contrastive: 2 replicas x 150 steps x batch 256, tau 0.2; supervised: 2 replicas x "
-                  "300 steps x batch 128, lr 3e-3; MLP width 64; slopes per doubling of s")
+    evidence.figure(
+        "accuracy_vs_strength",
+        fig,
+        caption=f"Held-out accuracy against colour distortion strength s (log "
+        f"scale), the contrastive model read by {readout} beside the supervised model; mean over replicas.",
+    )
+    evidence.note(
+        "tinted digits; contrastive: 2 replicas x 150 steps x batch 256, tau 0.2; supervised: 2 replicas x "
+        "300 steps x batch 128, lr 3e-3; MLP width 64; slopes per doubling of s"
+    )
 
 
 @pytest.mark.claim("SOTA-366", "stronger-colour-for-contrastive")

@@ -1,5 +1,6 @@
 """SOTA-367: larger batches help contrastive learning at short training and the gaps shrink with longer training
 (SimCLR §5.2, Figure 9)."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -19,8 +20,10 @@ SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0
 BATCHES = (16, 64, 256)  # SimCLR Figure 9 spans 256..8192; scaled down to a 1258-image training set
 EPOCHS = {"short": 4, "long": 16}  # same epochs for every batch size, as in Figure 9 (100 vs 800 epochs there)
 REPLICAS = 3
-FIGURE_9 = ("Our analogue of SimCLR Figure 9: linear-probe (left) and kNN (right) accuracy against batch size, "
-            "one line per training length; mean over replicas.")
+FIGURE_9 = (
+    "Our analogue of SimCLR Figure 9: linear-probe (left) and kNN (right) accuracy against batch size, "
+    "one line per training length; mean over replicas."
+)
 
 
 def accuracy_vs_batch_figure(acc):
@@ -28,8 +31,9 @@ def accuracy_vs_batch_figure(acc):
     fig, axes = plt.subplots(1, 2, figsize=(8, 3))
     for ax, kind in zip(axes, ("probe", "knn")):
         for length in EPOCHS:
-            ax.plot(BATCHES, [acc[(kind, b, length)].mean().item() for b in BATCHES], marker="o",
-                    label=f"{EPOCHS[length]} epochs")
+            ax.plot(
+                BATCHES, [acc[(kind, b, length)].mean().item() for b in BATCHES], marker="o", label=f"{EPOCHS[length]} epochs"
+            )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("batch size")
         ax.set_title(kind, fontsize=9)
@@ -42,8 +46,9 @@ def supervised_probe(x, y, tr, te, aug, batch):
     """The control arm: the same encoder trained with cross-entropy for the short run's epochs at `batch` (SimCLR
     §5.2: 'In contrast to supervised learning (Goyal et al., 2017)', no negatives), read by the same linear probe. R."""
     steps = round(EPOCHS["short"] * len(tr) / batch)  # equal epochs, as the contrastive runs
-    f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=sqrt_scaled_lr(batch),
-                            hidden=64, seed=SEED)
+    f, _ = train_supervised(
+        x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=sqrt_scaled_lr(batch), hidden=64, seed=SEED
+    )
     h_tr = frozen_features(f, for_replicas(x[tr], REPLICAS))  # h_tr: R x M x 64
     h_te = frozen_features(f, for_replicas(x[te], REPLICAS))  # h_te: R x M_test x 64
     return linear_probe(h_tr, y[tr], h_te, y[te]).cpu()
@@ -71,8 +76,19 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
                     acc[("knn", batch, length)] = knn_probe(h_tr, y[tr], h_te, y[te]).cpu()
 
         # SimCLR Appendix B.1: square-root learning-rate scaling, which helps small batches (Figure B.1)
-        train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps_at["long"], batch=batch, tau=0.2,
-                     lr=sqrt_scaled_lr(batch), hidden=64, seed=SEED, eval_steps=set(steps_at.values()), on_eval=on_eval)
+        train_simclr(
+            x[tr],
+            aug,
+            n_replicas=REPLICAS,
+            steps=steps_at["long"],
+            batch=batch,
+            tau=0.2,
+            lr=sqrt_scaled_lr(batch),
+            hidden=64,
+            seed=SEED,
+            eval_steps=set(steps_at.values()),
+            on_eval=on_eval,
+        )
         for (kind, b, length), a in acc.items():
             if b == batch:
                 evidence.metric(f"{kind}_b{b}_{length}", a.mean().item(), seeds=a.tolist())  # each replica a seed
@@ -93,6 +109,8 @@ def test_larger_batches_help_at_short_training_and_the_gap_shrinks(evidence, dev
     # control: one value, the replica mean (per replica the gap's sd, 0.023, is wider than the effect it must exclude)
     evidence.metric("supervised_probe_gap_short", (sup[large] - sup[small]).mean().item())
     evidence.figure("accuracy_vs_batch", accuracy_vs_batch_figure(acc), caption=FIGURE_9)
-    evidence.note(f"tinted digits, crop + colour(s=0.5), MLP width 64, tau 0.2, Adam lr 1e-3*sqrt(B/256), "
-                  f"{REPLICAS} replicas; epochs {EPOCHS}; control: the same encoder trained with cross-entropy at batch {small} "
-                  f"and {large} for {EPOCHS['short']} epochs, same lr scaling, read by the same probe")
+    evidence.note(
+        f"tinted digits, crop + colour(s=0.5), MLP width 64, tau 0.2, Adam lr 1e-3*sqrt(B/256), "
+        f"{REPLICAS} replicas; epochs {EPOCHS}; control: the same encoder trained with cross-entropy at batch {small} "
+        f"and {large} for {EPOCHS['short']} epochs, same lr scaling, read by the same probe"
+    )

@@ -2,6 +2,7 @@
 against a supervised model of the same encoder trained at the same batch sizes (SimCLR §5.2: "In contrast to
 supervised learning (Goyal et al., 2017), in contrastive learning, larger batch sizes provide more negative
 examples, facilitating convergence (i.e. taking fewer epochs and steps for a given accuracy)")."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -38,11 +39,9 @@ def accuracy(objective, batch, steps, lr, x, y, tr, te):
     """Train R replicas with `objective` at `batch` for `steps` Adam steps at `lr` and probe h: R, R."""
     aug = Augment(**AUG)
     if objective == "contrastive":
-        net, _ = train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, tau=0.2, lr=lr,
-                              hidden=HIDDEN, seed=SEED)
+        net, _ = train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, tau=0.2, lr=lr, hidden=HIDDEN, seed=SEED)
         return probe(net.f, x, y, tr, te)
-    f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=lr, hidden=HIDDEN,
-                            seed=SEED)
+    f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=SEED)
     return probe(f, x, y, tr, te)
 
 
@@ -52,13 +51,17 @@ def measure(x, y, tr, te):
     acc = {}  # (readout, objective, budget, batch) -> R
     # equal steps: one learning rate for every batch size, so that only the batch (its images and its 2N - 2
     # negatives) differs; equal epochs: SimCLR Appendix B.1's square-root scaling, as the batch-size-convergence check
-    plans = (("steps", {b: STEPS for b in BATCHES}, lambda b: LR), ("epochs", epoch_steps, sqrt_scaled_lr),
-             ("init", {BATCHES[0]: 0}, lambda b: LR))
+    plans = (
+        ("steps", {b: STEPS for b in BATCHES}, lambda b: LR),
+        ("epochs", epoch_steps, sqrt_scaled_lr),
+        ("init", {BATCHES[0]: 0}, lambda b: LR),
+    )
     for objective in ("contrastive", "supervised"):
         for budget, steps, lr in plans:
             for b, n in steps.items():
-                acc[("probe", objective, budget, b)], acc[("knn", objective, budget, b)] = \
-                    accuracy(objective, b, n, lr(b), x, y, tr, te)
+                acc[("probe", objective, budget, b)], acc[("knn", objective, budget, b)] = accuracy(
+                    objective, b, n, lr(b), x, y, tr, te
+                )
     return acc, epoch_steps
 
 
@@ -72,14 +75,14 @@ def plot(evidence, acc):
                 ax.plot(BATCHES, runs.mean(1).numpy(), color=colour, marker="o", label=objective)
                 ax.axhline(acc[(readout, objective, "init", BATCHES[0])].mean().item(), color=colour, ls=":", lw=1)
             ax.set_xscale("log", base=2)
-            ax.set_title(f"{readout}, equal " + (f"steps ({STEPS})" if budget == "steps" else f"epochs ({EPOCHS})"),
-                         fontsize=9)
+            ax.set_title(f"{readout}, equal " + (f"steps ({STEPS})" if budget == "steps" else f"epochs ({EPOCHS})"), fontsize=9)
     for ax in axes[1]:
         ax.set_xlabel("batch size")
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    evidence.figure("accuracy_vs_batch_equal_steps", fig,
-                    caption="Thin lines: one seed each; thick: the mean; dotted: the untrained encoder.")
+    evidence.figure(
+        "accuracy_vs_batch_equal_steps", fig, caption="Thin lines: one seed each; thick: the mean; dotted: the untrained encoder."
+    )
     plt.close(fig)
 
 
@@ -100,12 +103,19 @@ def test_at_equal_steps_the_larger_batch_gains_more_for_contrastive_than_supervi
             for budget in ("steps", "epochs"):
                 d = acc[(readout, objective, budget, large)] - acc[(readout, objective, budget, small)]
                 gap[(readout, objective, budget)] = d
-                evidence.metric(f"{readout}_{objective}_equal_{budget}_gap", d.mean().item(), unit="accuracy points",
-                                seeds=d.tolist())
+                evidence.metric(
+                    f"{readout}_{objective}_equal_{budget}_gap", d.mean().item(), unit="accuracy points", seeds=d.tolist()
+                )
         excess = gap[(readout, "contrastive", "steps")] - gap[(readout, "supervised", "steps")]  # R
-        evidence.metric(f"{readout}_equal_steps_gap_contrastive_minus_supervised", excess.mean().item(),
-                        unit="accuracy points", seeds=excess.tolist())
+        evidence.metric(
+            f"{readout}_equal_steps_gap_contrastive_minus_supervised",
+            excess.mean().item(),
+            unit="accuracy points",
+            seeds=excess.tolist(),
+        )
     plot(evidence, acc)
-    evidence.note(f"tinted digits, crop + colour(s=0.5), MLP width {HIDDEN}, tau 0.2, Adam lr {LR} at equal steps and "
-                  f"1e-3*sqrt(B/256) at equal epochs for both objectives, {REPLICAS} seeds; equal steps {STEPS}, "
-                  f"equal epochs {EPOCHS} ({epoch_steps})")
+    evidence.note(
+        f"tinted digits, crop + colour(s=0.5), MLP width {HIDDEN}, tau 0.2, Adam lr {LR} at equal steps and "
+        f"1e-3*sqrt(B/256) at equal epochs for both objectives, {REPLICAS} seeds; equal steps {STEPS}, "
+        f"equal epochs {EPOCHS} ({epoch_steps})"
+    )

@@ -1,6 +1,7 @@
 """SOTA-368, SimCLR Tables 4 and 5 on digits: NT-Xent against NT-Logistic and margin triplet losses, with and without
 semi-hard negative mining (Table 4), and NT-Xent with and without l2 normalisation across temperatures, contrastive
 accuracy against linear evaluation (Table 5) (SimCLR §5.1). Every loss trains its own replicas in one lock-step run."""
+
 import math
 
 import matplotlib
@@ -36,14 +37,19 @@ TABLE4 = {  # name: (loss, tau or margin, negatives)
     "nt_logistic_random": ("nt_logistic", 1.0, "random"),
 }
 TABLE5 = {  # name: (l2-normalised, tau); SimCLR Table 5's temperatures
-    "l2_tau0p05": (True, 0.05), "l2_tau0p1": (True, 0.1), "l2_tau0p5": (True, 0.5), "l2_tau1": (True, 1.0),
-    "raw_tau10": (False, 10.0), "raw_tau100": (False, 100.0),
+    "l2_tau0p05": (True, 0.05),
+    "l2_tau0p1": (True, 0.1),
+    "l2_tau0p5": (True, 0.5),
+    "l2_tau1": (True, 1.0),
+    "raw_tau10": (False, 10.0),
+    "raw_tau100": (False, 100.0),
 }
 
 
 def pair_loss(kind, param, negatives):
     """One Table 4 loss as train_simclr's `loss`: NT-Xent over the 2N-1 other views, or a Table 2 alternative over the
     other view's negatives (§5.1 footnote 8), all of them, the semi-hard one (§5.1) or a random one per anchor."""
+
     def loss(z1, z2, g):  # z1, z2: R' x N x D, l2-normalised
         if kind == "nt_xent":
             return nt_xent(z1, z2, param)
@@ -54,23 +60,28 @@ def pair_loss(kind, param, negatives):
             pick = torch.randint(0, neg.shape[-1], (*neg.shape[:2], 1), generator=g).to(neg.device)  # R' x 2N x 1
             neg = neg.gather(-1, pick)
         return (nt_logistic if kind == "nt_logistic" else margin_triplet)(pos, neg, param), acc
+
     return loss
 
 
 def l2_loss(l2, tau):
     """One Table 5 loss: NT-Xent at tau on z l2-normalised or as it is (train_simclr runs with l2=False)."""
+
     def loss(z1, z2, g):  # z1, z2: R' x N x D, unnormalised
         if l2:
             z1, z2 = F.normalize(z1, dim=-1), F.normalize(z2, dim=-1)
         return nt_xent(z1, z2, tau)
+
     return loss
 
 
 def lock_step(losses):
     """train_simclr's `loss` for groups of PER replicas, group k trained with losses[k]."""
+
     def loss(z1, z2, g):  # z1, z2: R x N x D with R = PER * len(losses)
-        parts = [fn(z1[k * PER:(k + 1) * PER], z2[k * PER:(k + 1) * PER], g) for k, fn in enumerate(losses)]
+        parts = [fn(z1[k * PER : (k + 1) * PER], z2[k * PER : (k + 1) * PER], g) for k, fn in enumerate(losses)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])  # R, R
+
     return loss
 
 
@@ -78,12 +89,12 @@ def train_groups(data, losses, seed, l2, steps):
     """PER replicas per loss, trained in lock-step on the digits; returns the net and per-replica linear evaluation
     and kNN accuracy of h on the held-out split (R each)."""
     r = PER * len(losses)
-    net, _ = train_simclr(data["x_train"], ShiftNoise(), n_replicas=r, seed=seed, loss=lock_step(losses), l2=l2,
-                          **{**TRAIN, "steps": steps})
+    net, _ = train_simclr(
+        data["x_train"], ShiftNoise(), n_replicas=r, seed=seed, loss=lock_step(losses), l2=l2, **{**TRAIN, "steps": steps}
+    )
     h_tr = frozen_features(net, for_replicas(data["x_train"], r))[0]  # h_tr: R x M x 64
     h_te = frozen_features(net, for_replicas(data["x_test"], r))[0]
-    return net, linear_probe(h_tr, data["y_train"], h_te, data["y_test"]), knn_probe(h_tr, data["y_train"], h_te,
-                                                                                       data["y_test"])
+    return net, linear_probe(h_tr, data["y_train"], h_te, data["y_test"]), knn_probe(h_tr, data["y_train"], h_te, data["y_test"])
 
 
 @torch.no_grad()
@@ -99,7 +110,7 @@ def contrastive_eval(net, data, groups, seed, batch=256):
     net.train(was)
     acc, ent = [], []
     for k, (l2, tau) in enumerate(groups):
-        a, b = z1[k * PER:(k + 1) * PER], z2[k * PER:(k + 1) * PER]  # PER x N x D
+        a, b = z1[k * PER : (k + 1) * PER], z2[k * PER : (k + 1) * PER]  # PER x N x D
         if l2:
             a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
         z = torch.cat([a, b], 1)  # z: PER x 2N x D
@@ -114,7 +125,7 @@ def contrastive_eval(net, data, groups, seed, batch=256):
 
 def per_group(values, names):
     """Split an R-vector into {name: PER-vector} in group order."""
-    return {n: values[k * PER:(k + 1) * PER] for k, n in enumerate(names)}
+    return {n: values[k * PER : (k + 1) * PER] for k, n in enumerate(names)}
 
 
 @pytest.mark.claim("SOTA-368", "table4-losses")
@@ -125,33 +136,47 @@ def test_nt_xent_against_logistic_and_margin_with_and_without_mining(evidence, d
     _, lin, knn = train_groups(data, [pair_loss(*spec) for spec in TABLE4.values()], SEED, True, TRAIN["steps"])
     lin, knn = per_group(lin, list(TABLE4)), per_group(knn, list(TABLE4))
     best_mined = torch.maximum(lin["nt_logistic_sh"], lin["margin_sh"])  # per seed, the better mined alternative
-    per_seed = {**{f"lin_{k}": v for k, v in lin.items()}, **{f"knn_{k}": v for k, v in knn.items()},
-                "lin_mining_gain_nt_logistic": lin["nt_logistic_sh"] - lin["nt_logistic"],
-                "lin_mining_gain_margin": lin["margin_sh"] - lin["margin"],
-                "lin_random_negative_gain_nt_logistic": lin["nt_logistic_random"] - lin["nt_logistic"],
-                "lin_nt_xent_minus_best_mined": lin["nt_xent"] - best_mined,
-                "lin_best_mined_minus_nt_xent": best_mined - lin["nt_xent"],
-                "knn_mining_gain_nt_logistic": knn["nt_logistic_sh"] - knn["nt_logistic"],
-                "knn_mining_gain_margin": knn["margin_sh"] - knn["margin"],
-                "knn_random_negative_gain_nt_logistic": knn["nt_logistic_random"] - knn["nt_logistic"],
-                "knn_nt_xent_minus_best_mined": knn["nt_xent"] - torch.maximum(knn["nt_logistic_sh"], knn["margin_sh"])}
+    per_seed = {
+        **{f"lin_{k}": v for k, v in lin.items()},
+        **{f"knn_{k}": v for k, v in knn.items()},
+        "lin_mining_gain_nt_logistic": lin["nt_logistic_sh"] - lin["nt_logistic"],
+        "lin_mining_gain_margin": lin["margin_sh"] - lin["margin"],
+        "lin_random_negative_gain_nt_logistic": lin["nt_logistic_random"] - lin["nt_logistic"],
+        "lin_nt_xent_minus_best_mined": lin["nt_xent"] - best_mined,
+        "lin_best_mined_minus_nt_xent": best_mined - lin["nt_xent"],
+        "knn_mining_gain_nt_logistic": knn["nt_logistic_sh"] - knn["nt_logistic"],
+        "knn_mining_gain_margin": knn["margin_sh"] - knn["margin"],
+        "knn_random_negative_gain_nt_logistic": knn["nt_logistic_random"] - knn["nt_logistic"],
+        "knn_nt_xent_minus_best_mined": knn["nt_xent"] - torch.maximum(knn["nt_logistic_sh"], knn["margin_sh"]),
+    }
     for name, v in per_seed.items():
         evidence.metric(name, v.mean().item(), unit="fraction", seeds=v.tolist())
 
     fig, ax = plt.subplots(figsize=(6, 3))
     names = list(TABLE4)
     for j, (label, acc) in enumerate((("linear evaluation", lin), ("kNN", knn))):
-        ax.bar([i + 0.4 * j for i in range(len(names))], [acc[n].mean().item() for n in names], width=0.4,
-               yerr=[acc[n].std().item() for n in names], label=label)
+        ax.bar(
+            [i + 0.4 * j for i in range(len(names))],
+            [acc[n].mean().item() for n in names],
+            width=0.4,
+            yerr=[acc[n].std().item() for n in names],
+            label=label,
+        )
     ax.set_xticks([i + 0.2 for i in range(len(names))], [n.replace("_", " ") for n in names], rotation=20, fontsize=7)
     ax.set_ylim(0.6, 1.0)
     ax.set_ylabel("held-out digit accuracy of h")
     ax.legend(fontsize=7)
-    evidence.figure("table4_losses", fig, caption="Table 4 on digits: linear evaluation and kNN accuracy of h for each "
-                    f"loss at its tuned temperature or margin (sh: semi-hard mining); means and sd of {PER} seeds.")
+    evidence.figure(
+        "table4_losses",
+        fig,
+        caption="Table 4 on digits: linear evaluation and kNN accuracy of h for each "
+        f"loss at its tuned temperature or margin (sh: semi-hard mining); means and sd of {PER} seeds.",
+    )
     plt.close(fig)
-    evidence.note(f"{PER} seeds per loss; {TRAIN['steps']} steps, batch {TRAIN['batch']}; " +
-                  ", ".join(f"{k}: {v[1]}" for k, v in TABLE4.items()))
+    evidence.note(
+        f"{PER} seeds per loss; {TRAIN['steps']} steps, batch {TRAIN['batch']}; "
+        + ", ".join(f"{k}: {v[1]}" for k, v in TABLE4.items())
+    )
 
 
 @pytest.mark.claim("SOTA-368", "table5-l2-temperature")
@@ -164,8 +189,7 @@ def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, de
     for kind, steps in (("trained", TRAIN["steps"]), ("untrained", 0)):
         net, lin, knn = train_groups(data, [l2_loss(*spec) for spec in groups], SEED, False, steps)
         acc, ent = contrastive_eval(net, data, groups, SEED)
-        out[kind] = {key: per_group(v, list(TABLE5)) for key, v in
-                     (("lin", lin), ("knn", knn), ("acc", acc), ("entropy", ent))}
+        out[kind] = {key: per_group(v, list(TABLE5)) for key, v in (("lin", lin), ("knn", knn), ("acc", acc), ("entropy", ent))}
     m = out["trained"]
     per_seed = {f"{key}_{name}": v for key in ("lin", "knn", "acc", "entropy") for name, v in m[key].items()}
     per_seed["acc_raw_tau10_minus_l2_tau0p1"] = m["acc"]["raw_tau10"] - m["acc"]["l2_tau0p1"]
@@ -182,12 +206,22 @@ def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, de
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for name in TABLE5:
-        ax.errorbar(m["acc"][name].mean().item(), m["lin"][name].mean().item(), xerr=m["acc"][name].std().item(),
-                    yerr=m["lin"][name].std().item(), fmt="o" if name.startswith("l2") else "s", label=name)
+        ax.errorbar(
+            m["acc"][name].mean().item(),
+            m["lin"][name].mean().item(),
+            xerr=m["acc"][name].std().item(),
+            yerr=m["lin"][name].std().item(),
+            fmt="o" if name.startswith("l2") else "s",
+            label=name,
+        )
     ax.set_xlabel("contrastive accuracy (held-out, top-1 of 511)")
     ax.set_ylabel("linear evaluation of h")
     ax.legend(fontsize=7)
-    evidence.figure("table5_task_vs_representation", fig, caption="Table 5 on digits: contrastive-task accuracy against "
-                    f"linear evaluation, l2-normalised (circles) and not (squares), means and sd of {PER} seeds.")
+    evidence.figure(
+        "table5_task_vs_representation",
+        fig,
+        caption="Table 5 on digits: contrastive-task accuracy against "
+        f"linear evaluation, l2-normalised (circles) and not (squares), means and sd of {PER} seeds.",
+    )
     plt.close(fig)
     evidence.note(f"{PER} seeds per setting; {TRAIN['steps']} steps, batch {TRAIN['batch']}")

@@ -1,5 +1,6 @@
 """SOTA-368: in NT-Xent the l2-normalised similarity plus temperature weighs each negative by its relative hardness
 (softmax share), concentrating on the hardest as tau drops; NT-Logistic and Margin Triplet do not (SimCLR §5.1, Table 2)."""
+
 import math
 
 import matplotlib
@@ -107,8 +108,11 @@ def other_weights_shift(u, vp, vn, extra, k, margin, tau=0.1):
     """Largest relative change of the K existing negatives' weights when the hard negative `extra` joins, per loss."""
     vn2 = torch.cat([vn, extra[None]])  # (K+1) x d
     shift = {}
-    for name, fn, arg in (("nt_xent", table2_grad_nt_xent, tau), ("nt_logistic", table2_grad_nt_logistic, tau),
-                          ("margin", table2_grad_margin, margin)):
+    for name, fn, arg in (
+        ("nt_xent", table2_grad_nt_xent, tau),
+        ("nt_logistic", table2_grad_nt_logistic, tau),
+        ("margin", table2_grad_margin, margin),
+    ):
         w_before = fn(u, vp, vn, arg)[1]  # K
         w_after = fn(u, vp, vn2, arg)[1][:k]  # K, same negatives, with the hard one present
         rel = (w_after - w_before).abs() / w_before.abs().clamp_min(1e-300)  # K
@@ -153,8 +157,10 @@ def test_nt_xent_gradient_weighs_negatives_by_relative_hardness(evidence, device
     for tau in TAUS:
         tag = str(tau).replace(".", "p")
         rows[tau] = hardest_share_and_entropy(u, vp, vn, hardest, tau, k)
-        for name, v in zip(("nt_xent_hardest_share", "nt_xent_weight_entropy", "nt_logistic_hardest_share",
-                            "nt_logistic_weight_entropy"), rows[tau]):
+        for name, v in zip(
+            ("nt_xent_hardest_share", "nt_xent_weight_entropy", "nt_logistic_hardest_share", "nt_logistic_weight_entropy"),
+            rows[tau],
+        ):
             evidence.metric(f"{name}_tau{tag}", v)
     shares = [rows[t][0] for t in TAUS]  # hardest negative's NT-Xent share, tau ascending
     ents = [rows[t][1] for t in TAUS]
@@ -173,7 +179,11 @@ def test_nt_xent_gradient_weighs_negatives_by_relative_hardness(evidence, device
     evidence.metric("extra_negative_cosine", (extra @ u).item())
 
     fig = hardest_share_figure(rows, k)
-    evidence.figure("hardest_share_vs_tau", fig, caption="Share of the negatives' gradient weight that goes to the "
-                    "hardest negative against the temperature, NT-Xent beside NT-Logistic; dotted: the uniform share 1/K.")
+    evidence.figure(
+        "hardest_share_vs_tau",
+        fig,
+        caption="Share of the negatives' gradient weight that goes to the "
+        "hardest negative against the temperature, NT-Xent beside NT-Logistic; dotted: the uniform share 1/K.",
+    )
     plt.close(fig)
     evidence.note(f"d={d}, K={k} negatives with cos(u, v-) uniform in [-0.3, 0.8]; margin m={margin}; float64.")

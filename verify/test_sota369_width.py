@@ -1,5 +1,6 @@
 """SOTA-369: contrastive learning benefits more from bigger models than supervised learning: the linear-evaluation gap to
 supervised shrinks as the width grows (SimCLR §4.1, Figure 7), on a width sweep at toy scale."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -36,11 +37,13 @@ def sweep(x, y, tr, te):
         for objective, steps in (("contrastive", STEPS), ("supervised", STEPS), ("init", 0)):
             aug = Augment(**AUG)
             if objective == "supervised":
-                f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=BATCH, lr=LR,
-                                        hidden=width, seed=SEED)
+                f, _ = train_supervised(
+                    x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=BATCH, lr=LR, hidden=width, seed=SEED
+                )
             else:  # SimCLR §2.1: NT-Xent with the nonlinear head, tau 0.2 (the SOTA-366/367 checks' setting)
-                f = train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=BATCH, tau=0.2, lr=LR,
-                                 hidden=width, seed=SEED)[0].f
+                f = train_simclr(
+                    x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=BATCH, tau=0.2, lr=LR, hidden=width, seed=SEED
+                )[0].f
             acc[(objective, width)] = probe_accuracy(f, x, y, tr, te)
     return acc
 
@@ -50,7 +53,7 @@ def slope(acc, objective):
     u = torch.log2(torch.tensor(WIDTHS, dtype=torch.float32))  # W
     a = torch.stack([acc[(objective, w)] for w in WIDTHS])  # W x R
     uc = u - u.mean()
-    return (uc[:, None] * (a - a.mean(0))).sum(0) / (uc ** 2).sum()  # R
+    return (uc[:, None] * (a - a.mean(0))).sum(0) / (uc**2).sum()  # R
 
 
 @pytest.mark.claim("SOTA-369", "width-sweep")
@@ -68,18 +71,23 @@ def test_contrastive_gains_more_from_width_than_supervised(evidence, device):
         evidence.metric(f"{objective}_slope", s.mean().item(), unit="accuracy points per doubling", seeds=s.tolist())
     for a, b in (("contrastive", "supervised"), ("contrastive", "init"), ("init", "supervised")):
         diff = slopes[a] - slopes[b]  # R; init - supervised is the control: no learning, the same probe and widths
-        evidence.metric(f"slope_{a}_minus_{b}", diff.mean().item(), unit="accuracy points per doubling",
-                        seeds=diff.tolist())
-    narrowing = (acc[("supervised", WIDTHS[0])] - acc[("contrastive", WIDTHS[0])]) - \
-        (acc[("supervised", WIDTHS[-1])] - acc[("contrastive", WIDTHS[-1])])  # R: gap at the smallest minus largest
+        evidence.metric(f"slope_{a}_minus_{b}", diff.mean().item(), unit="accuracy points per doubling", seeds=diff.tolist())
+    narrowing = (acc[("supervised", WIDTHS[0])] - acc[("contrastive", WIDTHS[0])]) - (
+        acc[("supervised", WIDTHS[-1])] - acc[("contrastive", WIDTHS[-1])]
+    )  # R: gap at the smallest minus largest
     evidence.metric("gap_narrowing", narrowing.mean().item(), unit="accuracy points", seeds=narrowing.tolist())
 
     fig, ax = plt.subplots(figsize=(5, 3.4))
     for objective, colour in (("contrastive", "C0"), ("supervised", "C1"), ("init", "0.5")):
         runs = torch.stack([acc[(objective, w)] for w in WIDTHS])  # W x R
         ax.plot(WIDTHS, runs.numpy(), color=colour, alpha=0.3, lw=1)
-        ax.plot(WIDTHS, runs.mean(1).numpy(), color=colour, marker="o",
-                label=f"{objective} ({slopes[objective].mean().item():+.3f} per doubling)")
+        ax.plot(
+            WIDTHS,
+            runs.mean(1).numpy(),
+            color=colour,
+            marker="o",
+            label=f"{objective} ({slopes[objective].mean().item():+.3f} per doubling)",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("hidden width")
     ax.set_ylabel("linear evaluation on h")
@@ -87,5 +95,7 @@ def test_contrastive_gains_more_from_width_than_supervised(evidence, device):
     fig.tight_layout()
     evidence.figure("accuracy_vs_width", fig, caption="Thin lines: one seed each; thick: the mean.")
     plt.close(fig)
-    evidence.note(f"tinted digits, crop + colour(s=0.5), MLP 192-H-H-H, {STEPS} Adam steps (lr {LR}) at batch {BATCH} "
-                  f"for both objectives, tau 0.2, {REPLICAS} seeds; widths {WIDTHS}")
+    evidence.note(
+        f"tinted digits, crop + colour(s=0.5), MLP 192-H-H-H, {STEPS} Adam steps (lr {LR}) at batch {BATCH} "
+        f"for both objectives, tau 0.2, {REPLICAS} seeds; widths {WIDTHS}"
+    )

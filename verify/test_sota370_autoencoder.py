@@ -1,6 +1,7 @@
 """SOTA-370: a batch-norm autoencoder trained on batches of two reconstructs the OTHER element of its batch in train mode,
 below the error any per-sample model can reach (Perschewski 2021, blog "Information leakage in batch normalization",
 §The Inputs of Others); LayerNorm, GroupNorm and unnormalised controls cannot beat that floor."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -55,17 +56,32 @@ class PairBatchNorm2d(nn.Module):
 def autoencoder(norm):
     """The blog's conv autoencoder (§The Inputs of Others) adapted to 8x8 inputs: two 3x3 convs (8->6->4) instead of four
     5x5 (28->12), the 10-d linear bottleneck, one BN'd transposed conv and a final transposed conv (4->6->8)."""
+
     def N():
-        return {"bn": lambda: PairBatchNorm2d(WIDTH), "ln": lambda: nn.GroupNorm(1, WIDTH),
-                "gn": lambda: nn.GroupNorm(8, WIDTH), "none": nn.Identity}[norm]()
+        return {
+            "bn": lambda: PairBatchNorm2d(WIDTH),
+            "ln": lambda: nn.GroupNorm(1, WIDTH),
+            "gn": lambda: nn.GroupNorm(8, WIDTH),
+            "none": nn.Identity,
+        }[norm]()
 
     return nn.Sequential(
-        nn.Conv2d(1, WIDTH, 3), N(), nn.ReLU(),
-        nn.Conv2d(WIDTH, WIDTH, 3), N(), nn.ReLU(),
-        nn.Flatten(), nn.Linear(WIDTH * 4 * 4, LATENT),
-        nn.Linear(LATENT, WIDTH * 4 * 4), nn.ReLU(), nn.Unflatten(1, (WIDTH, 4, 4)),
-        nn.ConvTranspose2d(WIDTH, WIDTH, 3), N(), nn.ReLU(),
-        nn.ConvTranspose2d(WIDTH, 1, 3))
+        nn.Conv2d(1, WIDTH, 3),
+        N(),
+        nn.ReLU(),
+        nn.Conv2d(WIDTH, WIDTH, 3),
+        N(),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(WIDTH * 4 * 4, LATENT),
+        nn.Linear(LATENT, WIDTH * 4 * 4),
+        nn.ReLU(),
+        nn.Unflatten(1, (WIDTH, 4, 4)),
+        nn.ConvTranspose2d(WIDTH, WIDTH, 3),
+        N(),
+        nn.ReLU(),
+        nn.ConvTranspose2d(WIDTH, 1, 3),
+    )
 
 
 def other(x):
@@ -126,8 +142,14 @@ def reconstructions_figure(x_test, target, bn_train_out, bn_eval_out, errors, fl
     """The first test pair with BN's train- and eval-mode outputs, beside every model's held-out MSE and the floor."""
     fig, axes = plt.subplots(2, 5, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1, 1, 1, 1, 2.2]})
     for r in range(2):  # first test pair: inputs and reconstructions of the other element
-        for c, (img, title) in enumerate([(x_test[r], "input"), (target[r], "target = other input"),
-                                          (bn_train_out[r], "BN train mode"), (bn_eval_out[r], "BN eval mode")]):
+        for c, (img, title) in enumerate(
+            [
+                (x_test[r], "input"),
+                (target[r], "target = other input"),
+                (bn_train_out[r], "BN train mode"),
+                (bn_eval_out[r], "BN eval mode"),
+            ]
+        ):
             axes[r, c].imshow(img[0].cpu().numpy(), cmap="gray_r", vmin=0, vmax=1)
             axes[r, c].set_xticks([]), axes[r, c].set_yticks([])
             if r == 0:
@@ -137,8 +159,7 @@ def reconstructions_figure(x_test, target, bn_train_out, bn_eval_out, errors, fl
     axes[0, 4].remove(), axes[1, 4].remove()
     ax = fig.add_subplot(gs[:, 4])
     names = ["bn_train", "bn_eval", "ln", "gn", "none"]
-    ax.bar(["BN\ntrain", "BN\neval", "LN", "GN", "none"], [errors[k] for k in names],
-           color=["C3", "C1", "C0", "C0", "C0"])
+    ax.bar(["BN\ntrain", "BN\neval", "LN", "GN", "none"], [errors[k] for k in names], color=["C3", "C1", "C0", "C0", "C0"])
     ax.axhline(floor, color="k", ls="--", label=f"per-sample floor {floor:.3f}")
     ax.set_ylabel("held-out MSE to the other element")
     ax.legend(fontsize=8)
@@ -180,11 +201,16 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     evidence.metric("groupnorm_over_floor", errors["gn"] / floor)
     evidence.metric("nonorm_over_floor", errors["none"] / floor)
     evidence.metric("min_control_over_floor", min(errors[k] for k in ("ln", "gn", "none")) / floor)
-    evidence.note(f"load_digits 8x8 (not MNIST 28x28), width {WIDTH}, {STEPS_BN} BN steps of {PAIRS} pairs, "
-                  f"controls {STEPS_CONTROL} steps; MSEs: " + ", ".join(f"{k}={v:.4f}" for k, v in errors.items())
-                  + f", floor={floor:.4f}")
+    evidence.note(
+        f"load_digits 8x8 (not MNIST 28x28), width {WIDTH}, {STEPS_BN} BN steps of {PAIRS} pairs, "
+        f"controls {STEPS_CONTROL} steps; MSEs: " + ", ".join(f"{k}={v:.4f}" for k, v in errors.items()) + f", floor={floor:.4f}"
+    )
 
     fig = reconstructions_figure(x_test, target, bn_train_out, bn_eval_out, errors, floor)
-    evidence.figure("reconstructions", fig, caption="A held-out pair: the inputs, the target (the other input) and the "
-                    "BN model's output in train and eval mode; right: held-out MSE of every model against the per-sample floor.")
+    evidence.figure(
+        "reconstructions",
+        fig,
+        caption="A held-out pair: the inputs, the target (the other input) and the "
+        "BN model's output in train and eval mode; right: held-out MSE of every model against the per-sample floor.",
+    )
     plt.close(fig)

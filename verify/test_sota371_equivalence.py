@@ -108,5 +108,7 @@ def test_vectorised_grid_equals_blog_model_trained_alone(evidence, device):
         evidence.metric(f"{key}_max_abs_diff", max(r[key] for r in runs))
     evidence.metric("padded_bn_min_abs_diff", min(r["padded_ctl"] for r in runs))
     evidence.metric("pre_bn_bias_train_output_change", max(_bias_invariance(s) for s in SEEDS))
-    evidence.note(f"float32, specs {SPECS} in one bucket, {STEPS} Adam steps, {len(SEEDS)} seeds; per seed: "
-                  + "; ".join(", ".join(f"{k}={v:.2g}" for k, v in r.items()) for r in runs))
+    evidence.note(
+        f"float32, specs {SPECS} in one bucket, {STEPS} Adam steps, {len(SEEDS)} seeds; per seed: "
+        + "; ".join(", ".join(f"{k}={v:.2g}" for k, v in r.items()) for r in runs)
+    )

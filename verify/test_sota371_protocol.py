@@ -3,6 +3,7 @@ Plain Batch, and its notebook at 27d5178, cell 6): 1000 Adam steps, epochs of a 
 epoch with the running statistics refreshed by each train-mode pass. The leak grid (target in the batch) is compared
 with the same-input control (target L-1 steps beyond the batch) in one expectation. Then the leak-isolating design:
 fresh white noise, where the loss reachable without reading other samples is exactly 1."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -50,8 +51,9 @@ def protocol_figure(evidence, log_ratio, seq_lens, batch_sizes, n_seeds):
     Lg, Ng = np.meshgrid(seq_lens, batch_sizes, indexing="ij")  # L x N cell coordinates
     line = np.array([3.5, 20.5])
     for ax, lr, title in zip(axes, log_ratio, ("target in batch (blog)", "control: same inputs, target outside")):
-        sc = ax.scatter(Lg.ravel(), Ng.ravel(), c=lr.flatten().numpy(), cmap="RdBu_r", vmin=-1, vmax=1, marker="s",
-                        s=300, edgecolors="0.6")
+        sc = ax.scatter(
+            Lg.ravel(), Ng.ravel(), c=lr.flatten().numpy(), cmap="RdBu_r", vmin=-1, vmax=1, marker="s", s=300, edgecolors="0.6"
+        )
         ax.plot(line, 1 + (line - 3.5) * 5 / 17, color="k", lw=1)  # the blog figure's separating line
         ax.set_xlim(3.5, 20.5)
         ax.set_ylim(0.5, 7.5)
@@ -59,8 +61,12 @@ def protocol_figure(evidence, log_ratio, seq_lens, batch_sizes, n_seeds):
         ax.set_xlabel("sequence length")
     axes[0].set_ylabel("batch size (sequence batches)")
     fig.colorbar(sc, ax=axes, label="log10(eval-mode / train-mode loss); > 0: flagged")
-    evidence.figure("protocol_grid", fig, caption=f"Blog protocol, {STEPS} steps, mean over {n_seeds} seeds; the line "
-                    "is the blog figure's boundary (flagged below it).")
+    evidence.figure(
+        "protocol_grid",
+        fig,
+        caption=f"Blog protocol, {STEPS} steps, mean over {n_seeds} seeds; the line "
+        "is the blog figure's boundary (flagged below it).",
+    )
     plt.close(fig)
 
 
@@ -109,14 +115,14 @@ def test_bn_reads_its_target_below_the_information_floor(evidence, device):
             evidence.metric(f"{mode}_eval_mse_n{N}", ev[:, i, n].mean().item(), unit="MSE", seeds=ev[:, i, n].tolist())
         evidence.metric(f"leak_read_share_n{N}", read[:, n].mean().item(), unit="fraction", seeds=read[:, n].tolist())
     far_margin = ((tr[:, 1] - FLOOR) / se[:, 1]).min(1).values  # seeds: control's lowest cell, in standard errors
-    evidence.metric("far_min_train_mse_minus_floor_in_se", far_margin.mean().item(), unit="standard errors",
-                    seeds=far_margin.tolist())
+    evidence.metric(
+        "far_min_train_mse_minus_floor_in_se", far_margin.mean().item(), unit="standard errors", seeds=far_margin.tolist()
+    )
     shrink = tr[:, 0, -1] - tr[:, 0, 0]  # seeds: leak MSE at the largest batch minus at batch size 1
     evidence.metric("leak_mse_rise_n1_to_largest", shrink.mean().item(), unit="MSE", seeds=shrink.tolist())
     for i, mode in enumerate(MODES):  # the blog's criterion on the same models: train < eval
         flagged = (tr[:, i] < ev[:, i]).float().mean(1)
-        evidence.metric(f"{mode}_blog_criterion_flag_frac", flagged.mean().item(), unit="fraction",
-                        seeds=flagged.tolist())
+        evidence.metric(f"{mode}_blog_criterion_flag_frac", flagged.mean().item(), unit="fraction", seeds=flagged.tolist())
     noise_figure(evidence, tr, ev)
 
 

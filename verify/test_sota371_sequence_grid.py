@@ -2,6 +2,7 @@
 training data = "cheating") marks long-sequence / small-batch BatchNorm models as cheating when the target is inside the
 batch (Perschewski 2021, blog "Information leakage in batch normalization", §Hidden in Plain Batch, §The Result) — and we
 test whether the criterion measures the leak at all, with controls whose targets are NOT in the batch."""
+
 import time
 
 import matplotlib
@@ -35,8 +36,15 @@ def blog_cheat_region(L, N):
 def grid_panel(ax, log_ratio, cheat, seq_lens, title):
     """One data set's grid: log10(eval / train) per cell, 'C' where the blog's criterion flags it, the blog's line."""
     half = (seq_lens[1] - seq_lens[0]) / 2  # evenly spaced lengths: each column centred on its length
-    im = ax.imshow(log_ratio.T.numpy(), origin="lower", cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto",
-                   extent=[seq_lens[0] - half, seq_lens[-1] + half, 0.5, len(BATCH_SIZES) + 0.5])
+    im = ax.imshow(
+        log_ratio.T.numpy(),
+        origin="lower",
+        cmap="RdBu_r",
+        vmin=-2,
+        vmax=2,
+        aspect="auto",
+        extent=[seq_lens[0] - half, seq_lens[-1] + half, 0.5, len(BATCH_SIZES) + 0.5],
+    )
     for j, L in enumerate(seq_lens):
         for n, N in enumerate(BATCH_SIZES):
             ax.text(L, N, "C" if cheat[j, n] else "f", ha="center", va="center", fontsize=6)
@@ -68,16 +76,22 @@ def record(evidence, device, mode):
     # blog: the region below its line cheats, the region above is fair
     evidence.metric(f"{name}_region_contrast", (cheat[region].float().mean() - cheat[~region].float().mean()).item())
     evidence.metric("grid_wall_s", wall)
-    evidence.note(f"{len(SEQ_LENS)} x {len(BATCH_SIZES)} models trained in one vectorised pass, "
-                  f"{STEPS} Adam steps each (blog: 1000), {wall:.1f} s")
+    evidence.note(
+        f"{len(SEQ_LENS)} x {len(BATCH_SIZES)} models trained in one vectorised pass, "
+        f"{STEPS} Adam steps each (blog: 1000), {wall:.1f} s"
+    )
 
     fig, ax = plt.subplots(figsize=(5.2, 4.2))
     im = grid_panel(ax, log_ratio, cheat, SEQ_LENS, TITLES[mode])
     ax.set_ylabel("batch size (sequence batches)")
     fig.colorbar(im, ax=ax, label="log10(eval-mode / train-mode loss);  C: train < eval")
     fig.suptitle(f"Blog criterion over the grid after {STEPS} steps (blog: 1000)", fontsize=10)
-    evidence.figure("cheat_fair_grid", fig, caption="The blog's criterion over sequence length and batch size: colour is "
-                    "log10 of eval-mode over train-mode loss; C marks the cells it calls cheating (train loss below eval loss).")
+    evidence.figure(
+        "cheat_fair_grid",
+        fig,
+        caption="The blog's criterion over sequence length and batch size: colour is "
+        "log10 of eval-mode over train-mode loss; C marks the cells it calls cheating (train loss below eval loss).",
+    )
     plt.close(fig)
 
 
@@ -107,8 +121,9 @@ def test_train_below_eval_criterion_flags_no_target_controls(evidence, device):
     """The train<eval criterion draws the blog's boundary in a grid whose targets are NOT in the batch (same inputs,
     target beyond it) and flags the leak grid no more often than that control."""
     torch.manual_seed(SEED)
-    res = train_grid(PAIR_LENS, BATCH_SIZES, ("leak", "far"), STEPS, SEED, device, eval_groups=EVAL_GROUPS,
-                     precise_bn=PRECISE_BN)  # both data sets in one pass, the same steps
+    res = train_grid(
+        PAIR_LENS, BATCH_SIZES, ("leak", "far"), STEPS, SEED, device, eval_groups=EVAL_GROUPS, precise_bn=PRECISE_BN
+    )  # both data sets in one pass, the same steps
     tr, ev = res["train_loss"], res["eval_loss"]  # 2 x L x N each: leak, far
     assert torch.isfinite(tr).all() and torch.isfinite(ev).all()
     cheat = tr < ev  # 2 x L x N, blog §The Result: train-mode loss below test-mode loss = "cheating"
@@ -123,8 +138,10 @@ def test_train_below_eval_criterion_flags_no_target_controls(evidence, device):
     evidence.metric("leak_cheat_frac_n1", cheat[0, :, 0].float().mean().item(), unit="fraction")
     evidence.metric("far_control_cheat_frac_n1", cheat[1, :, 0].float().mean().item(), unit="fraction")
     evidence.metric("leak_far_map_agreement", (cheat[0] == cheat[1]).float().mean().item(), unit="fraction")
-    evidence.note(f"{len(PAIR_LENS)} x {len(BATCH_SIZES)} cells x 2 data sets in one vectorised pass, {STEPS} Adam "
-                  f"steps each (blog: 1000), running statistics re-estimated over {PRECISE_BN} batches (precise BN)")
+    evidence.note(
+        f"{len(PAIR_LENS)} x {len(BATCH_SIZES)} cells x 2 data sets in one vectorised pass, {STEPS} Adam "
+        f"steps each (blog: 1000), running statistics re-estimated over {PRECISE_BN} batches (precise BN)"
+    )
 
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0), sharey=True)
     log_ratio = torch.log10(ev / tr)  # 2 x L x N, > 0 = flagged
@@ -133,7 +150,11 @@ def test_train_below_eval_criterion_flags_no_target_controls(evidence, device):
     axes[0].set_ylabel("batch size (sequence batches)")
     fig.colorbar(im, ax=axes, label="log10(eval-mode / train-mode loss);  C: train < eval")
     fig.suptitle(f"Blog criterion, leak grid against its same-input control, {STEPS} steps, precise BN", fontsize=10)
-    evidence.figure("leak_vs_control_grid", fig, caption="The same criterion on the leak grid (left) and on its same-input "
-                    "control, whose target is never in the batch (right); a criterion that measures the leak would flag only "
-                    "the left.")
+    evidence.figure(
+        "leak_vs_control_grid",
+        fig,
+        caption="The same criterion on the leak grid (left) and on its same-input "
+        "control, whose target is never in the batch (right); a criterion that measures the leak would flag only "
+        "the left.",
+    )
     plt.close(fig)

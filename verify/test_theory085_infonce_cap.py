@@ -2,6 +2,7 @@
 CPC §2.3) can never exceed log N, because L_NCE is a cross-entropy and never negative; checked over random and
 adversarial critics, with the NWJ bound as the control. With the optimal critic the estimate tracks the true mutual
 information only while it is well below log N, and saturates just below log N once it is above."""
+
 import math
 
 import matplotlib
@@ -165,15 +166,24 @@ def test_infonce_saturates_at_log_n_with_optimal_critic(evidence, device):
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for n in (n_small, n_big):
-        ax.errorbar(TRUE_MI, [table[(n, mi)][0] for mi in TRUE_MI], yerr=[table[(n, mi)][1] for mi in TRUE_MI],
-                    marker="o", label=f"I_NCE, N={n}")
+        ax.errorbar(
+            TRUE_MI,
+            [table[(n, mi)][0] for mi in TRUE_MI],
+            yerr=[table[(n, mi)][1] for mi in TRUE_MI],
+            marker="o",
+            label=f"I_NCE, N={n}",
+        )
         ax.axhline(math.log(n), ls="--", lw=0.8, color="grey")
     ax.plot(TRUE_MI, TRUE_MI, "k:", label="true I")
     ax.set_xscale("log")
     ax.set_xlabel("true MI (nats)")
     ax.set_ylabel("estimate (nats)")
     ax.legend()
-    evidence.figure("infonce_vs_true_mi", fig, caption="The InfoNCE estimate against the true mutual information of "
-                    "correlated Gaussians for each batch size N; dashed lines: log N, the cap; dotted: the true value.")
+    evidence.figure(
+        "infonce_vs_true_mi",
+        fig,
+        caption="The InfoNCE estimate against the true mutual information of "
+        "correlated Gaussians for each batch size N; dashed lines: log N, the cap; dotted: the true value.",
+    )
     plt.close(fig)
     evidence.note(f"d={D} correlated Gaussian dims, optimal critic in closed form, 16384 rows per point (float64).")

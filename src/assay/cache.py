@@ -27,16 +27,23 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from assay.fingerprints import Stamp
+
 #: Seconds within which a file changed before being stamped is parsed again next time.
 RACY_S = 2.0
+
+
 #: From this many files of a kind on, their parses are kept between runs; below, parsing takes well under a second.
 CACHE_FROM = 1000
+
+
 #: Days after which a cache file nobody used is removed.
 UNUSED_DAYS = 30
 
-Stamp = tuple[int, int, int, int, int]
-#: The modules of Assay a parse depends on (they import no other): a change to one starts the cache afresh.
-PARSE_MODULES = ("loader", "model", "diagnostics", "cache", "verifiers", "inputs", "rules", "spans", "blanks")
+
+#: The modules and packages of Assay a parse depends on (they import no other): a change to one starts the cache
+#: afresh. A package stands for every module in it, at any depth.
+PARSE_MODULES = ("records", "model", "diagnostics", "cache", "files", "fingerprints")
 
 
 def folder() -> Path:
@@ -46,20 +53,21 @@ def folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay"
 
 
-def stamp(path: str | Path) -> Stamp | None:
-    """What ``stat`` says of a regular file, not followed through a link; None for anything else."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+def engine_files(also: tuple[str, ...] = ()) -> list[Path]:
+    """The files of Assay's code that ``PARSE_MODULES`` and ``also`` name (dotted: ``ledger.inputs``; a package
+    stands for every module under it); ``("*",)``: every module of Assay, in every package."""
+    here = Path(__file__).parent
+    if also == ("*",):
+        return sorted(here.rglob("*.py"))
+    files: set[Path] = set()
+    for name in (*PARSE_MODULES, *also):
+        path = here.joinpath(*name.split("."))
+        files |= set(path.rglob("*.py")) if path.is_dir() else {path.with_suffix(".py")}
+    return sorted(files)
 
 
 def _engine(also: tuple[str, ...] = ()) -> str:
-    """The code a parse depends on: Python, pydantic, PyYAML, the ``PARSE_MODULES`` of Assay and the modules
-    ``also`` (``("*",)``: every module of the package's top level)."""
+    """The code a parse depends on: Python, pydantic, PyYAML, and the files of Assay ``engine_files`` names."""
     h = hashlib.sha256(sys.version.encode())
     for package in ("pydantic", "pydantic-core", "PyYAML"):
         try:
@@ -67,9 +75,8 @@ def _engine(also: tuple[str, ...] = ()) -> str:
         except metadata.PackageNotFoundError:
             h.update(package.encode())
     here = Path(__file__).parent
-    names = sorted(p.stem for p in here.glob("*.py")) if also == ("*",) else [*PARSE_MODULES, *also]
-    for name in names:
-        h.update((here / f"{name}.py").read_bytes())
+    for path in engine_files(also):
+        h.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

@@ -17,17 +17,14 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from assay import checks, export, graph, schema
-from assay import status as vocab
-from assay.blanks import RECORD_TEMPLATES
-from assay.diagnostics import printable
-from assay.loader import KnowledgeBase, Loaded, load
+from assay import audit, export, graph, overview, schema, vocabulary
+from assay.diagnostics import UsageProblem, printable
 from assay.model import BY_KIND, SERIES, Claim, series_of
+from assay.overview import States
+from assay.records.document import Loaded
+from assay.records.knowledge_base import KnowledgeBase, load
+from assay.records.placeholders import RECORD_TEMPLATES
 from assay.status import CheckState
-
-
-class UsageProblem(Exception):
-    """A problem with what the user asked for; printed as one line, exit status 2."""
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -36,7 +33,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     example: assay check
     """
     kb = load(args.root)
-    found = checks.run(kb)
+    found = audit.run(kb)
     for d in found:
         print(d.render())
     n_err = sum(d.severity == "error" for d in found)
@@ -44,8 +41,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     counts = f"{len(kb.claims)} claims, {len(kb.sources)} sources, {len(kb.decisions)} decisions"
     print(f"{n_err} error(s), {n_warn} warning(s) in {len(kb.files)} records ({counts})", file=sys.stderr)
     return 1 if n_err else 0
-
-
 
 
 def next_id(root: Path, prefix: str) -> str:
@@ -66,11 +61,13 @@ def cmd_new(args: argparse.Namespace) -> int:
     folder, rid = series.folder, next_id(args.root, series.prefix)
     lit = BY_KIND["source"]
     # well-formed ids only: a file name is written into the new record
-    sources = sorted(p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml")
-                     if re.fullmatch(rf"{lit.prefix}-[0-9]+", p.stem))
+    sources = sorted(
+        p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml") if re.fullmatch(rf"{lit.prefix}-[0-9]+", p.stem)
+    )
     today = dt.date.today()
-    text = RECORD_TEMPLATES[folder].format(id=rid, source=sources[0] if sources else f"{lit.prefix}-001",
-                                           year=today.year, date=today.isoformat())
+    text = RECORD_TEMPLATES[folder].format(
+        id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat()
+    )
     path = args.root / folder / f"{rid}.yaml"
     if not path.parent.resolve().is_relative_to(args.root):
         raise UsageProblem(f"{folder}/ is a link to a folder outside the knowledge base; assay new writes only inside it")
@@ -90,7 +87,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     loaded = kb.by_id.get(args.id)
     if loaded is None:
         raise UsageProblem(f"no record '{args.id}'")
-    states = {args.id: graph.States(kb)[args.id]} if args.id in kb.claim_files else {}
+    states = {args.id: States(kb)[args.id]} if args.id in kb.claim_files else {}
     print(printable(f"{args.id}  ({loaded.path})"))
     if loaded.record is None:
         print("  invalid: run `assay check`")
@@ -99,7 +96,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"  {printable(getattr(record, 'title', ''))}")
     if args.id in states:
         st = states[args.id]
-        print(f"  status: {st.status} — {vocab.CLAIM[st.status].meaning}")
+        print(f"  status: {st.status} — {vocabulary.CLAIM[st.status].meaning}")
         if st.counts:
             print(f"  assertions: {st.counts}")
         print(f"  closure: {st.closure}")
@@ -150,8 +147,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     example: assay status
     """
     kb = load(args.root)
-    states = graph.briefs(kb)
-    for name, st in vocab.CLAIM.items():
+    states = overview.briefs(kb)
+    for name, st in vocabulary.CLAIM.items():
         ids = [cid for cid, s in states.items() if s.status == name]
         if not ids:
             continue
@@ -164,20 +161,25 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(printable(f"    {check}.{device} is stale: {'; '.join(reasons)}"))
     invalid = _invalid_claims(kb)
     if invalid:
-        print(f"invalid ({len(invalid)}): The file cannot be read, does not validate or repeats an id, "
-              "so it has no status; run assay check.")
+        print(
+            f"invalid ({len(invalid)}): The file cannot be read, does not validate or repeats an id, "
+            "so it has no status; run assay check."
+        )
         for f in invalid:
             print(f"  {f.id:<12} {printable(f.path)}")
-    print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocab.CLAIM.items()), file=sys.stderr)
+    print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocabulary.CLAIM.items()), file=sys.stderr)
     return 0
 
 
 def _invalid_claims(kb: KnowledgeBase) -> list[Loaded]:
     """Claim files (by folder or by id) whose record is not a claim the knowledge base holds: a file that does
     not validate or cannot be read, or the second file of an id."""
-    return [f for f in kb.files
-            if (f.folder == BY_KIND["claim"].folder or getattr(series_of(f.id), "model", None) is Claim)
-            and (f.model is not Claim or kb.claim_files.get(f.id) is not f)]
+    return [
+        f
+        for f in kb.files
+        if (f.folder == BY_KIND["claim"].folder or getattr(series_of(f.id), "model", None) is Claim)
+        and (f.model is not Claim or kb.claim_files.get(f.id) is not f)
+    ]
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
@@ -186,7 +188,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     example: assay graph --focus SOTA-364 --depth 1 --format mermaid
     """
     kb = load(args.root)
-    states = graph.briefs(kb)
+    states = overview.briefs(kb)
     g = graph.build(kb, states)
     if args.focus:
         if args.focus not in g:
@@ -208,7 +210,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
     else:
-        export.write_json(kb, graph.States(kb), sys.stdout)
+        export.write_json(kb, States(kb), sys.stdout)
     return 0
 
 
@@ -221,18 +223,26 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     example: assay merge ../gpu-box/results
     """
-    from assay.loader import load
-    from assay.merge import merge
+    from assay.ledger.merge import merge
+    from assay.records.knowledge_base import load
 
     report = merge(load(args.root), args.dirs)
     for d in report.problems:
         print(printable(d.render()))
-    for title, lines in (("added", report.added), ("replaced", report.replaced), ("kept", report.kept),
-                         ("conflict", report.conflicts), ("skipped", report.skipped)):
+    for title, lines in (
+        ("added", report.added),
+        ("replaced", report.replaced),
+        ("kept", report.kept),
+        ("conflict", report.conflicts),
+        ("skipped", report.skipped),
+    ):
         for line in lines:
             print(printable(f"{title}: {line}"))
-    print(f"{len(report.added)} added, {len(report.replaced)} replaced, {len(report.kept)} kept, "
-          f"{len(report.conflicts)} conflict(s), {len(report.skipped)} skipped", file=sys.stderr)
+    print(
+        f"{len(report.added)} added, {len(report.replaced)} replaced, {len(report.kept)} kept, "
+        f"{len(report.conflicts)} conflict(s), {len(report.skipped)} skipped",
+        file=sys.stderr,
+    )
     return 1 if report.problems else 0
 
 
@@ -299,8 +309,12 @@ def _without_collector(func: Callable[[argparse.Namespace], int]) -> Callable[[a
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="A knowledge base of literature claims that can be run.")
-    parser.add_argument("--root", type=Path, default=None,
-                        help="the knowledge base's folder (default: the nearest one at or above the current folder)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="the knowledge base's folder (default: the nearest one at or above the current folder)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     # the same options after the command name (`assay check --root kb`); SUPPRESS keeps the earlier value
     common = argparse.ArgumentParser(add_help=False)
@@ -310,8 +324,13 @@ def _parser() -> argparse.ArgumentParser:
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         doc = (func.__doc__ or "").strip()
-        p = sub.add_parser(name, help=doc.splitlines()[0], description=doc, parents=[common],
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=doc.splitlines()[0],
+            description=doc,
+            parents=[common],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.set_defaults(func=_without_collector(func))
         return p
 
@@ -330,7 +349,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=("bibtex", "json"))
     p = add("merge", cmd_merge)
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a folder holding results/, or a results folder")
-    from assay.verification import command as verification  # its options live with it
+    from assay.dispatch import command as verification  # its options live with it
 
     verification.add_arguments(add("verify", verification.cmd_verify))
     p = add("init", cmd_init)
@@ -363,8 +382,9 @@ def _root(args: argparse.Namespace) -> Path:
         return (root or Path.cwd()).resolve()
     if root is None or not is_knowledge_base(root):
         shown = args.root if given else Path.cwd()
-        raise UsageProblem(f"{shown} is not a knowledge base (no claims/ or sources/ folder); "
-                           "run assay init to start one, or pass --root")
+        raise UsageProblem(
+            f"{shown} is not a knowledge base (no claims/ or sources/ folder); run assay init to start one, or pass --root"
+        )
     return root.resolve()
 
 

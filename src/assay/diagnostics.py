@@ -15,6 +15,16 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
+#: Where a value sits in a record's data: the keys and list indices that lead to it.
+Loc = tuple[str | int, ...]
+#: Line and column (1-based) in the record file.
+Pos = tuple[int, int]
+
+
+class UsageProblem(Exception):
+    """A problem with what the user asked for (a command's arguments); printed as one line, exit status 2."""
+
+
 @dataclass(frozen=True)
 class Code:
     """One diagnostic code: its name, severity and what it means."""
@@ -29,8 +39,11 @@ PER_FILE = 50
 
 _CODES = [
     # reading files
-    Code("unreadable-file", "error", "A file is a link leading outside the knowledge base, not a regular file, or too large; "
-         "it is not read."),
+    Code(
+        "unreadable-file",
+        "error",
+        "A file is a link leading outside the knowledge base, not a regular file, or too large; it is not read.",
+    ),
     Code("not-utf8", "error", "The file is not valid UTF-8; save it as UTF-8."),
     Code("yaml-syntax", "error", "The YAML does not parse."),
     Code("yaml-duplicate-key", "error", "A mapping repeats a key; YAML would silently keep the last one."),
@@ -38,8 +51,11 @@ _CODES = [
     Code("yaml-alias", "error", "An anchor or alias (`&a`, `*a`) is used; records spell every value out."),
     Code("yaml-not-mapping", "error", "The document is not a mapping of fields, or the file holds several documents."),
     Code("yaml-too-deep", "error", "The document nests deeper than any record does."),
-    Code("too-many-problems", "error", f"A file has more than {PER_FILE} problems; the rest are counted, not listed "
-         "(fix these and run again)."),
+    Code(
+        "too-many-problems",
+        "error",
+        f"A file has more than {PER_FILE} problems; the rest are counted, not listed (fix these and run again).",
+    ),
     Code("schema-line", "warning", "The `# yaml-language-server: $schema=` line is missing, so editors cannot validate."),
     # the record itself
     Code("bad-id", "error", "The id does not have the form of its series (`LIT-NNN`, `SOTA-NNN`, `THEORY-NNN`, `ADR-NNN`)."),
@@ -61,16 +77,33 @@ _CODES = [
     Code("unused-check", "error", "A check is evidence for no assertion, so nothing it measures reaches a verdict."),
     Code("unknown-citation", "error", "An assertion names a citation number the claim does not have."),
     Code("duplicate-assertion", "error", "Two assertions of a claim share an id."),
-    Code("undeclared-metric", "error", "An expectation names a metric its check does not declare under `metrics:` with its "
-         "unit and what it measures."),
-    Code("incomparable-reported", "error", "An expectation links a `reported` number of another quantity or unit than its "
-         "metric's, so the paper's number would stand beside ours as if they measured the same thing."),
-    Code("unknown-metric", "error",
-         "An assertion's evidence reads (`metrics:`) a metric that none of the check's expectations names."),
-    Code("no-control", "warning", "A check above the analytic tier marks none of its expectations `control: true`, so "
-         "nothing shows it would fail for a model without the effect."),
-    Code("placeholder", "error", "A field still holds the text `assay new` wrote for a person to replace, so the record "
-         "cannot read as cited or checked."),
+    Code(
+        "undeclared-metric",
+        "error",
+        "An expectation names a metric its check does not declare under `metrics:` with its unit and what it measures.",
+    ),
+    Code(
+        "incomparable-reported",
+        "error",
+        "An expectation links a `reported` number of another quantity or unit than its "
+        "metric's, so the paper's number would stand beside ours as if they measured the same thing.",
+    ),
+    Code(
+        "unknown-metric",
+        "error",
+        "An assertion's evidence reads (`metrics:`) a metric that none of the check's expectations names.",
+    ),
+    Code(
+        "no-control",
+        "warning",
+        "A check above the analytic tier marks none of its expectations `control: true`, so "
+        "nothing shows it would fail for a model without the effect.",
+    ),
+    Code(
+        "placeholder",
+        "error",
+        "A field still holds the text `assay new` wrote for a person to replace, so the record cannot read as cited or checked.",
+    ),
     # references between records
     Code("unknown-source", "error", "A citation, reported number or comparison names a source that does not exist."),
     Code("unknown-record", "error", "A relation names a record that does not exist."),
@@ -80,27 +113,52 @@ _CODES = [
     Code("depends-on-cycle", "error", "`depends_on` relations form a cycle, so no claim in it can be verified first."),
     Code("compared-against-later", "error", "ADR-011: a source can only have compared itself against earlier sources."),
     Code("compared-against-self", "error", "ADR-011: a source is listed as compared against itself."),
-    Code("compared-against-cycle", "error", "ADR-011: `compared_against` links form a cycle among sources whose dates "
-         "do not order them; the comparison graph is acyclic."),
+    Code(
+        "compared-against-cycle",
+        "error",
+        "ADR-011: `compared_against` links form a cycle among sources whose dates "
+        "do not order them; the comparison graph is acyclic.",
+    ),
     Code("uncited-source", "warning", "No claim cites the source."),
     # verifiers
     Code("unknown-verifier", "error", "A check names a verifier test that does not exist."),
     Code("verifier-mismatch", "error", "A check's verifier test is tied (by its marker) to another claim or check."),
     Code("orphan-verifier", "error", "A verifier test is tied to a claim or check that does not exist."),
     Code("untied-verifier", "error", "A test in `verify/` carries no `claim` marker."),
-    Code("duplicate-verifier", "error", "Two tests in `verify/` are marked for the same claim and check, so which "
-         "one the result comes from is unclear."),
+    Code(
+        "duplicate-verifier",
+        "error",
+        "Two tests in `verify/` are marked for the same claim and check, so which one the result comes from is unclear.",
+    ),
     # the ledger
-    Code("bad-ledger", "error", "A ledger file cannot be read: not JSON (truncated, say), not a JSON object, or not a "
-         "regular file inside the knowledge base. The check counts as an error."),
-    Code("ledger-format", "error",
-         "A ledger file is of another format version than this Assay reads; the check counts as an error."),
-    Code("ledger-shape", "error", "A ledger file is JSON of the right format but a field is missing or has the wrong type; "
-         "the check counts as an error."),
-    Code("ledger-misplaced", "error", "A ledger file's claim, check or device differs from its path, or its name is not "
-         "`<check>.<device>.json`; it is not read as evidence."),
-    Code("ledger-figure", "warning", "A result names a figure that is missing or is not the one it drew (a run killed "
-         "between the two writes); the figure is not shown."),
+    Code(
+        "bad-ledger",
+        "error",
+        "A ledger file cannot be read: not JSON (truncated, say), not a JSON object, or not a "
+        "regular file inside the knowledge base. The check counts as an error.",
+    ),
+    Code(
+        "ledger-format",
+        "error",
+        "A ledger file is of another format version than this Assay reads; the check counts as an error.",
+    ),
+    Code(
+        "ledger-shape",
+        "error",
+        "A ledger file is JSON of the right format but a field is missing or has the wrong type; the check counts as an error.",
+    ),
+    Code(
+        "ledger-misplaced",
+        "error",
+        "A ledger file's claim, check or device differs from its path, or its name is not "
+        "`<check>.<device>.json`; it is not read as evidence.",
+    ),
+    Code(
+        "ledger-figure",
+        "warning",
+        "A result names a figure that is missing or is not the one it drew (a run killed "
+        "between the two writes); the figure is not shown.",
+    ),
 ]
 
 CATALOGUE: dict[str, Code] = {c.name: c for c in _CODES}
@@ -163,9 +221,16 @@ def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = Non
             out += listed
             continue
         out += listed
-        out.append(Diagnostic(path, where.line, where.col, "too-many-problems",
-                              f"{more} more {'problem' if more == 1 else 'problems'} in this file "
-                              f"{'is' if more == 1 else 'are'} not listed", "fix these and run assay check again"))
+        out.append(
+            Diagnostic(
+                path,
+                where.line,
+                where.col,
+                "too-many-problems",
+                f"{more} more {'problem' if more == 1 else 'problems'} in this file {'is' if more == 1 else 'are'} not listed",
+                "fix these and run assay check again",
+            )
+        )
     return out
 
 

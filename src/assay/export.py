@@ -7,10 +7,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
-from assay.graph import ClaimState, States, build, to_json
-from assay.loader import KnowledgeBase
+from assay.graph import build, to_json
+from assay.ledger.messages import clean_message
+from assay.ledger.result import RunError
 from assay.model import Claim, Source
-from assay.results import RunError, clean_message
+from assay.overview import ClaimState, States
+from assay.records.knowledge_base import KnowledgeBase
 
 
 def bibkey(source: Source) -> str:
@@ -21,8 +23,14 @@ def bibkey(source: Source) -> str:
 
 # LaTeX's special characters, in one pass so the braces an escape brings are not escaped again. A lone brace
 # is a command, not `\{`: BibTeX counts braces even after a backslash, so the field's stay balanced.
-_BIB_SPECIAL = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "{": r"\textbraceleft{}", "}": r"\textbraceright{}", **{c: "\\" + c for c in "%&$#_"}}
+_BIB_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "{": r"\textbraceleft{}",
+    "}": r"\textbraceright{}",
+    **{c: "\\" + c for c in "%&$#_"},
+}
 
 
 def _bib_escape(text: str) -> str:
@@ -98,14 +106,33 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
         "assertion_counts": st.counts,
         "assertion_status": {a.id: a.by_device for a in st.assertions},
         "results": [
-            {"check": c.check, "device": c.device, "status": c.status, "stale": c.stale, "flags": c.flags,
-             "off_lock": c.off_lock,
-             "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
-             "expectation": [{"metric": e.metric, "op": e.op, "value": e.value, "measured": e.measured, "unit": e.unit,
-                              "outcome": e.came_out, "seeds": e.seeds, "seeds_holding": e.seeds_holding,
-                              "seeds_total": e.seeds_total, "control": e.control}
-                             for e in c.result.expectation] if c.result else [],
-             "last_error": _error(c.result.last_error) if c.result and c.result.last_error else None}
+            {
+                "check": c.check,
+                "device": c.device,
+                "status": c.status,
+                "stale": c.stale,
+                "flags": c.flags,
+                "off_lock": c.off_lock,
+                "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
+                "expectation": [
+                    {
+                        "metric": e.metric,
+                        "op": e.op,
+                        "value": e.value,
+                        "measured": e.measured,
+                        "unit": e.unit,
+                        "outcome": e.came_out,
+                        "seeds": e.seeds,
+                        "seeds_holding": e.seeds_holding,
+                        "seeds_total": e.seeds_total,
+                        "control": e.control,
+                    }
+                    for e in c.result.expectation
+                ]
+                if c.result
+                else [],
+                "last_error": _error(c.result.last_error) if c.result and c.result.last_error else None,
+            }
             for c in st.checks
         ],
     }

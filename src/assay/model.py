@@ -2,7 +2,7 @@
 
 Validation, the JSON Schema for editors (``schema/*.schema.json``), the record reference page and the
 site's field labels all derive from these classes and their field descriptions. A record here is pure
-data: no I/O, no status (status is computed from the ledger, see ``assay.results``).
+data: no I/O, no status (status is computed from the ledger, see ``assay.ledger``).
 """
 
 from __future__ import annotations
@@ -134,12 +134,13 @@ class Reported(BaseModel):
     what: Text = Field(description="What was measured, in words.")
     value: float = Field(allow_inf_nan=False, description="The number as reported.")
     bound: Bound | None = Field(
-        None, description="Where the source reports a bound or an approximation (`>99.9 %` is `bound: \">\"`, value 99.9)."
+        None, description='Where the source reports a bound or an approximation (`>99.9 %` is `bound: ">"`, value 99.9).'
     )
     unit: Text = Field(description="Its unit (`%`, `MSE`, `hours`, `nats`).")
     quantity: Slug | None = Field(
-        None, description="What kind of number it is (`top1-accuracy`, `reconstruction-mse`); an expectation links it "
-        "only when its metric declares the same quantity and unit."
+        None,
+        description="What kind of number it is (`top1-accuracy`, `reconstruction-mse`); an expectation links it "
+        "only when its metric declares the same quantity and unit.",
     )
     source: SourceId = Field(description="The source that reports it.")
     locator: Text = Field(description="Where the source reports it.")
@@ -183,12 +184,15 @@ class Expectation(BaseModel):
         False, description="This comparison is a control: it holds for a model without the effect and fails for one with it."
     )
     seeds: SeedReading | None = Field(
-        None, description="How per-seed values are read: `all` (every seed must satisfy it; seeds that disagree make the "
+        None,
+        description="How per-seed values are read: `all` (every seed must satisfy it; seeds that disagree make the "
         "result inconclusive) or `mean` (the mean's confidence interval must lie on one side of the threshold; one that "
-        "straddles it is inconclusive). Unset: `all` where the verifier recorded per-seed values, else the one value."
+        "straddles it is inconclusive). Unset: `all` where the verifier recorded per-seed values, else the one value.",
     )
     interval: float | None = Field(
-        None, gt=0.5, lt=1,
+        None,
+        gt=0.5,
+        lt=1,
         description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset.",
     )
 
@@ -222,12 +226,14 @@ class MetricSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
-        description="Metric name, as the verifier records it.")
+        description="Metric name, as the verifier records it."
+    )
     unit: Text = Field(description="Its unit (`fraction`, `nats`, `accuracy points`, `MSE`); the ledger keeps it.")
     measures: Text = Field(description="What it measures, in words a reader understands without the code.")
     quantity: Slug | None = Field(
-        None, description="What kind of number it is (`top1-accuracy`); a `reported` number of the same quantity and unit "
-        "may stand beside it."
+        None,
+        description="What kind of number it is (`top1-accuracy`); a `reported` number of the same quantity and unit "
+        "may stand beside it.",
     )
 
 
@@ -251,16 +257,19 @@ class Check(BaseModel):
     )
     devices: list[Device] = Field(min_length=1, description="Devices the check runs on.")
     timeout: float = Field(
-        30, gt=0, le=3600,
+        30,
+        gt=0,
+        le=3600,
         description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error. "
         "A busy machine does not count against it; the wall-clock limit is far above it "
-        "(`assay.limits.wall_limit`), so only a hang trips that.",
+        "(`assay.evidence.limits.wall_limit`), so only a hang trips that.",
     )
-    reads: list[Annotated[str, StringConstraints(
-        pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = Field(
-        default_factory=list,
-        description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
-        "their content is an input of the result.",
+    reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = (
+        Field(
+            default_factory=list,
+            description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
+            "their content is an input of the result.",
+        )
     )
     metrics: list[MetricSpec] = Field(
         default_factory=list, description="The metrics its expectations name, each with its unit and what it measures."
@@ -422,12 +431,15 @@ class Series:
 
 
 #: Every series, by prefix; folders in the order the knowledge base is loaded.
-SERIES: dict[str, Series] = {s.prefix: s for s in (
-    Series("LIT", "sources", "source", Source, "source"),
-    Series("SOTA", "claims", "claim", Claim, "empirical claim"),
-    Series("THEORY", "claims", "theory", Claim, "theoretical claim"),
-    Series("ADR", "decisions", "decision", Decision, "decision"),
-)}
+SERIES: dict[str, Series] = {
+    s.prefix: s
+    for s in (
+        Series("LIT", "sources", "source", Source, "source"),
+        Series("SOTA", "claims", "claim", Claim, "empirical claim"),
+        Series("THEORY", "claims", "theory", Claim, "theoretical claim"),
+        Series("ADR", "decisions", "decision", Decision, "decision"),
+    )
+}
 #: The series of each node kind.
 BY_KIND: dict[str, Series] = {s.kind: s for s in SERIES.values()}
 #: The model of each record folder.

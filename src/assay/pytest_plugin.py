@@ -2,9 +2,9 @@
 
 A verifier is a test marked ``@pytest.mark.claim("SOTA-364", "check-id")`` that records metrics and
 figures through the ``evidence`` fixture. After the test body returns, the check's expectation is
-judged (``assay.verdicts``); a check declared ``known_failing`` runs as a strict xfail. Each run
+judged (``assay.evidence.judge``); a check declared ``known_failing`` runs as a strict xfail. Each run
 travels from the process that ran it to the controller as one typed ``RunReport`` in
-``user_properties``; only the controller writes ``results/``, by the rules of ``assay.results``.
+``user_properties``; only the controller writes ``results/``, by the rules of ``assay.ledger``.
 With no claim test collected the plugin only declares its options and markers.
 """
 
@@ -30,21 +30,26 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from assay import limits, results
-from assay.inputs import Inputs, input_hash, stale_reasons
-from assay.loader import KnowledgeBase, load
-from assay.model import Check, Claim
-from assay.results import NAME, Environment, Evaluated, Figure, Metric, Result, RunError
-from assay.verdicts import (
+from assay import fingerprints
+from assay.evidence import limits
+from assay.evidence.judge import (
     CheckTimeout,
     ExpectationInconclusive,
     ExpectationNotMet,
-    Outcome,
     OutcomeKind,
+    PhaseOutcome,
     VerifierError,
     judge,
     verdict_of,
 )
+from assay.evidence.limits import HardStop
+from assay.fingerprints import input_hash
+from assay.ledger import merge, store
+from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.result import FORMAT, NAME, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError
+from assay.ledger.store import Ledger, LedgerProblem
+from assay.model import Check, Claim
+from assay.records.knowledge_base import KnowledgeBase, load
 
 PROPERTY = "assay"
 #: The markers the plugin declares: the one list (pyproject.toml does not repeat it).
@@ -131,22 +136,38 @@ class RunReport(BaseModel):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("assay", "Assay claim verification")
-    group.addoption("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                    help="device the verifiers run on (auto: cuda when available)")
-    group.addoption("--claim", action="append", default=[], metavar="ID",
-                    help="run only the checks of this claim (exact id; repeatable)")
+    group.addoption(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="device the verifiers run on (auto: cuda when available)",
+    )
+    group.addoption(
+        "--claim", action="append", default=[], metavar="ID", help="run only the checks of this claim (exact id; repeatable)"
+    )
     group.addoption("--shard", default=None, metavar="I/N", help="run the I-th of N deterministic shards")
-    group.addoption("--stale", action="store_true",
-                    help="run only checks whose result on this device is missing, stale or an error")
+    group.addoption(
+        "--stale", action="store_true", help="run only checks whose result on this device is missing, stale or an error"
+    )
     group.addoption("--no-ledger", action="store_true", help="do not write results/")
-    group.addoption("--ledger-root", default=None, metavar="DIR",
-                    help="write the ledger to DIR/results/ instead of the repository's (a shard's own folder; "
-                         "`assay merge DIR` brings it in by the ledger's rules)")
-    group.addoption("--compare", action="store_true",
-                    help="rerun and compare with the ledger (verdict, largest metric change, environment); "
-                         "results are not replaced, a changed verdict with the same inputs is flagged unstable")
-    parser.addini("assay_wall_floor_s", "the least wall-clock limit of a check, in seconds (its CPU limit is the "
-                  "check's `timeout`)", default=str(limits.WALL_FLOOR_S))
+    group.addoption(
+        "--ledger-root",
+        default=None,
+        metavar="DIR",
+        help="write the ledger to DIR/results/ instead of the repository's (a shard's own folder; "
+        "`assay merge DIR` brings it in by the ledger's rules)",
+    )
+    group.addoption(
+        "--compare",
+        action="store_true",
+        help="rerun and compare with the ledger (verdict, largest metric change, environment); "
+        "results are not replaced, a changed verdict with the same inputs is flagged unstable",
+    )
+    parser.addini(
+        "assay_wall_floor_s",
+        "the least wall-clock limit of a check, in seconds (its CPU limit is the check's `timeout`)",
+        default=str(limits.WALL_FLOOR_S),
+    )
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -170,7 +191,7 @@ class _Session:
         self.ledger_root = Path(given).resolve() if given else self.root
         self.shard = parse_shard(config.getoption("shard"))
         self._kb: KnowledgeBase | None = None
-        self._inputs: Inputs | None = None
+        self._inputs: InputParts | None = None
         self.device = "cpu"
         self.ties: dict[str, tuple[Claim, Check]] = {}
         self.parts: dict[str, dict[str, str]] = {}
@@ -180,7 +201,7 @@ class _Session:
         self.compared: list[str] = []
         self.problems: list[str] = []
         self.notes_dir: Path | None = None
-        self.hard_stop: limits.HardStop | None = None
+        self.hard_stop: HardStop | None = None
         self._commit: str | None = None
 
     @property
@@ -190,17 +211,18 @@ class _Session:
         return self._kb
 
     @property
-    def inputs(self) -> Inputs:
+    def inputs(self) -> InputParts:
         if self._inputs is None:
-            self._inputs = Inputs(self.root)
+            self._inputs = InputParts(self.root)
         return self._inputs
 
     @property
     def commit(self) -> str:
         if self._commit is None:
             try:
-                self._commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=self.root, capture_output=True,
-                                              text=True, timeout=10).stdout.strip()
+                self._commit = subprocess.run(
+                    ["git", "rev-parse", "HEAD"], cwd=self.root, capture_output=True, text=True, timeout=10
+                ).stdout.strip()
             except (OSError, subprocess.SubprocessError):
                 self._commit = ""
         return self._commit
@@ -249,8 +271,9 @@ def _resolve_device(name: str) -> str:
     import torch
 
     if name == "cuda" and not torch.cuda.is_available():
-        raise pytest.UsageError(f"--device cuda: torch {torch.__version__} sees no CUDA device on this machine; "
-                                "use --device cpu, or auto")
+        raise pytest.UsageError(
+            f"--device cuda: torch {torch.__version__} sees no CUDA device on this machine; use --device cpu, or auto"
+        )
     if name != "auto":
         return name
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -299,8 +322,10 @@ def _tie(state: _Session, item: pytest.Item, cid: str, check_id: str) -> None:
         item.stash[_PROBLEM] = f"{item.nodeid}: the claim marker names {what}; see `assay check`"
         return
     if item.nodeid.split("[")[0] != check.verifier:
-        item.stash[_PROBLEM] = (f"{item.nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
-                                "a check has one verifier (see `assay check`)")
+        item.stash[_PROBLEM] = (
+            f"{item.nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
+            "a check has one verifier (see `assay check`)"
+        )
         return
     state.ties[item.nodeid] = (claim, check)
     if check.known_failing:
@@ -311,7 +336,7 @@ def _select(config: pytest.Config, items: list[pytest.Item], state: _Session) ->
     wanted = set(config.getoption("claim"))
     i, n = state.shard
     stale_only = config.getoption("stale")
-    ledger = results.read_ledger(state.root) if stale_only else None
+    ledger = store.read_ledger(state.root) if stale_only else None
     keep, drop = [], []
     for item in items:
         marker = _claim_marker(item)
@@ -330,7 +355,7 @@ def _select(config: pytest.Config, items: list[pytest.Item], state: _Session) ->
         items[:] = keep
 
 
-def _needs_run(state: _Session, nodeid: str, ledger: results.Ledger) -> bool:
+def _needs_run(state: _Session, nodeid: str, ledger: Ledger) -> bool:
     claim, check = state.ties[nodeid]
     result = ledger.get((claim.id, check.id, state.device))
     if result is None or result.status == "error":
@@ -409,8 +434,10 @@ def _check_units(check: Check, ev: Evidence) -> None:
     for name, unit in ev.units.items():
         spec = check.metric(name)
         if spec is not None and unit != spec.unit:
-            raise VerifierError(f"metric {name!r} is recorded in {unit!r}, but check '{check.id}' declares it in "
-                                f"{spec.unit!r}; record it in the declared unit or correct the declaration")
+            raise VerifierError(
+                f"metric {name!r} is recorded in {unit!r}, but check '{check.id}' declares it in "
+                f"{spec.unit!r}; record it in the declared unit or correct the declaration"
+            )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -452,7 +479,6 @@ class _Sigint:
         return self.seen
 
 
-
 @contextmanager
 def _interrupts() -> Iterator[_Sigint]:
     """Tell a real Ctrl-C (SIGINT) from a ``KeyboardInterrupt`` a verifier raises itself."""
@@ -476,13 +502,13 @@ def _interrupts() -> Iterator[_Sigint]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _hard_stop(state: _Session) -> limits.HardStop | None:
+def _hard_stop(state: _Session) -> HardStop | None:
     """The worker's watcher process, started at its first check (xdist workers only: their death is survivable)."""
     notes = getattr(state.config, "workerinput", {}).get("assay_notes")
     if notes is None:
         return None
     if state.hard_stop is None:
-        state.hard_stop = limits.HardStop(notes)
+        state.hard_stop = HardStop(notes)
     return state.hard_stop
 
 
@@ -514,30 +540,44 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     tie = state.ties.get(item.nodeid)
     if tie is not None and report.when in ("setup", "call"):
         report.user_properties.append((PROPERTY, _run_report(state, item, call, report, tie).model_dump_json()))
-        if call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive)) \
-                and report.failed:
+        if (
+            call.excinfo is not None
+            and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive))
+            and report.failed
+        ):
             report.longrepr = str(call.excinfo.value)  # the comparisons with their numbers; no engine frames
     return report
 
 
-def _run_report(state: _Session, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
-                tie: tuple[Claim, Check]) -> RunReport:
+def _run_report(
+    state: _Session, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, tie: tuple[Claim, Check]
+) -> RunReport:
     """The typed report of one phase; whatever the verifier left behind, this never raises."""
     claim, check = tie
     outcome = _classify(state, call, report)
-    base = {"claim": claim.id, "check": check.id, "device": state.device, "tier": check.tier, "when": report.when,
-            "parts": state.parts.get(item.nodeid, {})}
+    base = {
+        "claim": claim.id,
+        "check": check.id,
+        "device": state.device,
+        "tier": check.tier,
+        "when": report.when,
+        "parts": state.parts.get(item.nodeid, {}),
+    }
     if report.when == "setup":
         return RunReport(**base, outcome=outcome.kind, message=outcome.message)
     ev = item.stash.get(_EVIDENCE, Evidence())
     try:
-        from assay.environment import capture
+        from assay.ledger.environment import capture
 
         return RunReport(
-            **base, outcome=outcome.kind, message=outcome.message,
+            **base,
+            outcome=outcome.kind,
+            message=outcome.message,
             metrics={k: Metric(value=v, unit=_unit(check, k, ev), seeds=ev.seeds.get(k, [])) for k, v in ev.metrics.items()},
             expectation=item.stash.get(_EVALUATED, []),
-            figures=dict(ev.figures), captions=dict(ev.captions), notes=[str(n) for n in ev.notes],
+            figures=dict(ev.figures),
+            captions=dict(ev.captions),
+            notes=[str(n) for n in ev.notes],
             environment=capture(state.device).model_copy(update={"seed": ev.seed}),
             **item.stash.get(_MEASURED, {}),
         )
@@ -553,23 +593,23 @@ def _unit(check: Check, name: str, ev: Evidence) -> str | None:
     return spec.unit if spec else ev.units.get(name)
 
 
-def _classify(state: _Session, call: pytest.CallInfo[None], report: pytest.TestReport) -> Outcome:
+def _classify(state: _Session, call: pytest.CallInfo[None], report: pytest.TestReport) -> PhaseOutcome:
     """What a phase came to, from the exception it raised (never from pytest's message text)."""
     exc = call.excinfo
     if report.skipped and hasattr(report, "wasxfail"):
-        return Outcome("known-failing", _clip(str(exc.value)) if exc else str(report.wasxfail))
+        return PhaseOutcome("known-failing", _clip(str(exc.value)) if exc else str(report.wasxfail))
     if report.skipped:
         longrepr = report.longrepr
-        return Outcome("skipped", str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr))
+        return PhaseOutcome("skipped", str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr))
     if exc is None:
-        return Outcome("xpassed") if report.failed else Outcome("passed")
+        return PhaseOutcome("xpassed") if report.failed else PhaseOutcome("passed")
     if exc.errisinstance(ExpectationNotMet):
-        return Outcome("not-met", _clip(str(exc.value)))
+        return PhaseOutcome("not-met", _clip(str(exc.value)))
     if exc.errisinstance(ExpectationInconclusive):
-        return Outcome("inconclusive", _clip(str(exc.value)))
+        return PhaseOutcome("inconclusive", _clip(str(exc.value)))
     if exc.errisinstance(CheckTimeout):
-        return Outcome("timeout", f"timed out: the verifier {exc.value}")
-    return Outcome("error", _describe(state, exc))
+        return PhaseOutcome("timeout", f"timed out: the verifier {exc.value}")
+    return PhaseOutcome("error", _describe(state, exc))
 
 
 def _describe(state: _Session, exc: pytest.ExceptionInfo[BaseException]) -> str:
@@ -577,8 +617,12 @@ def _describe(state: _Session, exc: pytest.ExceptionInfo[BaseException]) -> str:
     where = ""
     for entry in reversed(exc.traceback):
         path = Path(str(entry.path))
-        if path.is_absolute() and path.is_relative_to(state.root) and "site-packages" not in path.parts \
-                and not path.is_relative_to(Path(__file__).parent):
+        if (
+            path.is_absolute()
+            and path.is_relative_to(state.root)
+            and "site-packages" not in path.parts
+            and not path.is_relative_to(Path(__file__).parent)
+        ):
             where = f" (at {path.relative_to(state.root).as_posix()}:{entry.lineno + 1} in {entry.name})"
             break
     text = f"{exc.type.__name__}: {exc.value}".replace(str(state.root) + os.sep, "")
@@ -636,61 +680,80 @@ def _run_report_of(report: pytest.TestReport) -> RunReport | None:
     return None
 
 
-def _finish(state: _Session, nodeid: str, crash: Outcome | None = None) -> None:
+def _finish(state: _Session, nodeid: str, crash: PhaseOutcome | None = None) -> None:
     runs = state.reports.pop(nodeid)
     duration = round(state.durations.pop(nodeid, 0.0), 3)
-    outcomes = [Outcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
+    outcomes = [PhaseOutcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
     verdict, message = verdict_of(outcomes)
     if verdict == "skipped" or state.config.getoption("no_ledger"):
         return  # a skip is no evidence, and must not overwrite evidence from another machine
     kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
     new = _result(state, runs, verdict, message, duration, kind)
-    path = results.ledger_path(state.ledger_root, new.claim, new.check, new.device)
+    path = store.ledger_path(state.ledger_root, new.claim, new.check, new.device)
     try:
-        old = results.read_result(state.ledger_root, path) if path.exists() else None
-    except results.LedgerProblem:
+        old = store.read_result(state.ledger_root, path) if path.exists() else None
+    except LedgerProblem:
         old = None  # a broken file is replaced by this run
     try:
         if state.config.getoption("compare"):
             _compare(state, old, new)
             return
-        svgs = {results.figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
-        results.write_result(state.ledger_root, results.supersede(old, new), svgs)
+        svgs = {store.figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
+        store.write_result(state.ledger_root, merge.supersede(old, new), svgs)
     except OSError as e:
         state.problems.append(f"could not write {path.relative_to(state.ledger_root).as_posix()}: {e.strerror or e}")
         return
     state.written.setdefault(new.claim, []).append(f"{new.check}.{new.device}: {new.status}")
 
 
-def _crash(state: _Session, nodeid: str) -> Outcome:
+def _crash(state: _Session, nodeid: str) -> PhaseOutcome:
     """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
     note = state.notes_dir / _note_name(nodeid) if state.notes_dir else None
     if note is not None and note.is_file():
-        return Outcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}", "crash")
-    return Outcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)", "crash")
+        return PhaseOutcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}", "crash")
+    return PhaseOutcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)", "crash")
 
 
 def _result(state: _Session, runs: list[RunReport], verdict: str, message: str, duration: float, kind: Any) -> Result:
     run = runs[-1]
-    figures = [Figure(name=name, file=results.figure_file(run.check, run.device, name),
-                      sha256=results.sha256(svg.encode("utf-8")), caption=run.captions.get(name))
-               for name, svg in sorted(run.figures.items())]
+    figures = [
+        Figure(
+            name=name,
+            file=store.figure_file(run.check, run.device, name),
+            sha256=fingerprints.sha256(svg.encode("utf-8")),
+            caption=run.captions.get(name),
+        )
+        for name, svg in sorted(run.figures.items())
+    ]
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": state.commit})
-    inputs = results.Inputs(hash=input_hash(run.parts), parts=run.parts)
+    inputs = Inputs(hash=input_hash(run.parts), parts=run.parts)
     error = RunError(kind=kind, message=message, finished=finished, inputs_hash=inputs.hash) if verdict == "error" else None
     return Result(
-        format=results.FORMAT, claim=run.claim, check=run.check, device=run.device, verdict=verdict,
-        message=message if verdict != "passed" else "", tier=run.tier,
-        metrics=run.metrics if verdict != "error" else {}, expectation=run.expectation if verdict != "error" else [],
-        notes=run.notes, figures=figures if verdict != "error" else [], duration_s=duration, cpu_s=run.cpu_s,
-        peak_memory_mb=run.peak_memory_mb, environment=environment, inputs=inputs, finished=finished, last_error=error,
+        format=FORMAT,
+        claim=run.claim,
+        check=run.check,
+        device=run.device,
+        verdict=verdict,
+        message=message if verdict != "passed" else "",
+        tier=run.tier,
+        metrics=run.metrics if verdict != "error" else {},
+        expectation=run.expectation if verdict != "error" else [],
+        notes=run.notes,
+        figures=figures if verdict != "error" else [],
+        duration_s=duration,
+        cpu_s=run.cpu_s,
+        peak_memory_mb=run.peak_memory_mb,
+        environment=environment,
+        inputs=inputs,
+        finished=finished,
+        last_error=error,
     )
 
 
 def _controller_environment(device: str) -> Environment:
     """The controller's machine, for a run whose worker died before it could say (xdist runs on one machine)."""
-    from assay.environment import capture
+    from assay.ledger.environment import capture
 
     return capture(device)
 
@@ -701,12 +764,12 @@ def _compare(state: _Session, old: Result | None, new: Result) -> None:
     if old is None:
         state.compared.append(f"{label}: no result in the ledger; now {new.status}")
         return
-    line = f"{label}: {old.status} -> {new.status}; {results.largest_change(old, new)}; {results.environment_change(old, new)}"
+    line = f"{label}: {old.status} -> {new.status}; {merge.largest_change(old, new)}; {merge.environment_change(old, new)}"
     if old.inputs.hash != new.inputs.hash:
         line += "; inputs changed since the ledger's run"
-    flagged = results.flag_unstable(old, new)
+    flagged = merge.flag_unstable(old, new)
     if flagged is not None:
-        results.write_result(state.ledger_root, flagged)
+        store.write_result(state.ledger_root, flagged)
         line += "; verdict changed with the same inputs: flagged unstable"
     state.compared.append(line)
 
@@ -730,12 +793,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"assay: error: {problem}", red=True)
     if not state.written:
         return
-    from assay.graph import claim_states
+    from assay.overview import claim_states
 
     ledger = None
     if state.ledger_root != state.root:  # this run's results laid over the repository's, as a merge would give
-        ledger = results.read_ledger(state.root)
-        ledger.results.update(results.read_ledger(state.ledger_root).results)
+        ledger = store.read_ledger(state.root)
+        ledger.results.update(store.read_ledger(state.ledger_root).results)
     states = claim_states(state.kb, ledger)
     tr.section("assay: claims verified in this run")
     for cid in sorted(state.written):

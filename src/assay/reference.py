@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from assay import status as vocab
+from assay import vocabulary
 from assay.diagnostics import CATALOGUE
 from assay.model import Claim, Decision, Source
 
@@ -42,7 +42,7 @@ def record_models() -> list[type[BaseModel]]:
 
 def ledger_models() -> list[type[BaseModel]]:
     """The ledger record (one result file) and every model nested in it."""
-    from assay.results import Result
+    from assay.ledger.result import Result
 
     return models_under(Result)
 
@@ -72,8 +72,7 @@ def _nested(annotation: Any) -> list[type[BaseModel]]:
     return [m for a in typing.get_args(annotation) for m in _nested(a)]
 
 
-def type_name(annotation: Any, code: Callable[[Any], str], link: Callable[[str], str],
-              text: Callable[[str], str] = str) -> str:
+def type_name(annotation: Any, code: Callable[[Any], str], link: Callable[[str], str], text: Callable[[str], str] = str) -> str:
     """A reader's name for a field type; ``code`` shows a literal value, ``link`` a nested model, ``text`` the rest."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:
@@ -100,7 +99,7 @@ def record_reference() -> str:
 
 
 def ledger_reference() -> str:
-    """What a ledger file holds, from ``assay.results.Result``, after what freshness means."""
+    """What a ledger file holds, from ``assay.ledger.result.Result``, after what freshness means."""
     return FRESHNESS + "\n\n" + model_reference(ledger_models())
 
 
@@ -121,7 +120,7 @@ def model_reference(models: list[type[BaseModel]]) -> str:
 def status_legend() -> str:
     """The status vocabulary as Markdown tables."""
     out = []
-    for title, table in vocab.VOCABULARIES.items():
+    for title, table in vocabulary.VOCABULARIES.items():
         out += [f"**{title}**", "", "| name | meaning |", "|---|---|"]
         out += [f"| `{s.name}` | {s.meaning} |" for s in table.values()]
         out.append("")

@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from assay import schema
-from assay.inputs import LOCK_FILE, PINNED
+from assay.ledger.inputs import LOCK_FILE, PINNED
 
 MKDOCS = """\
 site_name: {name}
@@ -165,8 +165,10 @@ GITIGNORE = "build/\n__pycache__/\n"
 
 def lock_text() -> str:
     """A lock of the packages whose pins are inputs of every result, at the versions installed here."""
-    lines = ["# Exact versions of the packages every result depends on (their pins are inputs of each result).",
-             "# Regenerate with `pip freeze > requirements.lock` in the environment you verify with."]
+    lines = [
+        "# Exact versions of the packages every result depends on (their pins are inputs of each result).",
+        "# Regenerate with `pip freeze > requirements.lock` in the environment you verify with.",
+    ]
     for name in PINNED:
         try:
             lines.append(f"{name}=={metadata.version(name)}")
@@ -178,10 +180,18 @@ def lock_text() -> str:
 def files(name: str) -> dict[str, str]:
     """Every file of a new knowledge base, by path."""
     out = {
-        "mkdocs.yml": MKDOCS.format(name=name), "sources/LIT-001.yaml": SOURCE, "claims/SOTA-001.yaml": CLAIM,
-        "verify/__init__.py": "", "verify/test_sota001_example.py": VERIFIER, "pyproject.toml": PYPROJECT,
-        "README.md": README.format(name=name), ".gitignore": GITIGNORE, LOCK_FILE: lock_text(),
-        "decisions/.keep": "", "results/.keep": "", "site/.keep": "",
+        "mkdocs.yml": MKDOCS.format(name=name),
+        "sources/LIT-001.yaml": SOURCE,
+        "claims/SOTA-001.yaml": CLAIM,
+        "verify/__init__.py": "",
+        "verify/test_sota001_example.py": VERIFIER,
+        "pyproject.toml": PYPROJECT,
+        "README.md": README.format(name=name),
+        ".gitignore": GITIGNORE,
+        LOCK_FILE: lock_text(),
+        "decisions/.keep": "",
+        "results/.keep": "",
+        "site/.keep": "",
     }
     out.update({f"schema/{n}": text for n, text in schema.schema_files().items()})
     return out

@@ -42,7 +42,7 @@ def json_schema(folder: str) -> dict[str, Any]:
 
 def result_schema() -> dict[str, Any]:
     """The draft-07 schema of a ledger file, ``results/<CLAIM>/<check>.<device>.json``."""
-    from assay.results import Result
+    from assay.ledger.result import Result
 
     return {"$schema": DRAFT, "$id": "result.schema.json", **_draft7(Result.model_json_schema(mode="validation"))}
 

@@ -8,89 +8,14 @@ checks; closure statuses look at everything a claim depends on. The legends on t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from assay.diagnostics import Diagnostic
-    from assay.inputs import Inputs
-    from assay.model import Assertion, Claim
-    from assay.results import Ledger, Result
-
-
-@dataclass(frozen=True)
-class Status:
-    """One status: its name, the icon and colour that show it, and what it means."""
-
-    name: str
-    icon: str  # a Material for MkDocs icon shortcode, without colons
-    colour: str  # a CSS colour that reads on light and dark backgrounds
-    meaning: str
-
-
-CHECK = {s.name: s for s in [
-    Status("passed", "material-check-circle", "#2e7d32", "The expectation held when the verifier last ran."),
-    Status("failed", "material-close-circle", "#c62828", "The expectation did not hold, or a known failure unexpectedly passed."),
-    Status("known-failing", "material-alert-circle-outline", "#ef6c00",
-           "Declared not to hold at our scale, and it did not: a strict xfail."),
-    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
-           "The seeds disagree about an expectation (some satisfy it, some do not, or the mean's interval straddles it)."),
-    Status("error", "material-alert-octagon", "#6a1b9a",
-           "The last run crashed or timed out, or its ledger file is unreadable; "
-           "the last measurement, if any, is kept beside it."),
-    Status("skipped", "material-skip-next-circle-outline", "#607d8b", "Not run on this device, e.g. it needs a GPU."),
-    Status("not-run", "material-circle-outline", "#9e9e9e", "No result in the ledger. Never a pass."),
-]}
-
-CLAIM = {s.name: s for s in [
-    Status("verified", "material-check-decagram", "#2e7d32",
-           "Every assertion is supported on every device that ran (a claim not yet cut into assertions: every check passed)."),
-    Status("partly-verified", "material-circle-half-full", "#9e9d24",
-           "Some of it is supported; other parts are contradicted, inconclusive, cited only or not run."),
-    Status("contradicted", "material-close-octagon", "#c62828",
-           "Checks ran and nothing of it is supported, and some is contradicted: it does not hold as filed at our scale."),
-    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
-           "Checks ran and decide nothing: no part of it is supported or contradicted (checks disagree, or did not refute)."),
-    Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed, timed out or has an unreadable result."),
-    Status("stale", "material-update", "#0277bd", "A result was computed from inputs that have changed since; rerun it."),
-    Status("not-run", "material-circle-outline", "#9e9e9e", "No check has a result yet."),
-    Status("cited-only", "material-book-open-variant", "#5d4037",
-           "No check tests it: every part of it is cited only, and the record says why."),
-]}
-
-ASSERTION = {s.name: s for s in [
-    Status("supported", "material-check-circle", "#2e7d32",
-           "Every check that bears on it ran on this device and came out for it."),
-    Status("contradicted", "material-close-circle", "#c62828",
-           "A supporting check's expectation failed, or a refuting check's held, and nothing came out for it."),
-    Status("inconclusive", "material-help-circle-outline", "#8e24aa",
-           "The evidence ran and does not decide: checks disagree, or only a refuting check ran and did not refute."),
-    Status("untested", "material-book-open-variant", "#5d4037", "Cited only: no check tests it, and the record says why."),
-    Status("not-run", "material-circle-outline", "#9e9e9e", "Not every check that bears on it has a result on this device."),
-    Status("error", "material-alert-octagon", "#6a1b9a",
-           "A check that bears on it crashed, timed out or has an unreadable result."),
-    Status("stale", "material-update", "#0277bd", "A check that bears on it ran on inputs that have changed since."),
-]}
-
-CLOSURE = {s.name: s for s in [
-    Status("closed", "material-link-variant", "#2e7d32", "Verified, and so is everything it depends on."),
-    Status("open", "material-link-variant-off", "#9e9e9e", "It, or something it depends on, is not verified."),
-]}
-
-FRESHNESS = {s.name: s for s in [
-    Status("fresh", "material-leaf", "#2e7d32", "The inputs in the repository are those the result was computed from."),
-    Status("stale", "material-update", "#0277bd",
-           "An input in the repository changed since: the check, the sentences it tests, the verifier code, "
-           "a data file, a pin of the lock file, or the device kind."),
-    Status("none", "material-minus", "#9e9e9e", "No result to be fresh or stale."),
-]}
-
-#: Flags a result can carry beside its status.
-FLAGS = {s.name: s for s in [
-    Status("off-lock", "material-lock-open-variant-outline", "#8d6e63",
-           "The machine had other package versions than the lock file pins (another torch, say); recorded, not stale."),
-    Status("unstable", "material-sine-wave", "#ad1457",
-           "A rerun with the same inputs gave another verdict: the check does not decide the question reliably."),
-]}
+from assay.diagnostics import Diagnostic
+from assay.ledger.inputs import InputParts
+from assay.ledger.result import Result
+from assay.ledger.store import Ledger
+from assay.model import Assertion, Claim, series_of
+from assay.records.knowledge_base import KnowledgeBase
+from assay.vocabulary import ASSERTION
 
 
 def combine_devices(statuses: list[str]) -> str:
@@ -120,11 +45,6 @@ def summarise(check_statuses: list[str], any_stale: bool) -> str:
     return "inconclusive" if "not-run" not in check_statuses else "not-run"
 
 
-#: Every vocabulary by its title: the legends of the site and the README are printed from this.
-VOCABULARIES = {"Claim": CLAIM, "Assertion": ASSERTION, "Check": CHECK, "Closure": CLOSURE, "Freshness": FRESHNESS,
-                "Flags": FLAGS}
-
-
 @dataclass(frozen=True)
 class CheckState:
     """A check's status on one device, with why it is stale and how its machine differed from the lock."""
@@ -144,10 +64,11 @@ class CheckState:
         return [name for name, on in (("off-lock", self.off_lock), ("unstable", self.result and self.result.unstable)) if on]
 
 
-def check_states(inputs: Inputs, claim: Claim, ledger: Ledger,
-                 known: dict[str, list[tuple[str, str]]] | None = None) -> list[CheckState]:
-    """The state of every check of ``claim`` on every device it declares (``known``: see ``Inputs.parts``)."""
-    from assay.inputs import stale_reasons
+def check_states(
+    inputs: InputParts, claim: Claim, ledger: Ledger, known: dict[str, list[tuple[str, str]]] | None = None
+) -> list[CheckState]:
+    """The state of every check of ``claim`` on every device it declares (``known``: see ``InputParts.parts``)."""
+    from assay.ledger.inputs import stale_reasons
 
     states = []
     for check in claim.checks:
@@ -161,8 +82,11 @@ def check_states(inputs: Inputs, claim: Claim, ledger: Ledger,
             else:
                 current = inputs.parts(claim, check, device, known)
                 reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
-                states.append(CheckState(claim.id, check.id, device, result.status, reasons, result,
-                                         inputs.off_lock(result.environment.packages)))
+                states.append(
+                    CheckState(
+                        claim.id, check.id, device, result.status, reasons, result, inputs.off_lock(result.environment.packages)
+                    )
+                )
     return states
 
 
@@ -181,8 +105,12 @@ def came_out(state: CheckState, on: list[str] | None = None) -> str | None:
 #: What a check's outcome means for an assertion, by stance: for (+1), against (-1), neutral (0: a refuting
 #: check that did not refute), undecided (None: the seeds disagree).
 VOTE = {
-    ("supports", "holds"): 1, ("supports", "fails"): -1, ("supports", "inconclusive"): None,
-    ("refutes", "holds"): -1, ("refutes", "fails"): 0, ("refutes", "inconclusive"): None,
+    ("supports", "holds"): 1,
+    ("supports", "fails"): -1,
+    ("supports", "inconclusive"): None,
+    ("refutes", "holds"): -1,
+    ("refutes", "fails"): 0,
+    ("refutes", "inconclusive"): None,
 }
 
 
@@ -277,7 +205,7 @@ def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: l
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ClaimVerdict:
     """A claim's derived status, its assertions' statuses per device, and the counts in words."""
 
     status: str  # a key of CLAIM
@@ -286,12 +214,53 @@ class Verdict:
     devices_run: list[str]
 
 
-def claim_verdict(claim: Claim, checks: list[CheckState]) -> Verdict:
+def claim_verdict(claim: Claim, checks: list[CheckState]) -> ClaimVerdict:
     """The claim's status: from its assertions when it has them, from its checks while it is not cut yet."""
     ran = devices_run(checks)
     if not claim.assertions:
         per_check = [combine_devices([s.status for s in checks if s.check == c.id]) for c in claim.checks]
-        return Verdict(summarise(per_check, any(s.stale for s in checks)), [], "", ran)
+        return ClaimVerdict(summarise(per_check, any(s.stale for s in checks)), [], "", ran)
     assertions = assertion_states(claim, checks)
-    return Verdict(summarise_assertions(claim, assertions, ran), assertions,
-                   counts_sentence(assertions, claim_devices(claim), ran), ran)
+    return ClaimVerdict(
+        summarise_assertions(claim, assertions, ran), assertions, counts_sentence(assertions, claim_devices(claim), ran), ran
+    )
+
+
+def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
+    """Whether each claim is verified together with everything it depends on, transitively.
+
+    Linear: one depth-first pass over the depends_on links. A claim in a cycle is open, since it rests
+    on itself: the first of a cycle to be finished meets a claim still on the path, and each after it a
+    claim already open. So is one that rests on an invalid or missing claim, which is why those links
+    are kept.
+    """
+    rests_on = {
+        cid: [t for t in f.outline.depends_on() if (s := series_of(t)) is not None and s.model is Claim]
+        for cid, f in kb.claim_files.items()
+    }
+    closed: dict[str, bool] = {}
+    on_path: set[str] = set()
+    for start in verified:
+        if start in closed:
+            continue
+        stack = [(start, iter(rests_on.get(start, ())))]
+        on_path.add(start)
+        ok = {start: verified.get(start, False)}
+        while stack:
+            node, below = stack[-1]
+            target = next(below, None)
+            if target is None:
+                stack.pop()
+                on_path.discard(node)
+                closed[node] = ok.pop(node)
+                if stack:
+                    ok[stack[-1][0]] &= closed[node]
+            elif target in on_path:
+                ok[node] = False  # a cycle
+            elif target in closed:
+                ok[node] &= closed[target]
+            else:
+                stack.append((target, iter(rests_on.get(target, ()))))
+                on_path.add(target)
+                ok[target] = verified.get(target, False)
+    return {cid: closed[cid] for cid in verified}

@@ -3,8 +3,8 @@ itself, or sources whose dates do not order them comparing against each other, a
 
 from __future__ import annotations
 
-from assay import checks
-from assay.loader import load
+from assay import audit
+from assay.records.knowledge_base import load
 
 
 def test_a_source_compared_against_itself_breaks_adr_011(diagnose):
@@ -43,9 +43,10 @@ def write_sources(root, links: dict[str, list[str]]) -> None:
 
 def test_a_knot_of_same_year_sources_is_one_diagnostic_naming_all_of_them(kb_root):
     # three sources of 2021 in a ring, and a fourth that points into it without closing a cycle
-    write_sources(kb_root, {"LIT-700": ["LIT-701"], "LIT-701": ["LIT-702"], "LIT-702": ["LIT-700", "LIT-701"],
-                            "LIT-703": ["LIT-700"]})
-    found = [d.render() for d in checks.run(load(kb_root)) if d.code == "compared-against-cycle"]
+    write_sources(
+        kb_root, {"LIT-700": ["LIT-701"], "LIT-701": ["LIT-702"], "LIT-702": ["LIT-700", "LIT-701"], "LIT-703": ["LIT-700"]}
+    )
+    found = [d.render() for d in audit.run(load(kb_root)) if d.code == "compared-against-cycle"]
     assert found == [
         "sources/LIT-700.yaml:10:5: error[compared-against-cycle]: compared_against cycle: LIT-700 -> LIT-701 -> LIT-702 "
         "-> LIT-700; their dates (2021) do not order them\n"
@@ -57,9 +58,12 @@ def test_sources_that_all_compare_against_each_other_are_one_diagnostic_not_one_
     # 15 sources of one year, each compared against the 14 others: more simple cycles than atoms in a planet
     ids = [f"LIT-{n}" for n in range(700, 715)]
     write_sources(kb_root, {sid: [t for t in ids if t != sid] for sid in ids})
-    found = [d for d in checks.run(load(kb_root)) if d.code == "compared-against-cycle"]
-    assert [(d.path, d.message) for d in found] == [(
-        "sources/LIT-700.yaml",
-        "compared_against cycle: LIT-700 -> LIT-701 -> LIT-700, in a knot of 15 sources compared against one another: "
-        + ", ".join(ids) + "; their dates (2021) do not order them",
-    )]
+    found = [d for d in audit.run(load(kb_root)) if d.code == "compared-against-cycle"]
+    assert [(d.path, d.message) for d in found] == [
+        (
+            "sources/LIT-700.yaml",
+            "compared_against cycle: LIT-700 -> LIT-701 -> LIT-700, in a knot of 15 sources compared against one another: "
+            + ", ".join(ids)
+            + "; their dates (2021) do not order them",
+        )
+    ]

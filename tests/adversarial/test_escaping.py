@@ -3,9 +3,10 @@ text, never as a control sequence, a new line of output, or syntax of the format
 
 from __future__ import annotations
 
-from assay import checks, cli, export, graph
-from assay.loader import load
+from assay import audit, cli, export, graph
 from assay.model import Source
+from assay.records.knowledge_base import load
+from tests.conftest import load_states
 
 
 def set_title(root, cid: str, yaml_title: str) -> None:
@@ -17,7 +18,7 @@ def set_title(root, cid: str, yaml_title: str) -> None:
 def test_a_field_name_with_terminal_control_sequences_is_shown_escaped_by_assay_check(kb_root):
     path = kb_root / "claims" / "THEORY-090.yaml"
     path.write_text(path.read_text() + '"\\e[1A\\e[2K\\u202e": 1\n', encoding="utf-8")
-    assert [d.render().splitlines()[0] for d in checks.run(load(kb_root))] == [
+    assert [d.render().splitlines()[0] for d in audit.run(load(kb_root))] == [
         "claims/THEORY-090.yaml:20:1: error[unknown-field]: '\\x1b[1A\\x1b[2K\\u202e' is not a field of this record"
     ]
 
@@ -25,7 +26,7 @@ def test_a_field_name_with_terminal_control_sequences_is_shown_escaped_by_assay_
 def test_a_field_name_with_a_line_break_cannot_fake_a_second_diagnostic(kb_root):
     path = kb_root / "claims" / "THEORY-090.yaml"
     path.write_text(path.read_text() + '"x\\nclaims/SOTA-364.yaml:1:1: error[bad-id]: fake": 1\n', encoding="utf-8")
-    rendered = "\n".join(d.render() for d in checks.run(load(kb_root)))
+    rendered = "\n".join(d.render() for d in audit.run(load(kb_root)))
     assert rendered.splitlines()[0] == (
         "claims/THEORY-090.yaml:20:1: error[unknown-field]: 'x\\nclaims/SOTA-364.yaml:1:1: error[bad-id]: fake' "
         "is not a field of this record"
@@ -43,35 +44,44 @@ def test_a_title_with_control_characters_is_shown_escaped_by_status_and_show(kb_
 
 
 def test_a_title_ending_in_a_backslash_and_quote_stays_inside_its_dot_label(kb_root):
-    set_title(kb_root, "THEORY-090", "'a\\\" , URL=\"javascript:x\" \\'")  # YAML: a\" , URL="javascript:x" \
-    dot = graph.to_dot(graph.build(load(kb_root)))
-    assert ('  "THEORY-090" [label="THEORY-090\\na\\\\\\" , URL=\\"javascript:x\\" \\\\", shape=diamond, '
-            'color="#5d4037"];') in dot.splitlines()
+    set_title(kb_root, "THEORY-090", '\'a\\" , URL="javascript:x" \\\'')  # YAML: a\" , URL="javascript:x" \
+    dot = graph.to_dot(graph.build(*load_states(kb_root)))
+    assert (
+        '  "THEORY-090" [label="THEORY-090\\na\\\\\\" , URL=\\"javascript:x\\" \\\\", shape=diamond, color="#5d4037"];'
+    ) in dot.splitlines()
 
 
 def test_a_title_with_a_line_break_stays_on_its_mermaid_line(kb_root):
     set_title(kb_root, "THEORY-090", '"two\\n  click THEORY_090 href \\"javascript:x\\""')
-    mermaid = graph.to_mermaid(graph.build(load(kb_root)))
+    mermaid = graph.to_mermaid(graph.build(*load_states(kb_root)))
     assert '  THEORY_090["THEORY-090: two   click THEORY_090 href #quot;javascript:x#quot;"]' in mermaid.splitlines()
     assert not [ln for ln in mermaid.splitlines() if ln.lstrip().startswith("click")]
 
 
 def test_a_record_known_by_an_odd_file_name_is_a_plain_mermaid_node(kb_root):
     (kb_root / "claims" / "SOTA-1]-->X[pwn.yaml").write_text("title: no id\n", encoding="utf-8")
-    mermaid = graph.to_mermaid(graph.build(load(kb_root)))
+    mermaid = graph.to_mermaid(graph.build(*load_states(kb_root)))
     assert '  SOTA_1____X_pwn["SOTA-1]-->X[pwn: SOTA-1]-->X[pwn"]' in mermaid.splitlines()
 
 
 def bib(**fields) -> str:
-    base = {"id": "LIT-700", "kind": "paper", "title": "A title", "authors": ["A. Author"], "year": 2020,
-            "identifiers": {"url": "https://example.org/x"}}
+    base = {
+        "id": "LIT-700",
+        "kind": "paper",
+        "title": "A title",
+        "authors": ["A. Author"],
+        "year": 2020,
+        "identifiers": {"url": "https://example.org/x"},
+    }
     return export.bibtex(Source.model_validate({**base, **fields}))
 
 
 def test_a_lone_brace_or_backslash_in_a_title_cannot_close_the_bibtex_field_or_run_a_command():
     text = bib(title="x } , note = {pwn \\input{/etc/passwd}")
-    assert ("  title = {x \\textbraceright{} , note = \\textbraceleft{}pwn "
-            "\\textbackslash{}input\\textbraceleft{}/etc/passwd\\textbraceright{}},\n") in text
+    assert (
+        "  title = {x \\textbraceright{} , note = \\textbraceleft{}pwn "
+        "\\textbackslash{}input\\textbraceleft{}/etc/passwd\\textbraceright{}},\n"
+    ) in text
     assert text.count("{") == text.count("}")
 
 

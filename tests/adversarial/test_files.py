@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from assay import checks, cli
-from assay.loader import load
+from assay import audit, cli
+from assay.records.knowledge_base import load
 
 HINT = "  hint: records are regular files inside the knowledge base"
 
 
 def check(root) -> list[str]:
-    return [d.render() for d in checks.run(load(root))]
+    return [d.render() for d in audit.run(load(root))]
 
 
 def test_a_folder_named_like_a_record_is_an_unreadable_file(kb_root):
@@ -48,10 +48,13 @@ def test_a_record_that_is_a_link_loop_is_an_unreadable_file(kb_root):
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_named_like_a_record_does_not_hang_assay_check(kb_root):
     os.mkfifo(kb_root / "claims" / "SOTA-999.yaml")
-    done = subprocess.run([sys.executable, "-m", "assay.cli", "--root", str(kb_root), "check"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "--root", str(kb_root), "check"], capture_output=True, text=True, timeout=60
+    )
     assert (done.returncode, done.stdout) == (
-        1, f"claims/SOTA-999.yaml:1:1: error[unreadable-file]: claims/SOTA-999.yaml is not a regular file\n{HINT}\n")
+        1,
+        f"claims/SOTA-999.yaml:1:1: error[unreadable-file]: claims/SOTA-999.yaml is not a regular file\n{HINT}\n",
+    )
 
 
 @pytest.mark.parametrize("argv", [["status"], ["show", "SOTA-999"], ["graph", "--format", "mermaid"], ["export", "json"]])

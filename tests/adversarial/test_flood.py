@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import time
 
-from assay import checks
+from assay import audit
 from assay.diagnostics import PER_FILE
-from assay.loader import load
+from assay.records.knowledge_base import load
 
-ALLOWED = ("assertions, checks, citations, conditions, discrepancies, id, no_check_reason, refined, relations, reported, "
-           "statement, tags, title")
+ALLOWED = (
+    "assertions, checks, citations, conditions, discrepancies, id, no_check_reason, refined, relations, reported, "
+    "statement, tags, title"
+)
 
 
 def test_a_file_with_more_than_fifty_problems_lists_fifty_and_counts_the_rest(diagnose):
@@ -35,7 +37,7 @@ def test_a_record_of_100000_junk_keys_finishes_quickly_with_the_cap_and_one_more
     path = kb_root / "claims" / "THEORY-090.yaml"
     path.write_text(path.read_text() + "".join(f"k{n}: 0\n" for n in range(100_000)))
     start = time.perf_counter()
-    found = checks.run(load(kb_root))
+    found = audit.run(load(kb_root))
     assert time.perf_counter() - start < 20  # 63 s for 417,000 keys before the cap; about 2 s now
     assert len(found) == PER_FILE + 1
     assert found[-1].render() == (
@@ -45,7 +47,7 @@ def test_a_record_of_100000_junk_keys_finishes_quickly_with_the_cap_and_one_more
 
 
 def test_the_cap_is_per_file_so_a_flood_in_one_file_hides_nothing_in_another(make_kb):
-    found = checks.run(load(make_kb("too-many-problems", "unknown-source")))
+    found = audit.run(load(make_kb("too-many-problems", "unknown-source")))
     assert [d.path for d in found].count("claims/THEORY-090.yaml") == PER_FILE + 1
     assert [d.render() for d in found if d.path != "claims/THEORY-090.yaml"] == [
         "claims/SOTA-380.yaml:6:5: error[unknown-source]: 'LIT-509' is not a source\n  hint: did you mean 'LIT-590'?"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks, cli
-from assay.loader import load
+from assay import audit, cli
+from assay.records.knowledge_base import load
 from assay.site import generate
 
 HINT = "  hint: ids look like LIT-590, SOTA-364, THEORY-085, ADR-011"
@@ -26,13 +26,16 @@ def with_id(root: Path, new_id: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize(("look_alike", "flaw"), [
-    ("SOTA-𝟯𝟲𝟵", "'𝟯' (U+1D7EF MATHEMATICAL SANS-SERIF BOLD DIGIT THREE)"),
-    ("SOTA-３６８", "'３' (U+FF13 FULLWIDTH DIGIT THREE)"),
-    ("SOTA-٣٦٤", "'٣' (U+0663 ARABIC-INDIC DIGIT THREE)"),
-])
+@pytest.mark.parametrize(
+    ("look_alike", "flaw"),
+    [
+        ("SOTA-𝟯𝟲𝟵", "'𝟯' (U+1D7EF MATHEMATICAL SANS-SERIF BOLD DIGIT THREE)"),
+        ("SOTA-３６８", "'３' (U+FF13 FULLWIDTH DIGIT THREE)"),
+        ("SOTA-٣٦٤", "'٣' (U+0663 ARABIC-INDIC DIGIT THREE)"),
+    ],
+)
 def test_an_id_with_look_alike_digits_is_a_bad_id_that_says_ids_are_ascii(kb_root, look_alike, flaw):
-    found = checks.run(load(with_id(kb_root, look_alike)))
+    found = audit.run(load(with_id(kb_root, look_alike)))
     assert [d.render() for d in found] == [
         f"claims/SOTA-364.yaml:2:1: error[bad-id]: id '{look_alike}' does not have the form of its series: "
         f"ids are ASCII, and {flaw} is not\n{HINT}"
@@ -42,9 +45,10 @@ def test_an_id_with_look_alike_digits_is_a_bad_id_that_says_ids_are_ascii(kb_roo
 def test_every_pattern_of_the_model_is_ascii_so_no_field_takes_look_alike_digits(kb_root):
     path = kb_root / "sources" / "LIT-612.yaml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("arxiv: 2002.05709v3", "arxiv: 2002.０5709v3").replace("date: 2020-02", "date: 2020-０2"),
-                    encoding="utf-8")
-    assert [d.render() for d in checks.run(load(kb_root))] == [
+    path.write_text(
+        text.replace("arxiv: 2002.05709v3", "arxiv: 2002.０5709v3").replace("date: 2020-02", "date: 2020-０2"), encoding="utf-8"
+    )
+    assert [d.render() for d in audit.run(load(kb_root))] == [
         "sources/LIT-612.yaml:7:1: error[wrong-type]: 'date' must match ^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$ (got '2020-０2')",
         "sources/LIT-612.yaml:10:3: error[wrong-type]: 'identifiers.arxiv' must match ^[0-9]{4}\\.[0-9]{4,5}v[0-9]+$ "
         "(got '2002.０5709v3')",
@@ -53,7 +57,7 @@ def test_every_pattern_of_the_model_is_ascii_so_no_field_takes_look_alike_digits
 
 @pytest.mark.parametrize("spaced", [" SOTA-364", "SOTA-364 ", "SOTA-364\n", "\tSOTA-364"])
 def test_an_id_with_space_or_a_line_break_around_it_is_a_bad_id_not_stripped(kb_root, spaced):
-    found = checks.run(load(with_id(kb_root, spaced)))
+    found = audit.run(load(with_id(kb_root, spaced)))
     assert [d.render() for d in found] == [
         f"claims/SOTA-364.yaml:2:1: error[bad-id]: id {spaced!r} does not have the form of its series: "
         f"it has space or a line break around it\n{HINT}"
@@ -65,8 +69,19 @@ def test_a_record_with_a_spaced_id_goes_by_its_file_name_in_the_graph(kb_root):
     assert kb.by_id["SOTA-364"].record is None and " SOTA-364" not in kb.by_id
 
 
-@pytest.mark.parametrize("argv", [["check"], ["status"], ["show", "SOTA-364"], ["graph"], ["graph", "--format", "dot"],
-                                  ["graph", "--format", "mermaid"], ["export", "json"], ["export", "bibtex"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check"],
+        ["status"],
+        ["show", "SOTA-364"],
+        ["graph"],
+        ["graph", "--format", "dot"],
+        ["graph", "--format", "mermaid"],
+        ["export", "json"],
+        ["export", "bibtex"],
+    ],
+)
 @pytest.mark.parametrize("bad", [" SOTA-364", "SOTA-364\n", "SOTA-３６４"])
 def test_no_command_crashes_on_a_malformed_id(kb_root, capsys, argv, bad):
     status = cli.main(["--root", str(with_id(kb_root, bad)), *argv])

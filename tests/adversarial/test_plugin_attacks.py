@@ -22,8 +22,11 @@ GAP = '[{metric: gap, op: ">", value: 1}]'
 
 def two_checks(pytester: pytest.Pytester, bad_body: str, extra: str = "") -> Path:
     """SOTA-001 with a good check `gap` and a check `bad` whose verifier body is ``bad_body``."""
-    tests = textwrap.dedent(GAP_TESTS) + "\n@pytest.mark.claim(\"SOTA-001\", \"bad\")\ndef test_bad(evidence):\n" + "".join(
-        f"    {line}\n" for line in bad_body.splitlines())
+    tests = (
+        textwrap.dedent(GAP_TESTS)
+        + '\n@pytest.mark.claim("SOTA-001", "bad")\ndef test_bad(evidence):\n'
+        + "".join(f"    {line}\n" for line in bad_body.splitlines())
+    )
     return make_kb(pytester, [check("gap", "test_gap", GAP), check("bad", "test_bad", GAP, extra)], tests)
 
 
@@ -46,15 +49,15 @@ def test_a_metric_set_to_nan_by_hand_is_an_error_of_that_check_only(pytester):
     result = pytester.runpytest("verify")
     result.assert_outcomes(passed=1, failed=1)
     assert ledger(root, "bad")["last_error"]["message"].startswith(
-        "VerifierError: metric 'gap' is nan, not a finite number; record metrics with evidence.metric()")
+        "VerifierError: metric 'gap' is nan, not a finite number; record metrics with evidence.metric()"
+    )
     assert ledger(root, "gap")["verdict"] == "passed"
 
 
 def test_a_figure_name_that_is_a_path_is_an_error_of_that_check_only(pytester):
     root = two_checks(pytester, "evidence.figure('sub/dir', None)")
     pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
-    assert ledger(root, "bad")["last_error"]["message"].startswith(
-        "VerifierError: figure name 'sub/dir' must be snake_case")
+    assert ledger(root, "bad")["last_error"]["message"].startswith("VerifierError: figure name 'sub/dir' must be snake_case")
     assert not (root / "results" / "SOTA-001" / "sub").exists()
 
 
@@ -82,8 +85,10 @@ def test_native_code_past_its_limit_is_ended_under_xdist_and_recorded_as_a_timeo
     assert time.monotonic() - started < 60
     error = ledger(root, "bad")["last_error"]
     assert error["kind"] == "timeout"
-    assert error["message"] == ("timed out: the verifier ran past its limit (0.5 s of CPU time, 5 s of wall time) "
-                                "and did not stop within 10 s (native code)")
+    assert error["message"] == (
+        "timed out: the verifier ran past its limit (0.5 s of CPU time, 5 s of wall time) "
+        "and did not stop within 10 s (native code)"
+    )
     assert ledger(root, "gap")["verdict"] == "passed"
 
 
@@ -103,12 +108,17 @@ def test_checks_keep_to_their_cpu_limit_while_other_processes_load_the_machine(p
 
 def test_a_second_test_marked_for_the_same_check_fails_and_does_not_write(pytester):
     tests = textwrap.dedent(GAP_TESTS) + (
-        '\n@pytest.mark.claim("SOTA-001", "gap")\ndef test_impostor(evidence):\n    evidence.metric("gap", 0.0)\n')
+        '\n@pytest.mark.claim("SOTA-001", "gap")\ndef test_impostor(evidence):\n    evidence.metric("gap", 0.0)\n'
+    )
     root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
     result = pytester.runpytest("verify")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*verify/test_kb.py::test_impostor is marked for SOTA-001/gap, whose verifier is "
-                                 "verify/test_kb.py::test_gap; a check has one verifier (see `assay check`)"])
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_impostor is marked for SOTA-001/gap, whose verifier is "
+            "verify/test_kb.py::test_gap; a check has one verifier (see `assay check`)"
+        ]
+    )
     assert ledger(root)["verdict"] == "passed"
 
 
@@ -121,12 +131,15 @@ def test_a_results_folder_that_cannot_be_written_is_reported_and_the_run_fails(p
     assert "INTERNALERROR" not in result.stdout.str()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--shard", "abc"], "ERROR: --shard 'abc': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
-    (["--shard", "3/2"], "ERROR: --shard '3/2': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
-    (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim"),
-    (["--claim", "SOTA-01"], "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim; did you mean 'SOTA-001'?"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--shard", "abc"], "ERROR: --shard 'abc': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
+        (["--shard", "3/2"], "ERROR: --shard '3/2': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
+        (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim"),
+        (["--claim", "SOTA-01"], "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim; did you mean 'SOTA-001'?"),
+    ],
+)
 def test_a_bad_option_is_a_usage_error_naming_it(pytester, args, message):
     make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
     result = pytester.runpytest("verify", *args)
@@ -151,8 +164,11 @@ def test_the_plugin_is_inert_without_claim_tests_no_git_no_thread_count(pytester
     spy.mkdir()
     (spy / "git").write_text(f"#!/bin/sh\ntouch {tmp_path}/git-was-run\n")
     (spy / "git").chmod(0o755)
-    pytester.makepyfile(test_plain="import torch\n\ndef test_plain():\n    assert torch.get_num_threads() == THREADS\n"
-                        .replace("THREADS", str(__import__("os").cpu_count())))
+    pytester.makepyfile(
+        test_plain="import torch\n\ndef test_plain():\n    assert torch.get_num_threads() == THREADS\n".replace(
+            "THREADS", str(__import__("os").cpu_count())
+        )
+    )
     import os
 
     env_path = f"{spy}:{os.environ['PATH']}"
@@ -177,23 +193,26 @@ def test_compare_reruns_without_replacing_and_flags_a_verdict_that_moved_with_th
     before = ledger(root)
     monkeypatch.setenv("GAP", "0.5")
     result = pytester.runpytest("verify", "--compare")
-    result.stdout.fnmatch_lines([
-        "*assay: reruns compared with the ledger (not written)*",
-        "SOTA-001/gap.cpu: passed -> failed; largest metric change |Δ| 1.5 (gap); 0 of 1 metrics identical; "
-        "same environment; verdict changed with the same inputs: flagged unstable",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*assay: reruns compared with the ledger (not written)*",
+            "SOTA-001/gap.cpu: passed -> failed; largest metric change |Δ| 1.5 (gap); 0 of 1 metrics identical; "
+            "same environment; verdict changed with the same inputs: flagged unstable",
+        ]
+    )
     after = ledger(root)
     assert after["metrics"] == before["metrics"] and after["verdict"] == "passed"  # not replaced
     assert after["unstable"]["verdicts"] == ["passed", "failed"]
-    from assay.graph import claim_states
-    from assay.loader import load
+    from assay.overview import claim_states
+    from assay.records.knowledge_base import load
 
     assert claim_states(load(root))["SOTA-001"].checks[0].flags == ["unstable"]
 
 
 def test_a_rerun_that_changes_the_verdict_with_the_same_inputs_is_flagged_unstable(pytester, monkeypatch):
-    tests = GAP_TESTS.replace('evidence.metric("gap", 2.0)',
-                              'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))')
+    tests = GAP_TESTS.replace(
+        'evidence.metric("gap", 2.0)', 'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))'
+    )
     root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
     pytester.runpytest("verify").assert_outcomes(passed=1)
     monkeypatch.setenv("GAP", "0.5")

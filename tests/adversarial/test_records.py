@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from assay import checks, cli
-from assay.loader import load
+from assay import audit, cli
+from assay.records.knowledge_base import load
 
 
 @pytest.mark.parametrize("number", [".inf", "-.inf", ".nan"])
@@ -16,7 +16,7 @@ def test_a_reported_number_that_is_not_finite_is_an_error_so_the_json_export_sta
     path = kb_root / "claims" / "SOTA-364.yaml"
     path.write_text(path.read_text().replace("    value: 60.6\n", f"    value: {number}\n", 1))
     got = "-inf" if number == "-.inf" else number.lstrip(".")
-    assert [d.render() for d in checks.run(load(kb_root))] == [
+    assert [d.render() for d in audit.run(load(kb_root))] == [
         f"claims/SOTA-364.yaml:17:5: error[wrong-type]: 'reported[0].value' input should be a finite number "
         f"(got {got} that is a float)"
     ]
@@ -27,7 +27,7 @@ def test_a_reported_number_that_is_not_finite_is_an_error_so_the_json_export_sta
 def test_an_expectation_threshold_of_minus_infinity_cannot_make_a_check_pass_trivially(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
     path.write_text(path.read_text().replace("        value: 50\n", "        value: -.inf\n", 1))
-    assert [d.code for d in checks.run(load(kb_root))] == ["wrong-type"]
+    assert [d.code for d in audit.run(load(kb_root))] == ["wrong-type"]
 
 
 def test_new_refuses_to_write_through_a_claims_folder_that_links_outside(kb_root, tmp_path, capsys):
@@ -39,7 +39,8 @@ def test_new_refuses_to_write_through_a_claims_folder_that_links_outside(kb_root
     (kb_root / "claims").symlink_to(outside)
     assert cli.main(["--root", str(kb_root), "new", "claim"]) == 2
     assert capsys.readouterr().err == (
-        "assay: error: claims/ is a link to a folder outside the knowledge base; assay new writes only inside it\n")
+        "assay: error: claims/ is a link to a folder outside the knowledge base; assay new writes only inside it\n"
+    )
     assert sorted(p.name for p in outside.iterdir()) == ["SOTA-364.yaml", "THEORY-085.yaml", "THEORY-090.yaml"]
 
 

@@ -12,8 +12,9 @@ from assay import cli
 NOT_A_KB = "is not a knowledge base (no claims/ or sources/ folder); run assay init to start one, or pass --root"
 
 
-@pytest.mark.parametrize("command", [["check"], ["status"], ["graph"], ["export", "json"], ["show", "SOTA-364"],
-                                     ["new", "claim"]])
+@pytest.mark.parametrize(
+    "command", [["check"], ["status"], ["graph"], ["export", "json"], ["show", "SOTA-364"], ["new", "claim"]]
+)
 def test_a_root_that_does_not_exist_is_a_usage_error_for_every_command_that_reads_a_knowledge_base(tmp_path, capsys, command):
     missing = tmp_path / "no-such-folder"
     assert cli.main(["--root", str(missing), *command]) == 2

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assay import checks
-from assay.loader import load
+from assay import audit
+from assay.records.knowledge_base import load
+from assay.records.verifiers import scan
 from assay.site import generate
-from assay.verifiers import scan
 
 SECRET = "MY_CI_TOKEN=secret"
 
@@ -39,7 +39,7 @@ def leak(kb_root: Path, tmp_path: Path) -> Path:
 
 
 def test_a_verifier_that_links_outside_the_knowledge_base_is_an_unreadable_file_and_indexes_no_test(leak):
-    assert [d.render() for d in checks.run(load(leak))] == [
+    assert [d.render() for d in audit.run(load(leak))] == [
         "verify/test_sota364.py:1:1: error[unreadable-file]: verify/test_sota364.py is a link to a file outside the "
         "knowledge base\n  hint: verifiers are regular files inside the knowledge base"
     ]
@@ -57,12 +57,16 @@ def test_a_verifier_that_links_outside_the_knowledge_base_is_in_no_output_of_the
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_named_like_a_verifier_does_not_hang_assay_check(kb_root):
     os.mkfifo(kb_root / "verify" / "test_fifo.py")
-    done = subprocess.run([sys.executable, "-m", "assay.cli", "--root", str(kb_root), "check"],
-                          capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (1, (
-        "verify/test_fifo.py:1:1: error[unreadable-file]: verify/test_fifo.py is not a regular file\n"
-        "  hint: verifiers are regular files inside the knowledge base\n"
-    ))
+    done = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "--root", str(kb_root), "check"], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (
+        1,
+        (
+            "verify/test_fifo.py:1:1: error[unreadable-file]: verify/test_fifo.py is not a regular file\n"
+            "  hint: verifiers are regular files inside the knowledge base\n"
+        ),
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -76,8 +80,9 @@ def test_a_fifo_as_a_checks_verifier_module_does_not_hang_the_site(kb_root):
 
 def test_a_claim_marker_with_a_number_for_an_id_is_untied_not_a_crash(kb_root):
     (kb_root / "verify" / "test_numbers.py").write_text(
-        "import pytest\n\n\n@pytest.mark.claim(364, 1)\ndef test_numbers():\n    pass\n")
-    assert [d.render() for d in checks.run(load(kb_root))] == [
+        "import pytest\n\n\n@pytest.mark.claim(364, 1)\ndef test_numbers():\n    pass\n"
+    )
+    assert [d.render() for d in audit.run(load(kb_root))] == [
         "verify/test_numbers.py:5:1: error[untied-verifier]: 'verify/test_numbers.py::test_numbers' has no claim marker\n"
         "  hint: add @pytest.mark.claim('SOTA-NNN', 'check-id')"
     ]
@@ -87,4 +92,4 @@ def test_a_claim_marker_with_a_number_for_an_id_is_untied_not_a_crash(kb_root):
 def test_a_verifier_module_that_python_cannot_parse_is_skipped_not_a_crash(kb_root, source):
     (kb_root / "verify" / "test_garbage.py").write_bytes(source)
     assert "verify/test_garbage.py" not in {n.split("::")[0] for n in scan(kb_root)}
-    assert [d.code for d in checks.run(load(kb_root))] == []
+    assert [d.code for d in audit.run(load(kb_root))] == []

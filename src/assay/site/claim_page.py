@@ -12,25 +12,37 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from assay import status as vocab
+from assay import status, vocabulary
+from assay.ledger.messages import clean_message
+from assay.ledger.result import Environment, Evaluated, Result
 from assay.model import Check, Claim, Discrepancy
-from assay.results import Environment, Evaluated, Result, clean_message
 from assay.site import neighbourhood, search
 from assay.site.code import record_lines
 from assay.site.markup import OPS, anchor, number, quantity, record_doc
 from assay.site.pages import Options, Page, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
-from assay.status import CheckState, Status
+from assay.status import CheckState
+from assay.vocabulary import Status
 
 DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
-LEAD = {"verified": "Holds", "partly-verified": "Holds in part", "contradicted": "Does not hold as filed",
-        "inconclusive": "Undecided", "error": "A check did not finish", "stale": "Results are stale",
-        "not-run": "Not run yet", "cited-only": "Cited only"}
+LEAD = {
+    "verified": "Holds",
+    "partly-verified": "Holds in part",
+    "contradicted": "Does not hold as filed",
+    "inconclusive": "Undecided",
+    "error": "A check did not finish",
+    "stale": "Results are stale",
+    "not-run": "Not run yet",
+    "cited-only": "Cited only",
+}
 #: The colour of an expectation's outcome: that of the check verdict it gives.
-OUTCOME = {"holds": vocab.CHECK["passed"], "fails": vocab.CHECK["failed"],
-           "inconclusive": vocab.ASSERTION["inconclusive"]}
+OUTCOME = {
+    "holds": vocabulary.CHECK["passed"],
+    "fails": vocabulary.CHECK["failed"],
+    "inconclusive": vocabulary.ASSERTION["inconclusive"],
+}
 COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed"}
 
 
@@ -173,19 +185,32 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
     checks = {c.id: _check(view, i, here) for i, c in enumerate(claim.checks)}
     rows = _rows(ix, view, checks, here)
     p = ClaimPage(
-        here=here, id=claim.id, title=claim.title, trail=breadcrumb("claims", claim.id),
-        verdict=verdict_sentence(view), status=vocab.CLAIM[view.state.status], closure=vocab.CLOSURE[view.state.closure],
-        freshness=vocab.FRESHNESS[view.freshness], tiers=view.tiers, rows=rows, by_assertion=bool(claim.assertions),
-        reported=[ReportedRow(r.what, paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
-                  for r in claim.reported],
+        here=here,
+        id=claim.id,
+        title=claim.title,
+        trail=breadcrumb("claims", claim.id),
+        verdict=verdict_sentence(view),
+        status=vocabulary.CLAIM[view.state.status],
+        closure=vocabulary.CLOSURE[view.state.closure],
+        freshness=vocabulary.FRESHNESS[view.freshness],
+        tiers=view.tiers,
+        rows=rows,
+        by_assertion=bool(claim.assertions),
+        reported=[
+            ReportedRow(r.what, paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
+            for r in claim.reported
+        ],
         checks=list(checks.values()),
         discrepancies=[(d, _source_href(d.source, d.locator)) for d in claim.discrepancies],
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),
-        statement=paragraphs(claim.statement), refined=paragraphs(claim.refined or ""),
-        conditions=list(claim.conditions), no_check_reason=claim.no_check_reason,
+        statement=paragraphs(claim.statement),
+        refined=paragraphs(claim.refined or ""),
+        conditions=list(claim.conditions),
+        no_check_reason=claim.no_check_reason,
         stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
-        record_path=view.loaded.path, record_lines=record_lines(ix.kb.root, view.loaded.path),
+        record_path=view.loaded.path,
+        record_lines=record_lines(ix.kb.root, view.loaded.path),
         edit_url=options.edit_url.format(path=view.loaded.path, line=1) if options.edit_url else None,
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
     )
@@ -212,13 +237,16 @@ def verdict_sentence(view: ClaimView) -> str:
     st, claim = view.state, view.claim
     ran_tiers = [TIER_WORDS[t] for t in view.tiers if any(c.tier == t and _ran(view, c.id) for c in claim.checks)]
     head = LEAD[st.status] + (", " + " and ".join(ran_tiers) if ran_tiers else "")
-    declared = vocab.claim_devices(claim)
+    declared = status.claim_devices(claim)
     ran = [d for d in declared if d in st.devices_run]
     parts = [f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran]
     if st.status == "cited-only":
         n = len(claim.assertions)
-        parts = [f"none of its {n} assertions is tested here, and each says why" if n > 1
-                 else "nothing here is tested, and the record says why"]
+        parts = [
+            f"none of its {n} assertions is tested here, and each says why"
+            if n > 1
+            else "nothing here is tested, and the record says why"
+        ]
     not_ran = [DEVICE_WORDS.get(d, d) for d in declared if d not in ran]
     text = head + (", " + "; ".join(parts) if parts and st.status != "cited-only" else (": " + parts[0] if parts else ""))
     if not_ran:
@@ -236,8 +264,9 @@ def _counts(view: ClaimView, device: str) -> str:
         names = [a.by_device.get(device, "not-run") for a in st.assertions]
         total, what = len(names), "assertions"
     else:
-        names = [vocab.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device])
-                 for c in claim.checks]
+        names = [
+            status.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device]) for c in claim.checks
+        ]
         names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
         total, what = len(names), "checks"
     order = ["supported", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
@@ -259,12 +288,26 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, CheckView], here: st
     for i, a in enumerate(claim.assertions):
         devices = view.state.devices_run or []
         by_device = view.state.assertions[i].by_device if i < len(view.state.assertions) else {}
-        verdicts = [(d, vocab.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or \
-            [("", vocab.ASSERTION["untested" if a.cited_only else "not-run"])]
+        verdicts = [(d, vocabulary.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or [
+            ("", vocabulary.ASSERTION["untested" if a.cited_only else "not-run"])
+        ]
         evidence = [_evidence(e.stance, checks[e.check], getattr(e, "metrics", None)) for e in a.evidence if e.check in checks]
-        out.append(Row(a.id, list(a.filed), a.source.kind, a.source.note, source_refs(ix, claim, a.source.citations, view),
-                       verdicts, _key(evidence, by_device), _first_figure(evidence), evidence, a.refined, a.cited_only,
-                       marks.get(a.id, [])))
+        out.append(
+            Row(
+                a.id,
+                list(a.filed),
+                a.source.kind,
+                a.source.note,
+                source_refs(ix, claim, a.source.citations, view),
+                verdicts,
+                _key(evidence, by_device),
+                _first_figure(evidence),
+                evidence,
+                a.refined,
+                a.cited_only,
+                marks.get(a.id, []),
+            )
+        )
     return out
 
 
@@ -284,8 +327,12 @@ def _key(evidence: list[Evidence], by_device: dict[str, str]) -> Measure | None:
     first that did not hold (when the assertion is contradicted), then the first that is not a control."""
     measures = [m for e in evidence for m in e.measures]
     contradicted = "contradicted" in by_device.values()
-    for pick in (lambda m: m.paper is not None, lambda m: contradicted and m.outcome != "holds" and not m.control,
-                 lambda m: not m.control, lambda m: True):
+    for pick in (
+        lambda m: m.paper is not None,
+        lambda m: contradicted and m.outcome != "holds" and not m.control,
+        lambda m: not m.control,
+        lambda m: True,
+    ):
         found = [m for m in measures if pick(m)]
         if found:
             return found[0]
@@ -320,16 +367,26 @@ def _check(view: ClaimView, i: int, here: str) -> CheckView:
     states = [s for s in view.state.checks if s.check == check.id]
     module, _, func = check.verifier.partition("::")
     line, _ = view.loaded.where(("checks", i))
-    return CheckView(check.id, check.tests, check.tier, check.verifier, f"code/{module}.md#{anchor(func)}", line,
-                     check.known_failing, check.note, [(s.device, check_status(s.status)) for s in states],
-                     [_run(view, check, s, here) for s in states if s.result or s.problem])
+    return CheckView(
+        check.id,
+        check.tests,
+        check.tier,
+        check.verifier,
+        f"code/{module}.md#{anchor(func)}",
+        line,
+        check.known_failing,
+        check.note,
+        [(s.device, check_status(s.status)) for s in states],
+        [_run(view, check, s, here) for s in states if s.result or s.problem],
+    )
 
 
 def _run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
     if s.result is None:  # the ledger file is there and cannot be read
         problem = s.problem.message if s.problem else "no result"
-        return Run(s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}",
-                   [], [], [])
+        return Run(
+            s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], []
+        )
     r = s.result
     measures = [_measure(check, e, r) for e in r.expectation]
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
@@ -338,14 +395,13 @@ def _run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
         error = f"Last run ({r.last_error.finished}) ended in {r.last_error.kind}: {clean_message(r.last_error.message)}"
     elif r.verdict == "failed" and not failed and r.message:
         error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
-    figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or _caption(check, f.name), check.id, s.device)
-               for f in r.figures]
+    figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or _caption(check, f.name), check.id, s.device) for f in r.figures]
     return Run(s.device, check_status(s.status), measures, failed, error, figures, _facts(r), _notes(s))
 
 
 def check_status(name: str) -> Status:
     """A check status by name (``inconclusive`` is the assertion's colour until the check vocabulary has it)."""
-    return vocab.CHECK.get(name) or vocab.ASSERTION.get(name) or vocab.CHECK["not-run"]
+    return vocabulary.CHECK.get(name) or vocabulary.ASSERTION.get(name) or vocabulary.CHECK["not-run"]
 
 
 def _caption(check: Check, name: str) -> str:
@@ -371,8 +427,17 @@ def _measure(check: Check, e: Evaluated, r: Result) -> Measure:
     within = f" within {number(e.tol)}" if e.tol is not None else ""
     outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
     measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
-    return Measure(e.metric, measured, f"{OPS[e.op]} {number(e.value)}{within}", e.holds, outcome, OUTCOME[outcome],
-                   e.control, spread.strip("; "), paper)
+    return Measure(
+        e.metric,
+        measured,
+        f"{OPS[e.op]} {number(e.value)}{within}",
+        e.holds,
+        outcome,
+        OUTCOME[outcome],
+        e.control,
+        spread.strip("; "),
+        paper,
+    )
 
 
 def _facts(r: Result) -> list[tuple[str, str]]:
@@ -387,20 +452,27 @@ def _notes(s: CheckState) -> list[tuple[Status | None, str]]:
     r = s.result
     notes: list[tuple[Status | None, str]] = []
     if s.off_lock:
-        notes.append((vocab.FLAGS["off-lock"], "; ".join(s.off_lock)))
+        notes.append((vocabulary.FLAGS["off-lock"], "; ".join(s.off_lock)))
     if r is not None and r.unstable:
-        notes.append((vocab.FLAGS["unstable"],
-                      f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})"))
+        notes.append(
+            (
+                vocabulary.FLAGS["unstable"],
+                f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})",
+            )
+        )
     if s.stale:
-        notes.append((vocab.FRESHNESS["stale"], "; ".join(s.stale)))
+        notes.append((vocabulary.FRESHNESS["stale"], "; ".join(s.stale)))
     return notes
 
 
 def environment_text(env: Environment) -> str:
     """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
-    bits = [f"Python {env.python}", f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
-            f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
-            f"{env.cores} cores, {env.threads} thread(s)"]
+    bits = [
+        f"Python {env.python}",
+        f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
+        f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
+        f"{env.cores} cores, {env.threads} thread(s)",
+    ]
     if env.blas:
         bits.append("BLAS " + ", ".join(env.blas))
     if env.gpu:
@@ -422,7 +494,7 @@ def _source_href(source: str, locator: str) -> str:
 
 def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:
     rows = [(r.type.replace("_", " "), r.target, ix.titles.get(r.target), r.note) for r in claim.relations]
-    rows += [(f"{b.type.replace('_', ' ')} (from)", b.source, ix.titles.get(b.source), b.note)
-             for b in ix.backlinks.get(claim.id, [])]
+    rows += [
+        (f"{b.type.replace('_', ' ')} (from)", b.source, ix.titles.get(b.source), b.note) for b in ix.backlinks.get(claim.id, [])
+    ]
     return rows
-

@@ -15,7 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from assay.loader import Unreadable, read_regular
+from assay.files import Unreadable, read_regular
 from assay.site.markup import anchor
 from assay.site.pages import Page, breadcrumb
 from assay.site.template import render
@@ -73,11 +73,25 @@ def code_page(root: Path, module: str) -> Page:
     try:
         text = _read(root, module)
     except Unreadable as e:
-        html = render("code.html", here=here, module=module, lines=Markup(""), problem=f"{module} {e}; it is not shown.",
-                      trail=breadcrumb("code", module), functions=[])
+        html = render(
+            "code.html",
+            here=here,
+            module=module,
+            lines=Markup(""),
+            problem=f"{module} {e}; it is not shown.",
+            trail=breadcrumb("code", module),
+            functions=[],
+        )
         return Page(here, module, html)
     found = functions(text)
     lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
-    html = render("code.html", here=here, module=module, lines=lines, problem="", trail=breadcrumb("code", module),
-                  functions=[f for f in found if f[1].startswith("test")])
+    html = render(
+        "code.html",
+        here=here,
+        module=module,
+        lines=lines,
+        problem="",
+        trail=breadcrumb("code", module),
+        functions=[f for f in found if f[1].startswith("test")],
+    )
     return Page(here, module, html, toc=[(slug, name) for slug, name, _ in found if name.startswith("test")])

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from assay import status as vocab
+from assay import vocabulary
 from assay.site import search
 from assay.site.markup import plural
 from assay.site.pages import Page
 from assay.site.template import render
 from assay.site.views import TIER_ORDER, SiteIndex
-from assay.status import Status
+from assay.vocabulary import Status
 
 HERE = "index.md"
 
@@ -34,11 +34,33 @@ def page(ix: SiteIndex) -> Page:
     counts = Counter(v.state.status for v in ix.claims.values())
     summary = f"{plural(len(ix.claims), 'claim')}, {plural(len(ix.sources), 'source')}, {plural(len(ix.decisions), 'decision')}."
     sources = sorted({s for v in ix.claims.values() for s in v.sources})
-    filters = [("status", "Status", list(vocab.CLAIM)), ("tag", "Tag", sorted(ix.tags)), ("source", "Source", sources),
-               ("tier", "Tier", list(TIER_ORDER))]
-    rows = [Row(cid, v.claim.title, vocab.CLAIM[v.state.status], vocab.FRESHNESS[v.freshness], " ".join(v.claim.tags),
-                " ".join(v.sources), " ".join(v.tiers), ", ".join(v.tiers) or "—", ", ".join(v.devices_run) or "—",
-                v.last_run[:10] or "—") for cid, v in sorted(ix.claims.items())]
-    html = render("dashboard.html", here=HERE, counts_line=summary, filters=filters, rows=rows,
-                  tiles=[(s, counts.get(name, 0)) for name, s in vocab.CLAIM.items()])
+    filters = [
+        ("status", "Status", list(vocabulary.CLAIM)),
+        ("tag", "Tag", sorted(ix.tags)),
+        ("source", "Source", sources),
+        ("tier", "Tier", list(TIER_ORDER)),
+    ]
+    rows = [
+        Row(
+            cid,
+            v.claim.title,
+            vocabulary.CLAIM[v.state.status],
+            vocabulary.FRESHNESS[v.freshness],
+            " ".join(v.claim.tags),
+            " ".join(v.sources),
+            " ".join(v.tiers),
+            ", ".join(v.tiers) or "—",
+            ", ".join(v.devices_run) or "—",
+            v.last_run[:10] or "—",
+        )
+        for cid, v in sorted(ix.claims.items())
+    ]
+    html = render(
+        "dashboard.html",
+        here=HERE,
+        counts_line=summary,
+        filters=filters,
+        rows=rows,
+        tiles=[(s, counts.get(name, 0)) for name, s in vocabulary.CLAIM.items()],
+    )
     return Page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.export import as_json, bibtex_all
-from assay.results import figure_bytes
+from assay.ledger.store import figure_bytes
 from assay.site import claim_page, code, dashboard, explorer, pages, reference, search
 from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, script_json
 from assay.site.pages import Options, Page
@@ -43,8 +43,14 @@ def _page(p: Page) -> Output:
 
 
 def _pages(ix: SiteIndex, options: Options) -> list[Page]:
-    out = [dashboard.page(ix), explorer.page(ix), reference.records_page(), reference.diagnostics_page(),
-           pages.sources_index(ix), pages.decisions_index(ix)]
+    out = [
+        dashboard.page(ix),
+        explorer.page(ix),
+        reference.records_page(),
+        reference.diagnostics_page(),
+        pages.sources_index(ix),
+        pages.decisions_index(ix),
+    ]
     out += [claim_page.page(ix, view, options) for view in ix.claims.values()]
     out += [pages.source_page(ix, s) for s in ix.sources.values()]
     out += [pages.decision_page(ix, d) for d in ix.decisions.values()]
@@ -52,8 +58,11 @@ def _pages(ix: SiteIndex, options: Options) -> list[Page]:
     modules = sorted({c.verifier.split("::")[0] for v in ix.claims.values() for c in v.claim.checks})
     out += [code.code_page(ix.kb.root, m) for m in modules]
     valid = set(ix.claims) | set(ix.sources) | set(ix.decisions)
-    out += [pages.invalid_page(f) for f in ix.by_id.values() if f.record is None and f.id not in valid
-            and pages.record_doc(f.id) != "index.md"]
+    out += [
+        pages.invalid_page(f)
+        for f in ix.by_id.values()
+        if f.record is None and f.id not in valid and pages.record_doc(f.id) != "index.md"
+    ]
     return out
 
 
@@ -61,9 +70,13 @@ def _files(ix: SiteIndex) -> list[Output]:
     everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
     icons = [st.icon for table in VOCABULARIES.values() for st in table.values()]
     colours = [st.colour for table in VOCABULARIES.values() for st in table.values()]
-    out = [Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)), Output("assay.json", everything),
-           Output("assay.bib", bibtex_all(ix.kb)), Output("graph.json", explorer.json_download(ix)),
-           Output("graph-data.js", explorer.data_script(ix))]
+    out = [
+        Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)),
+        Output("assay.json", everything),
+        Output("assay.bib", bibtex_all(ix.kb)),
+        Output("graph.json", explorer.json_download(ix)),
+        Output("graph-data.js", explorer.data_script(ix)),
+    ]
     for view in ix.claims.values():
         for state in view.results:
             for fig in state.result.figures:

@@ -100,7 +100,7 @@ def layout(g: nx.MultiDiGraph) -> Layout:
         k = max(1, math.ceil(len(nodes) / height))  # sub-columns of this layer
         per = math.ceil(len(nodes) / k)
         for j in range(k):
-            chunk = nodes[j * per:(j + 1) * per]
+            chunk = nodes[j * per : (j + 1) * per]
             top = (height - len(chunk)) / 2
             for i, node in enumerate(chunk):
                 cols[node] = col + j

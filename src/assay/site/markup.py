@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from assay import status as vocab
+from assay import vocabulary
 from assay.model import series_of
-from assay.status import Status
+from assay.vocabulary import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
 
@@ -41,8 +41,11 @@ def code_like(text: str) -> bool:
     """Whether record text is a code listing (kept line by line): several short lines, one of them indented,
     a comment, or an assignment or call."""
     lines = text.strip("\n").split("\n")
-    return len(lines) > 1 and all(len(x) <= 110 for x in lines) and any(
-        x.startswith((" ", "\t", "#")) or re.search(r"[=(]", x) for x in lines)
+    return (
+        len(lines) > 1
+        and all(len(x) <= 110 for x in lines)
+        and any(x.startswith((" ", "\t", "#")) or re.search(r"[=(]", x) for x in lines)
+    )
 
 
 def page_url(doc: str) -> str:
@@ -104,6 +107,7 @@ def _luminance(rgb: tuple[float, float, float]) -> float:
     def lin(c: float) -> float:
         c /= 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
     r, g, b = (lin(c) for c in rgb)
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
@@ -144,7 +148,7 @@ def colour_css(colours: list[str]) -> str:
     return "\n".join(rules) + "\n"
 
 
-VOCABULARIES = vocab.VOCABULARIES
+VOCABULARIES = vocabulary.VOCABULARIES
 
 
 def script_json(data: Any, indent: int | None = None) -> str:

@@ -7,20 +7,20 @@ so it works without JavaScript and costs O(neighbourhood) per page. The markup i
 
 from __future__ import annotations
 
-from assay import status as vocab
+from assay import vocabulary
+from assay.site.legend import KIND_FILL, RELATIONS
 from assay.site.markup import contrast, href, record_doc
 from assay.site.template import render
 from assay.site.views import SiteIndex
 
 COL_W, ROW_H, BOX_W, BOX_H, MAX_ROWS = 150, 30, 120, 22, 10
-KIND_FILL = {"source": "#78909c", "decision": "#8d6e63", "record": "#bdbdbd"}
 
 
 def node_colour(attrs: dict) -> str:
     if attrs.get("invalid"):
         return "#bdbdbd"
     if "status" in attrs:
-        return vocab.CLAIM[attrs["status"]].colour
+        return vocabulary.CLAIM[attrs["status"]].colour
     return KIND_FILL.get(attrs.get("kind", "record"), "#bdbdbd")
 
 
@@ -30,9 +30,7 @@ def ink(fill: str) -> str:
 
 
 def dashes() -> dict[str, str]:
-    """The graph page's dash pattern of each relation type (``explorer.RELATIONS``), as an SVG dasharray."""
-    from assay.site.explorer import RELATIONS  # the graph page imports this module's colours
-
+    """The graph page's dash pattern of each relation type (``legend.RELATIONS``), as an SVG dasharray."""
     return {r.type: " ".join(f"{v:g}" for v in r.dash) for r in RELATIONS}
 
 
@@ -68,17 +66,39 @@ def placed(ix: SiteIndex, rid: str, depth: int, here: str) -> dict:
         if len(nodes) > MAX_ROWS:
             more.append({"x": round((c - lo) * COL_W + COL_W / 2), "y": height - 6, "n": len(nodes) - MAX_ROWS})
     edges, dash = [], dashes()
-    for a, b, kind in sorted((a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True)
-                             if b in pos and b != a):
+    for a, b, kind in sorted(
+        (a, b, d["type"]) for a in pos for _, b, d in ix.graph.out_edges(a, data=True) if b in pos and b != a
+    ):
         (x1, y1), (x2, y2) = pos[a], pos[b]
-        edges.append({"x1": x1 + BOX_W, "y1": y1 + BOX_H // 2, "x2": x2, "y2": y2 + BOX_H // 2, "dash": dash.get(kind, ""),
-                      "a": a, "b": b, "type": kind})
+        edges.append(
+            {
+                "x1": x1 + BOX_W,
+                "y1": y1 + BOX_H // 2,
+                "x2": x2,
+                "y2": y2 + BOX_H // 2,
+                "dash": dash.get(kind, ""),
+                "a": a,
+                "b": b,
+                "type": kind,
+            }
+        )
     boxes = []
     for n, (x, y) in sorted(pos.items()):
         attrs = ix.graph.nodes[n]
         fill = node_colour(attrs)
-        boxes.append({"id": n, "title": attrs.get("title", n), "href": href(here, record_doc(n)), "x": x, "y": y, "fill": fill,
-                      "ink": ink(fill), "rx": {"source": 0, "decision": 2}.get(attrs.get("kind"), 10), "centre": n == rid})
+        boxes.append(
+            {
+                "id": n,
+                "title": attrs.get("title", n),
+                "href": href(here, record_doc(n)),
+                "x": x,
+                "y": y,
+                "fill": fill,
+                "ink": ink(fill),
+                "rx": {"source": 0, "decision": 2}.get(attrs.get("kind"), 10),
+                "centre": n == rid,
+            }
+        )
     return {"depth": depth, "width": width, "height": height, "edges": edges, "boxes": boxes, "more": more}
 
 

@@ -11,17 +11,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from assay import status as vocab
+from assay import vocabulary
 from assay.export import bibtex
 from assay.model import Claim, Decision, Source
 from assay.site import search
 from assay.site.markup import anchor, paragraphs, record_doc
 from assay.site.template import render
 from assay.site.views import ClaimView, Located, SiteIndex
+from assay.vocabulary import Status
 
 #: The index page of each folder of generated pages, where there is one (claims are listed on the dashboard).
-FOLDERS = {"claims": None, "sources": ("sources/index.md", "Sources"), "decisions": ("decisions/index.md", "Decisions"),
-           "anthologies": ("anthologies/index.md", "Anthologies"), "tags": ("tags/index.md", "Tags"), "code": None}
+FOLDERS = {
+    "claims": None,
+    "sources": ("sources/index.md", "Sources"),
+    "decisions": ("decisions/index.md", "Decisions"),
+    "anthologies": ("anthologies/index.md", "Anthologies"),
+    "tags": ("tags/index.md", "Tags"),
+    "code": None,
+}
 
 
 @dataclass(frozen=True)
@@ -77,8 +84,19 @@ def source_refs(ix: SiteIndex, claim: Claim, numbers: Iterable[int], view: Claim
         source = ix.sources.get(cit.source)
         line, _ = view.loaded.where(("citations", n - 1))
         target = f"sources/{cit.source}.md#cited-{anchor(cit.locator)}" if source else ""
-        out.append(Ref(n, cit.source, source.title if source else None, cit.locator, cit.quote, cit.note, target,
-                       source_links(source), line))
+        out.append(
+            Ref(
+                n,
+                cit.source,
+                source.title if source else None,
+                cit.locator,
+                cit.quote,
+                cit.note,
+                target,
+                source_links(source),
+                line,
+            )
+        )
     return out
 
 
@@ -126,13 +144,30 @@ def source_page(ix: SiteIndex, source: Source) -> Page:
     passages = _passages(ix, source)
     citing = sorted({p.claim for p in ix.cited_by.get(source.id, [])})
     comparisons = _comparisons(ix, source)
-    toc = [(slug, title) for slug, title, on in (
-        ("bibtex", "BibTeX", True), ("takeaways", "Takeaways", source.takeaways), ("note", "Note", source.note),
-        ("cited-passages", "Cited passages", passages), ("claims", "Claims that cite it", citing),
-        ("compared-against", "Compared against", comparisons)) if on]
-    html = render("source.html", here=here, s=source, trail=breadcrumb("sources", source.id), links=source_links(source),
-                  bibtex=bibtex(source), passages=passages, citing=[ix.claims[c] for c in citing if c in ix.claims],
-                  comparisons=comparisons, anthology=ix.anthology_title(source.anthology.number) if source.anthology else "")
+    toc = [
+        (slug, title)
+        for slug, title, on in (
+            ("bibtex", "BibTeX", True),
+            ("takeaways", "Takeaways", source.takeaways),
+            ("note", "Note", source.note),
+            ("cited-passages", "Cited passages", passages),
+            ("claims", "Claims that cite it", citing),
+            ("compared-against", "Compared against", comparisons),
+        )
+        if on
+    ]
+    html = render(
+        "source.html",
+        here=here,
+        s=source,
+        trail=breadcrumb("sources", source.id),
+        links=source_links(source),
+        bibtex=bibtex(source),
+        passages=passages,
+        citing=[ix.claims[c] for c in citing if c in ix.claims],
+        comparisons=comparisons,
+        anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
+    )
     return Page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc)
 
 
@@ -151,13 +186,24 @@ def _passages(ix: SiteIndex, source: Source) -> list[Passage]:
 
 
 def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
-    rows = [ComparisonRow(c.source, ix.titles.get(c.source), c.locator, c.reason, c.decision, c.decision in ix.decisions, False)
-            for c in source.compared_against]
+    rows = [
+        ComparisonRow(c.source, ix.titles.get(c.source), c.locator, c.reason, c.decision, c.decision in ix.decisions, False)
+        for c in source.compared_against
+    ]
     for b in ix.backlinks.get(source.id, []):
         comp = ix.comparisons.get((b.source, source.id)) if b.type == "compared_against" else None
         if comp is not None:
-            rows.append(ComparisonRow(b.source, ix.titles.get(b.source), comp.locator, comp.reason, comp.decision,
-                                      comp.decision in ix.decisions, True))
+            rows.append(
+                ComparisonRow(
+                    b.source,
+                    ix.titles.get(b.source),
+                    comp.locator,
+                    comp.reason,
+                    comp.decision,
+                    comp.decision in ix.decisions,
+                    True,
+                )
+            )
     return rows
 
 
@@ -167,9 +213,14 @@ def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
 def decision_page(ix: SiteIndex, d: Decision) -> Page:
     here = record_doc(d.id)
     governed = sorted(ix.governs.get(d.id, []))
-    sections = [(slug, title, paragraphs(text)) for slug, title, text in
-                (("context", "Context", d.context), ("decision", "Decision", d.decision),
-                 ("consequences", "Consequences", d.consequences))]
+    sections = [
+        (slug, title, paragraphs(text))
+        for slug, title, text in (
+            ("context", "Context", d.context),
+            ("decision", "Decision", d.decision),
+            ("consequences", "Consequences", d.consequences),
+        )
+    ]
     html = render("decision.html", here=here, d=d, trail=breadcrumb("decisions", d.id), sections=sections, governed=governed)
     toc = [(slug, title) for slug, title, _ in sections] + ([("governs", "Links it governs")] if governed else [])
     return Page(here, f"{d.id} {d.title}", html, toc=toc)
@@ -181,11 +232,17 @@ class Cell:
 
     text: str = ""
     target: str | None = None
-    status: vocab.Status | None = None
+    status: Status | None = None
 
 
-def _listing(here: str, title: str, head: list[str], rows: list[list[Cell]], intro: list[Cell] | None = None,
-             trail: list[tuple[str | None, str]] | None = None) -> str:
+def _listing(
+    here: str,
+    title: str,
+    head: list[str],
+    rows: list[list[Cell]],
+    intro: list[Cell] | None = None,
+    trail: list[tuple[str | None, str]] | None = None,
+) -> str:
     return render("listing.html", here=here, title=title, head=head, rows=rows, intro=intro or [], trail=trail)
 
 
@@ -201,13 +258,29 @@ def decisions_index(ix: SiteIndex) -> Page:
 
 def sources_index(ix: SiteIndex) -> Page:
     here = "sources/index.md"
-    rows = [[_record(s.id), Cell(s.title), Cell(", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")),
-             Cell(str(s.year)), Cell(str(len({p.claim for p in ix.cited_by.get(s.id, [])})))]
-            for _, s in sorted(ix.sources.items())]
-    intro = [Cell("Download: "), Cell("BibTeX of every source", "assay.bib"), Cell(" · "),
-             Cell("the knowledge base as JSON", "assay.json")]
-    return Page(here, "Sources", _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro), True,
-                search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"))
+    rows = [
+        [
+            _record(s.id),
+            Cell(s.title),
+            Cell(", ".join(s.authors[:3]) + (" et al." if len(s.authors) > 3 else "")),
+            Cell(str(s.year)),
+            Cell(str(len({p.claim for p in ix.cited_by.get(s.id, [])}))),
+        ]
+        for _, s in sorted(ix.sources.items())
+    ]
+    intro = [
+        Cell("Download: "),
+        Cell("BibTeX of every source", "assay.bib"),
+        Cell(" · "),
+        Cell("the knowledge base as JSON", "assay.json"),
+    ]
+    return Page(
+        here,
+        "Sources",
+        _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro),
+        True,
+        search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"),
+    )
 
 
 def anthology_name(ix: SiteIndex, number: int) -> str:
@@ -220,10 +293,17 @@ def anthology_pages(ix: SiteIndex) -> list[Page]:
     pages, rows = [], []
     for number in sorted(ix.anthologies):
         here, name = f"anthologies/{number}.md", anthology_name(ix, number)
-        units = [[Cell(s.anthology.unit if s.anthology else ""), _record(s.id), Cell(s.title), Cell(str(s.year))]
-                 for s in ix.anthologies[number]]
-        pages.append(Page(here, name, _listing(here, name, ["Unit", "Source", "Title", "Year"], units,
-                                               trail=breadcrumb("anthologies", name))))
+        units = [
+            [Cell(s.anthology.unit if s.anthology else ""), _record(s.id), Cell(s.title), Cell(str(s.year))]
+            for s in ix.anthologies[number]
+        ]
+        pages.append(
+            Page(
+                here,
+                name,
+                _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name)),
+            )
+        )
         rows.append([Cell(str(number), here), Cell(ix.anthology_title(number) or "—"), Cell(str(len(units)))])
     here = "anthologies/index.md"
     pages.append(Page(here, "Anthologies", _listing(here, "Anthologies", ["Number", "Title", "Units"], rows), True))
@@ -234,11 +314,22 @@ def tag_pages(ix: SiteIndex) -> list[Page]:
     pages, rows = [], []
     for tag in sorted(ix.tags):
         here = f"tags/{tag}.md"
-        cells = [[_record(rid), Cell(ix.titles.get(rid, rid)),
-                  Cell(status=vocab.CLAIM[ix.claims[rid].state.status]) if rid in ix.claims else Cell()] for rid in ix.tags[tag]]
-        pages.append(Page(here, f"Tag: {tag}", _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells,
-                                                        trail=breadcrumb("tags", tag)),
-                          search=search.listing(f"{len(cells)} records tagged {tag}")))
+        cells = [
+            [
+                _record(rid),
+                Cell(ix.titles.get(rid, rid)),
+                Cell(status=vocabulary.CLAIM[ix.claims[rid].state.status]) if rid in ix.claims else Cell(),
+            ]
+            for rid in ix.tags[tag]
+        ]
+        pages.append(
+            Page(
+                here,
+                f"Tag: {tag}",
+                _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag)),
+                search=search.listing(f"{len(cells)} records tagged {tag}"),
+            )
+        )
         rows.append([Cell(tag, here), Cell(str(len(cells)))])
     here = "tags/index.md"
     pages.append(Page(here, "Tags", _listing(here, "Tags", ["Tag", "Records"], rows), True))
@@ -248,6 +339,11 @@ def tag_pages(ix: SiteIndex) -> list[Page]:
 def invalid_page(loaded) -> Page:
     """A page for a record that does not validate, so links to it still land somewhere."""
     here = record_doc(loaded.id)
-    html = render("invalid.html", here=here, loaded=loaded, trail=breadcrumb(here.split("/")[0], loaded.id),
-                  diagnostics=[d.render() for d in loaded.diagnostics])
+    html = render(
+        "invalid.html",
+        here=here,
+        loaded=loaded,
+        trail=breadcrumb(here.split("/")[0], loaded.id),
+        diagnostics=[d.render() for d in loaded.diagnostics],
+    )
     return Page(here, f"{loaded.id} (invalid)", html)

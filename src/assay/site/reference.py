@@ -18,8 +18,11 @@ from assay.site.template import render
 
 def type_name(annotation: Any) -> Markup:
     """A reader's name for a field type, as HTML (nested models link to their section)."""
-    return Markup(reference.type_name(annotation, code=lambda a: f"<code>{esc(a)}</code>",
-                                      link=lambda n: f'<a href="#{anchor(n)}">{esc(n)}</a>', text=esc))
+    return Markup(
+        reference.type_name(
+            annotation, code=lambda a: f"<code>{esc(a)}</code>", link=lambda n: f'<a href="#{anchor(n)}">{esc(n)}</a>', text=esc
+        )
+    )
 
 
 def _default(info: Any) -> str:
@@ -48,15 +51,28 @@ class Section:
 
 
 def _section(model: type) -> Section:
-    fields = [Field(name, type_name(info.annotation), "yes" if info.is_required() else "no", _default(info),
-                    Markup(code_spans(info.description or ""))) for name, info in model.model_fields.items()]
+    fields = [
+        Field(
+            name,
+            type_name(info.annotation),
+            "yes" if info.is_required() else "no",
+            _default(info),
+            Markup(code_spans(info.description or "")),
+        )
+        for name, info in model.model_fields.items()
+    ]
     doc = (model.__doc__ or "").strip().split("\n\n")[0]
     return Section(anchor(model.__name__), model.__name__, Markup(code_spans(doc)), fields)
 
 
 def records_page() -> Page:
-    html = render("reference.html", kind="records", records=[_section(m) for m in reference.record_models()],
-                  ledger=[_section(m) for m in reference.ledger_models()], freshness=Markup(code_spans(reference.FRESHNESS)))
+    html = render(
+        "reference.html",
+        kind="records",
+        records=[_section(m) for m in reference.record_models()],
+        ledger=[_section(m) for m in reference.ledger_models()],
+        freshness=Markup(code_spans(reference.FRESHNESS)),
+    )
     return Page("reference/records.md", "Record reference", html, True)
 
 

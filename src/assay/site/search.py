@@ -25,7 +25,6 @@ def _h(level: int, slug: str, title: str, texts: list[str]) -> str:
     return f'<h{level} id="{esc(slug)}">{esc(title)}</h{level}>{words}'
 
 
-
 def _identifiers(source: Source | None) -> str:
     """A source's identifiers as words the search finds: the index splits text only at spaces and hyphens,
     so ``arXiv:2002.05709v3`` is one word that a search for ``2002.05709`` does not reach. Each id also
@@ -64,29 +63,44 @@ def claim(ix: SiteIndex, view: ClaimView) -> str:
         cited += [" · ".join(x for x in (title, cit.locator, _identifiers(source)) if x), cit.quote, cit.note or ""]
     checks = "".join(_h(3, f"check-{k.id}", k.id, [k.tests, k.verifier, k.known_failing or "", k.note or ""]) for k in c.checks)
     related = [f"{r.type.replace('_', ' ')} {r.target}: {ix.titles.get(r.target, '')}" for r in c.relations]
-    related += [f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}"
-                for b in ix.backlinks.get(c.id, [])]
-    return "".join([
-        _h(1, anchor(c.id), f"{c.id} {c.title}", [f"{st.status} · {st.closure} · freshness: {view.freshness}", " ".join(c.tags)]),
-        _h(2, "statement", "Statement", [c.statement, c.refined or "", c.no_check_reason or ""]),
-        _h(2, "conditions", "Conditions", list(c.conditions)),
-        _h(2, "citations", "Citations", cited),
-        f'<h2 id="checks">Checks</h2>{checks}' if checks else "",
-        _h(2, "relations", "Relations", related),
-        _h(2, "discrepancies", "Discrepancies", [f"{d.filed} {d.source} {d.locator}: {d.source_says}" for d in c.discrepancies]),
-    ])
+    related += [
+        f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}" for b in ix.backlinks.get(c.id, [])
+    ]
+    return "".join(
+        [
+            _h(
+                1,
+                anchor(c.id),
+                f"{c.id} {c.title}",
+                [f"{st.status} · {st.closure} · freshness: {view.freshness}", " ".join(c.tags)],
+            ),
+            _h(2, "statement", "Statement", [c.statement, c.refined or "", c.no_check_reason or ""]),
+            _h(2, "conditions", "Conditions", list(c.conditions)),
+            _h(2, "citations", "Citations", cited),
+            f'<h2 id="checks">Checks</h2>{checks}' if checks else "",
+            _h(2, "relations", "Relations", related),
+            _h(
+                2,
+                "discrepancies",
+                "Discrepancies",
+                [f"{d.filed} {d.source} {d.locator}: {d.source_says}" for d in c.discrepancies],
+            ),
+        ]
+    )
 
 
 def source(ix: SiteIndex, s: Source) -> str:
     """The source's search document: bibliography, identifiers, takeaways, note, and the passages cited."""
     venue = ", ".join(str(x) for x in (s.venue, s.year) if x)
     passages = [f"{p.locator}: {p.quote} (cited by {p.claim})" for p in ix.cited_by.get(s.id, [])]
-    return "".join([
-        _h(1, anchor(s.id), f"{s.id} {s.title}", [", ".join(s.authors), venue, _identifiers(s), " ".join(s.tags)]),
-        _h(2, "takeaways", "Takeaways", list(s.takeaways)),
-        _h(2, "note", "Note", [s.note or ""]),
-        _h(2, "cited-passages", "Cited passages", passages),
-    ])
+    return "".join(
+        [
+            _h(1, anchor(s.id), f"{s.id} {s.title}", [", ".join(s.authors), venue, _identifiers(s), " ".join(s.tags)]),
+            _h(2, "takeaways", "Takeaways", list(s.takeaways)),
+            _h(2, "note", "Note", [s.note or ""]),
+            _h(2, "cited-passages", "Cited passages", passages),
+        ]
+    )
 
 
 def listing(summary: str) -> str:

@@ -14,19 +14,27 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from assay import status as vocab
+from assay import vocabulary as vocab
 from assay.site import markup
+from assay.vocabulary import Status
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(href=markup.href, record_doc=markup.record_doc, anchor=markup.anchor, vocab=vocab,
-                       status_class=markup.status_class, paragraphs=markup.paragraphs,
-                       code_like=markup.code_like)
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.globals.update(
+        href=markup.href,
+        record_doc=markup.record_doc,
+        anchor=markup.anchor,
+        vocab=vocab,
+        status_class=markup.status_class,
+        paragraphs=markup.paragraphs,
+        code_like=markup.code_like,
+    )
     env.filters.update(number=markup.number, plural=markup.plural, breakable=breakable)
     env.globals.update(chip=chip, legend=lambda names: legend(tuple(names)))
     return env
@@ -53,7 +61,7 @@ def macro(name: str, *args: Any, **kwargs: Any) -> Markup:
 
 
 @lru_cache(maxsize=4096)
-def chip(status: vocab.Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> Markup:
+def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> Markup:
     """``macros.html``'s chip, rendered once per distinct status and label: a page kind that shows many uses this
     global instead of importing the macro (a macro call costs more than the chip it draws)."""
     return macro("chip", status, label, prefix, with_icon)

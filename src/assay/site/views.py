@@ -15,10 +15,12 @@ from pathlib import Path
 
 import networkx as nx
 
-from assay.graph import ClaimState, build, claim_states
-from assay.loader import KnowledgeBase, Loaded
+from assay.graph import build
+from assay.ledger.store import read_ledger
 from assay.model import Claim, Comparison, Decision, Source, Tier
-from assay.results import read_ledger
+from assay.overview import ClaimState, claim_states
+from assay.records.document import Loaded
+from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
 from assay.status import CheckState
 
@@ -122,7 +124,7 @@ class SiteIndex:
 
 def index(root: Path) -> SiteIndex:
     """Load the knowledge base under ``root`` with its ledger and compute the site's index of it."""
-    from assay.loader import load
+    from assay.records.knowledge_base import load
 
     kb = load(root)
     states = claim_states(kb, read_ledger(kb.root))

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.cache import ParseCache, stamp
-from assay.loader import Unreadable, read_regular
+from assay.cache import ParseCache
+from assay.files import Unreadable, read_regular
+from assay.fingerprints import stamp
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | 
         func = call.func if call else dec
         if isinstance(func, ast.Attribute) and func.attr == "claim":
             # a marker argument counts when it is a literal string; any other keeps its place as None
-            args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
-                    for a in (call.args if call else [])]
+            args = [
+                a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in (call.args if call else [])
+            ]
             return (args[0] if args else None, args[1] if len(args) > 1 else None)
     return None
 

@@ -5,38 +5,32 @@ the verifier module with the local modules it imports (absolute, relative and ``
 package ``__init__`` files, the ``conftest.py`` chain), the data files the check declares it reads,
 the pins of the committed lock file, and the device kind. Each part is a short hash or a version;
 the result is stale when a part differs. What the machine had (its torch build, CPU, GPU) is the
-result's environment (``assay.environment``): shown, compared with the lock ("off-lock"), never a
+result's environment (``assay.ledger.environment``): shown, compared with the lock ("off-lock"), never a
 reason for staleness.
 
-``Inputs(root)`` reads each file once, so the parts of every check of a large knowledge base cost
+``InputParts(root)`` reads each file once, so the parts of every check of a large knowledge base cost
 one pass over the files they name.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import re
 from pathlib import Path
 
-from assay.cache import ParseCache, stamp
-from assay.loader import Unreadable, read_regular
+from assay.cache import ParseCache
+from assay.files import Unreadable, read_regular
+from assay.fingerprints import digest, stamp
 from assay.model import Check, Claim
-from assay.verifiers import imported_names
+from assay.records.parts import record_parts
+from assay.records.verifiers import imported_names
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
+
+
 #: Packages whose pinned version is an input of every result: what the verifiers compute with.
 PINNED = ("torch", "numpy", "scikit-learn", "scipy")
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def input_hash(parts: dict[str, str]) -> str:
-    return digest(json.dumps(parts, sort_keys=True).encode())
 
 
 def _normalise(name: str) -> str:
@@ -72,37 +66,13 @@ def off_lock(packages: dict[str, str], pins: dict[str, str]) -> list[str]:
     return out
 
 
-def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
-    """The inputs of ``check`` that its record holds: its definition, and the words it tests (the filed words of
-    the assertions it bears on, with its stance; the statement, for a claim not cut into assertions).
-
-    The definition leaves out the check's note, the wording of its known-failing reason and the prose that
-    describes its metrics: they change what a reader is told, not what runs or how it is read."""
-    definition = check.model_dump(mode="json", exclude={"note": True, "known_failing": True, "expect": {"__all__": {"control"}},
-                                                        "metrics": {"__all__": {"measures", "quantity"}}})
-    definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
-    parts = [(f"check:{claim.id}#{check.id}", digest(json.dumps(definition, sort_keys=True).encode()))]
-    testing = claim.assertions_testing(check.id)
-    if testing:
-        words = [(a.id, a.filed, [e.stance for e in a.evidence if e.check == check.id]) for a in testing]
-        parts.append((f"words:{claim.id}#{check.id}", digest(json.dumps(words, sort_keys=True).encode())))
-    else:
-        parts.append((f"statement:{claim.id}", digest(claim.statement.encode())))
-    return parts
-
-
-def claim_record_parts(claim: Claim) -> dict[str, list[tuple[str, str]]]:
-    """``record_parts`` of every check of ``claim``, by check id: what the parse cache keeps with the claim."""
-    return {check.id: record_parts(claim, check) for check in claim.checks}
-
-
-class Inputs:
+class InputParts:
     """The input parts of every check, for one state of the repository under ``root``."""
 
     def __init__(self, root: Path, cache: bool = False):
         """``cache``: keep each module's imported names between runs (``assay.cache``), for large knowledge bases."""
         self.root = Path(root).resolve()
-        self._names = ParseCache(self.root, "imports") if cache else None
+        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",)) if cache else None
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}
@@ -111,8 +81,9 @@ class Inputs:
         self._definitions: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._off_lock: dict[tuple[tuple[str, str], ...], list[str]] = {}
 
-    def parts(self, claim: Claim, check: Check, device: str,
-              known: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, str]:
+    def parts(
+        self, claim: Claim, check: Check, device: str, known: dict[str, list[tuple[str, str]]] | None = None
+    ) -> dict[str, str]:
         """Every input of ``check``'s result on ``device``, each hashed or versioned.
 
         ``known``: the record's parts of each check as ``record_parts`` made them when the claim was parsed

@@ -3,7 +3,7 @@
 A rule here needs the record file alone, so its diagnostics are made once per change of the file and
 kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
 left, a claim's references within itself resolve, its assertions cover its text and name its checks,
-its metrics are declared. ``outline`` is the little that ``assay.checks`` needs of a record to check it
+its metrics are declared. ``outline`` is the little that ``assay.records.across`` needs of a record to check it
 against the others (the ids it names, its checks' verifiers, a source's date) and a listing needs to
 name it (its title), so that a knowledge base of 50,000 records is checked without thawing a record.
 """
@@ -12,56 +12,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
-from assay.blanks import placeholders
 from assay.diagnostics import Diagnostic
-from assay.model import SERIES, Claim, MetricSpec, Reported, Source, series
-from assay.spans import fields, locate, uncovered
-
-if TYPE_CHECKING:
-    from assay.loader import Loaded
-
-Loc = tuple[str | int, ...]
-
-
-class CheckOutline(NamedTuple):
-    """What the rules across records and the status of a claim need of one of its checks."""
-
-    id: str
-    verifier: str
-    devices: tuple[str, ...]
-    reads: tuple[str, ...]
-
-
-class Outline(NamedTuple):
-    """What a valid record names that lies outside it, in file order, and its title; made once per parse."""
-
-    title: str = ""
-    sources: tuple[tuple[Loc, str], ...] = ()  # (where, source id): a claim's citations, reported numbers, discrepancies
-    relations: tuple[tuple[str, str], ...] = ()  # (type, target) of a claim's relations
-    checks: tuple[CheckOutline, ...] = ()  # a claim's checks
-    compared: tuple[tuple[str, str], ...] = ()  # (source, decision) of a source's compared_against
-    order: str = ""  # a source's date, else its year: what orders sources (ADR-011)
-
-    def depends_on(self) -> list[str]:
-        return [target for kind, target in self.relations if kind == "depends_on"]
-
-
-def outline(record: object) -> Outline | None:
-    """The ``Outline`` of a valid record; None for a record that did not validate."""
-    if isinstance(record, Claim):
-        return Outline(
-            title=record.title,
-            sources=tuple(((name, n, "source"), item.source) for name in ("citations", "reported", "discrepancies")
-                          for n, item in enumerate(getattr(record, name))),
-            relations=tuple((r.type, r.target) for r in record.relations),
-            checks=tuple(CheckOutline(c.id, c.verifier, tuple(c.devices), tuple(c.reads)) for c in record.checks),
-        )
-    if isinstance(record, Source):
-        return Outline(title=record.title, compared=tuple((c.source, c.decision) for c in record.compared_against),
-                       order=record.date or str(record.year))
-    return Outline(title=getattr(record, "title", record.id)) if record is not None else None
+from assay.model import SERIES, Claim, MetricSpec, Reported, series
+from assay.records.document import Loaded
+from assay.records.placeholders import placeholders
+from assay.records.spans import fields, locate, uncovered
 
 
 def suggest(name: str, known: Collection[str]) -> str | None:
@@ -88,14 +44,18 @@ def _identity(f: Loaded) -> Iterator[Diagnostic]:
     if prefix is None:
         return  # a malformed id is a bad-id where it is written; the file goes by its stem (Loaded.id)
     if rid != stem:
-        yield f.diag(("id",), "id-mismatch", f"id '{rid}' differs from the file name '{stem}.yaml'",
-                     f"rename the file to {rid}.yaml or change the id")
+        yield f.diag(
+            ("id",),
+            "id-mismatch",
+            f"id '{rid}' differs from the file name '{stem}.yaml'",
+            f"rename the file to {rid}.yaml or change the id",
+        )
     if SERIES[prefix].folder != f.folder:
         yield f.diag(("id",), "wrong-folder", f"'{rid}' is a {prefix} record and belongs in {SERIES[prefix].folder}/")
 
 
 def _claim_references(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
-    """The references a claim makes within itself (those to other records are ``assay.checks``')."""
+    """The references a claim makes within itself (those to other records are ``assay.records.across``')."""
     for n, rel in enumerate(claim.relations):
         if rel.target == claim.id:
             yield f.diag(("relations", n, "target"), "self-relation", f"{claim.id} {rel.type} itself")
@@ -107,8 +67,12 @@ def _claim_references(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
     for n, check in enumerate(claim.checks):
         for k, exp in enumerate(check.expect):
             if exp.reported and exp.reported not in reported:
-                yield f.diag(("checks", n, "expect", k, "reported"), "unknown-reported",
-                             f"'{exp.reported}' is not a reported number of {claim.id}", suggest(exp.reported, reported))
+                yield f.diag(
+                    ("checks", n, "expect", k, "reported"),
+                    "unknown-reported",
+                    f"'{exp.reported}' is not a reported number of {claim.id}",
+                    suggest(exp.reported, reported),
+                )
 
 
 def duplicates(values: list[str]) -> Iterator[tuple[int, str]]:
@@ -127,17 +91,29 @@ def _assertions(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
     yield from _assertion_fields(f, claim)
     for sentence in uncovered(claim):
         loc = ("statement",) if sentence.field == "statement" else ("conditions", int(sentence.field[11:-1]))
-        yield f.diag(loc, "uncovered-sentence", f"no assertion of {cid} covers: {sentence.text!r}",
-                     "quote it in an assertion's filed: list")
+        yield f.diag(
+            loc,
+            "uncovered-sentence",
+            f"no assertion of {cid} covers: {sentence.text!r}",
+            "quote it in an assertion's filed: list",
+        )
     for n, check in enumerate(claim.checks):
         if check.tier != "analytic" and not any(e.control for e in check.expect):
-            yield f.diag(("checks", n, "expect"), "no-control", f"check '{check.id}' of {cid} marks no control",
-                         "mark the expectation that must hold for a model without the effect: control: true")
+            yield f.diag(
+                ("checks", n, "expect"),
+                "no-control",
+                f"check '{check.id}' of {cid} marks no control",
+                "mark the expectation that must hold for a model without the effect: control: true",
+            )
     used = {e.check for a in claim.assertions for e in a.evidence}
     for n, check in enumerate(claim.checks):
         if check.id not in used:
-            yield f.diag(("checks", n, "id"), "unused-check", f"check '{check.id}' is evidence for no assertion of {cid}",
-                         "add it to an assertion's evidence with its stance (supports or refutes)")
+            yield f.diag(
+                ("checks", n, "id"),
+                "unused-check",
+                f"check '{check.id}' is evidence for no assertion of {cid}",
+                "add it to an assertion's evidence with its stance (supports or refutes)",
+            )
 
 
 def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
@@ -148,25 +124,37 @@ def _assertion_fields(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
     for n, a in enumerate(claim.assertions):
         for k, span in enumerate(a.filed):
             if locate(claim, span, text) is None:
-                yield f.diag(("assertions", n, "filed", k), "span-not-in-text",
-                             f"assertion '{a.id}': {span!r} is not in the statement or a condition of {claim.id}",
-                             "copy the words exactly; an assertion quotes the filed text")
+                yield f.diag(
+                    ("assertions", n, "filed", k),
+                    "span-not-in-text",
+                    f"assertion '{a.id}': {span!r} is not in the statement or a condition of {claim.id}",
+                    "copy the words exactly; an assertion quotes the filed text",
+                )
         for k, e in enumerate(a.evidence):
             if e.check not in checks:
-                yield f.diag(("assertions", n, "evidence", k, "check"), "unknown-check",
-                             f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have",
-                             suggest(e.check, checks))
+                yield f.diag(
+                    ("assertions", n, "evidence", k, "check"),
+                    "unknown-check",
+                    f"assertion '{a.id}' names check '{e.check}', which {claim.id} does not have",
+                    suggest(e.check, checks),
+                )
                 continue
             expected = [x.metric for x in claim.check(e.check).expect]
             for j, metric in enumerate(e.metrics):
                 if metric not in expected:
-                    yield f.diag(("assertions", n, "evidence", k, "metrics", j), "unknown-metric",
-                                 f"assertion '{a.id}' reads metric '{metric}', which no expectation of check '{e.check}' names",
-                                 suggest(metric, expected) or f"its expectations name: {', '.join(expected)}")
+                    yield f.diag(
+                        ("assertions", n, "evidence", k, "metrics", j),
+                        "unknown-metric",
+                        f"assertion '{a.id}' reads metric '{metric}', which no expectation of check '{e.check}' names",
+                        suggest(metric, expected) or f"its expectations name: {', '.join(expected)}",
+                    )
         for k, number in enumerate(a.source.citations):
             if number > len(claim.citations):
-                yield f.diag(("assertions", n, "source", "citations", k), "unknown-citation",
-                             f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}")
+                yield f.diag(
+                    ("assertions", n, "source", "citations", k),
+                    "unknown-citation",
+                    f"assertion '{a.id}' names citation {number}; {claim.id} has {len(claim.citations)}",
+                )
 
 
 def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
@@ -178,17 +166,23 @@ def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
         for k, exp in enumerate(check.expect):
             spec = check.metric(exp.metric)
             if spec is None:
-                yield f.diag(("checks", n, "expect", k, "metric"), "undeclared-metric",
-                             f"check '{check.id}' of {cid} does not declare metric '{exp.metric}'",
-                             "add it under the check's metrics: with its unit and what it measures"
-                             + (f" (declared: {', '.join(declared)})" if declared else ""))
+                yield f.diag(
+                    ("checks", n, "expect", k, "metric"),
+                    "undeclared-metric",
+                    f"check '{check.id}' of {cid} does not declare metric '{exp.metric}'",
+                    "add it under the check's metrics: with its unit and what it measures"
+                    + (f" (declared: {', '.join(declared)})" if declared else ""),
+                )
             elif exp.reported in reported and not comparable(spec, reported[exp.reported]):
                 r = reported[exp.reported]
-                yield f.diag(("checks", n, "expect", k, "reported"), "incomparable-reported",
-                             f"check '{check.id}': '{exp.metric}' ({_kind(spec.quantity, spec.unit)}) cannot stand beside "
-                             f"reported '{r.id}' ({_kind(r.quantity, r.unit)})",
-                             "link only a number of the same quantity in the same unit; otherwise drop reported: and the "
-                             "paper's number stays on the page as context")
+                yield f.diag(
+                    ("checks", n, "expect", k, "reported"),
+                    "incomparable-reported",
+                    f"check '{check.id}': '{exp.metric}' ({_kind(spec.quantity, spec.unit)}) cannot stand beside "
+                    f"reported '{r.id}' ({_kind(r.quantity, r.unit)})",
+                    "link only a number of the same quantity in the same unit; otherwise drop reported: and the "
+                    "paper's number stays on the page as context",
+                )
 
 
 def comparable(spec: MetricSpec, r: Reported) -> bool:
@@ -209,8 +203,12 @@ def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
     where = placeholders()
     for loc, value in _at(f.data, where.fields.get(f.folder, ())):
         if " ".join(value.split()) in where.texts:
-            yield f.diag(loc, "placeholder", f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
-                         "replace it with what the source says")
+            yield f.diag(
+                loc,
+                "placeholder",
+                f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
+                "replace it with what the source says",
+            )
 
 
 def _at(data: object, paths: tuple[tuple, ...]) -> Iterator[tuple[tuple, str]]:

@@ -6,7 +6,7 @@ import argparse
 
 from pydantic import ValidationError
 
-from assay.verification import controller, plan, slurm
+from assay.dispatch import controller, plan, slurm
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -23,8 +23,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     example: assay verify --executor slurm --stale --budget 30m --partition gpu --gpus-per-task 1
     """
-    from assay.cli import UsageProblem
-    from assay.loader import load
+    from assay.diagnostics import UsageProblem
+    from assay.records.knowledge_base import load
 
     kb = load(args.root)
     try:
@@ -38,8 +38,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--claim", action="append", default=[], metavar="ID", help="only this claim's checks (repeatable)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="the device to verify on (auto: cuda with --gpus-per-task or a local GPU, else cpu)")
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="the device to verify on (auto: cuda with --gpus-per-task or a local GPU, else cpu)",
+    )
     p.add_argument("--stale", action="store_true", help="only checks whose result is missing, stale or an error")
     p.add_argument("--budget", metavar="T", help="recorded time to spend, most stale first (30m, 2h, 1:30:00)")
     p.add_argument("--executor", choices=("local", "slurm"), default="local")
@@ -58,8 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _slurm_options(args: argparse.Namespace) -> slurm.SlurmSettings:
     """[tool.assay.slurm] with the command line's values over it."""
     base = slurm.settings(args.root)
-    given = {k: getattr(args, k) for k in ("partition", "gpus_per_task", "cpus_per_task", "mem", "array_parallelism")
-             if getattr(args, k) is not None}
+    given = {
+        k: getattr(args, k)
+        for k in ("partition", "gpus_per_task", "cpus_per_task", "mem", "array_parallelism")
+        if getattr(args, k) is not None
+    }
     if args.time is not None:
         given["time"] = args.time
     try:
@@ -76,9 +83,17 @@ def _request(args: argparse.Namespace, options: slurm.SlurmSettings) -> controll
     if options.time is not None:
         time_min = max(1, -(-int(plan.parse_duration(options.time)) // 60))
     return controller.Request(
-        device=_device(args.device, args.executor, options), executor=args.executor, claims=args.claim,
-        stale=args.stale, budget_s=plan.parse_duration(args.budget) if args.budget else None, tasks=args.tasks,
-        workers=args.workers, slurm=options, time_min=time_min, dry_run=args.dry_run)
+        device=_device(args.device, args.executor, options),
+        executor=args.executor,
+        claims=args.claim,
+        stale=args.stale,
+        budget_s=plan.parse_duration(args.budget) if args.budget else None,
+        tasks=args.tasks,
+        workers=args.workers,
+        slurm=options,
+        time_min=time_min,
+        dry_run=args.dry_run,
+    )
 
 
 def _device(asked: str, executor: str, options: slurm.SlurmSettings) -> str:

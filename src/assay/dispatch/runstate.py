@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.results import write_atomic
+from assay.files import write_atomic
 
 STATE_FILE = Path("build") / "verify" / "state.json"
 
@@ -74,5 +74,6 @@ def load(root: Path) -> RunState | None:
     try:
         return RunState.model_validate_json(path.read_bytes())
     except ValidationError as e:
-        raise ValueError(f"{STATE_FILE.as_posix()} is not a state file of this Assay ({e.error_count()} problem(s)); "
-                         "delete it to start afresh") from None
+        raise ValueError(
+            f"{STATE_FILE.as_posix()} is not a state file of this Assay ({e.error_count()} problem(s)); delete it to start afresh"
+        ) from None

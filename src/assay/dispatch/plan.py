@@ -17,9 +17,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from assay.inputs import Inputs, input_hash, stale_reasons
-from assay.loader import KnowledgeBase
-from assay.results import Ledger
+from assay.fingerprints import input_hash
+from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.store import Ledger
+from assay.records.knowledge_base import KnowledgeBase
 
 #: How stale a result is, most stale first: the order of the plan.
 WHY = ("missing", "error", "stale", "fresh")
@@ -64,13 +65,20 @@ class PlanProblem(Exception):
     """What the user asked for cannot be planned (an unknown claim, a bad duration)."""
 
 
-def select(kb: KnowledgeBase, ledger: Ledger, device: str, *, claims: list[str] | None = None, stale: bool = False,
-           budget_s: float | None = None) -> Selection:
+def select(
+    kb: KnowledgeBase,
+    ledger: Ledger,
+    device: str,
+    *,
+    claims: list[str] | None = None,
+    stale: bool = False,
+    budget_s: float | None = None,
+) -> Selection:
     """The checks of ``claims`` (all when empty) declared for ``device``, most stale first, within ``budget_s``."""
     unknown = [cid for cid in claims or [] if cid not in kb.claims]
     if unknown:
         raise PlanProblem(f"--claim {unknown[0]}: {unknown[0]!r} is not a claim of this knowledge base")
-    inputs = Inputs(kb.root)
+    inputs = InputParts(kb.root)
     candidates = []
     for cid in sorted(claims or kb.claims):
         claim = kb.claims[cid]
@@ -84,7 +92,7 @@ def select(kb: KnowledgeBase, ledger: Ledger, device: str, *, claims: list[str] 
     return _within(candidates, budget_s)
 
 
-def _planned(inputs: Inputs, ledger: Ledger, claim, check, device: str) -> Planned:
+def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> Planned:
     key = (claim.id, check.id, device)
     result = ledger.get(key)
     parts = inputs.parts(claim, check, device)
@@ -95,8 +103,17 @@ def _planned(inputs: Inputs, ledger: Ledger, claim, check, device: str) -> Plann
     else:
         why = "stale" if stale_reasons(result.inputs.parts, parts) else "fresh"
     recorded = result is not None and result.measured
-    return Planned(claim.id, check.id, device, check.verifier, result.duration_s if recorded else float(check.timeout),
-                   recorded, why, result.finished if result is not None else "", input_hash(parts))
+    return Planned(
+        claim.id,
+        check.id,
+        device,
+        check.verifier,
+        result.duration_s if recorded else float(check.timeout),
+        recorded,
+        why,
+        result.finished if result is not None else "",
+        input_hash(parts),
+    )
 
 
 def _within(ordered: list[Planned], budget_s: float | None) -> Selection:

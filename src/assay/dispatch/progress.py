@@ -16,9 +16,9 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from assay import status as vocab
-from assay.results import Result
-from assay.verification.task import Phase
+from assay import vocabulary
+from assay.dispatch.task import Phase
+from assay.ledger.result import Result
 
 BAR = 24
 
@@ -41,7 +41,7 @@ class Counts:
         return f"{self.done}/{self.planned} checks" + (f" ({checks})" if checks else "") + f"; tasks: {tasks or 'none'}"
 
     def _by_status(self) -> list[tuple[str, int]]:
-        order = [s for s in vocab.CHECK if s in self.checks] + sorted(set(self.checks) - set(vocab.CHECK))
+        order = [s for s in vocabulary.CHECK if s in self.checks] + sorted(set(self.checks) - set(vocabulary.CHECK))
         return [(s, self.checks[s]) for s in order]
 
 

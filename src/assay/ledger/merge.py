@@ -1,11 +1,10 @@
-"""Merging result folders from other machines, shards or checkouts into ``results/``, by rules.
+"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
 
-For one check on one device: a result whose inputs match the repository beats one that does not;
-between two that both match (or both do not) the later finished wins; an error never replaces a
-completed measurement, it is kept beside it as ``last_error`` when it is the later. Two fresh
-measurements with different verdicts are a conflict, printed with both; two measurements of the same
-inputs with different verdicts mark the result kept unstable, as a rerun does. Each file is written
-atomically (figures first); merging the same folder twice changes nothing the second time.
+``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
+generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
+fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
+reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
+is the key: a file whose claim, check or device differs from its path is not read as evidence.
 """
 
 from __future__ import annotations
@@ -13,11 +12,80 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay import results
 from assay.diagnostics import Diagnostic
-from assay.inputs import Inputs, input_hash
-from assay.loader import KnowledgeBase
-from assay.results import Result
+from assay.fingerprints import input_hash
+from assay.ledger import store
+from assay.ledger.inputs import InputParts
+from assay.ledger.result import Key, Result, Unstable
+from assay.ledger.store import LedgerProblem
+from assay.records.knowledge_base import KnowledgeBase
+
+
+def supersede(old: Result | None, new: Result) -> Result:
+    """What the ledger holds after ``new`` ran where ``old`` was.
+
+    An error never replaces a completed measurement: it is kept beside it as ``last_error``. A
+    verdict that changed while the inputs did not marks the result unstable, and stays marked
+    until the inputs change.
+    """
+    if new.verdict == "error":
+        if old is not None and old.measured:
+            return old.model_copy(update={"last_error": new.last_error})
+        return new
+    unstable = old.unstable if old is not None and old.inputs.hash == new.inputs.hash else None
+    return new.model_copy(update={"unstable": moved(old, new) or unstable})
+
+
+def flag_unstable(old: Result, new: Result) -> Result | None:
+    """``old`` marked unstable when a rerun with the same inputs gave another verdict; None otherwise."""
+    mark = moved(old, new)
+    return old.model_copy(update={"unstable": mark}) if mark else None
+
+
+def moved(old: Result | None, new: Result) -> Unstable | None:
+    """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
+    if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
+        return None
+    if old.verdict == new.verdict:
+        return None
+    seen = old.unstable.verdicts if old.unstable else [old.verdict]
+    return Unstable(verdicts=[*seen, new.verdict], since=old.unstable.since if old.unstable else new.finished)
+
+
+def largest_change(old: Result, new: Result) -> str:
+    """The metric that moved most between two results, in words."""
+    shared = sorted(set(old.metrics) & set(new.metrics))
+    if not shared:
+        return "no metric in common"
+    name = max(shared, key=lambda m: (abs(new.metrics[m].value - old.metrics[m].value), m))
+    delta = abs(new.metrics[name].value - old.metrics[name].value)
+    same = sum(old.metrics[m].value == new.metrics[m].value for m in shared)
+    return f"largest metric change |Δ| {delta:.3g} ({name}); {same} of {len(shared)} metrics identical"
+
+
+_MACHINE = (
+    "python",
+    "platform",
+    "hostname",
+    "packages",
+    "torch_build",
+    "cudnn",
+    "cpu_model",
+    "cpu_capability",
+    "blas",
+    "cores",
+    "threads",
+    "gpu",
+)
+
+
+def environment_change(old: Result, new: Result) -> str:
+    """Which parts of the machine differ between two results, or that none does."""
+    a, b = old.environment, new.environment
+    differs = [
+        f"{name} {getattr(a, name)!s} -> {getattr(b, name)!s}" for name in _MACHINE if getattr(a, name) != getattr(b, name)
+    ]
+    return "environment differs: " + ", ".join(differs) if differs else "same environment"
 
 
 @dataclass
@@ -44,7 +112,7 @@ def pick(ours: Result | None, theirs: Result, current: str | None) -> tuple[Resu
     if ours is None or not ours.measured or not theirs.measured or ours.inputs.hash != theirs.inputs.hash:
         return chosen, why
     earlier, later = (ours, theirs) if ours.finished <= theirs.finished else (theirs, ours)
-    mark = results.moved(earlier, later)
+    mark = moved(earlier, later)
     unstable = mark or later.unstable or earlier.unstable
     kept = ours if chosen is None else chosen
     if kept.unstable == unstable:
@@ -68,8 +136,11 @@ def _pick(ours: Result | None, theirs: Result, current: str | None) -> tuple[Res
         return _with_error(theirs, ours), "their measurement replaces our error"
     ours_fresh, theirs_fresh = ours.inputs.hash == current, theirs.inputs.hash == current
     if ours_fresh != theirs_fresh:
-        return (_with_error(theirs, ours), "theirs matches the repository's inputs") if theirs_fresh \
+        return (
+            (_with_error(theirs, ours), "theirs matches the repository's inputs")
+            if theirs_fresh
             else (None, "ours matches the repository's inputs")
+        )
     if theirs.finished > ours.finished:
         return _with_error(theirs, ours), "theirs finished later"
     return None, "ours finished later"
@@ -95,45 +166,51 @@ def incoming_root(folder: Path) -> Path | None:
 def merge(kb: KnowledgeBase, folders: list[Path]) -> MergeReport:
     """Merge the results under each of ``folders`` into ``kb``'s ledger, in order."""
     report = MergeReport()
-    inputs = Inputs(kb.root)
+    inputs = InputParts(kb.root)
     for folder in folders:
         source = incoming_root(folder)
         if source is None:
             report.skipped.append(f"{folder}: no results/ folder here")
             continue
-        incoming = results.read_ledger(source)
+        incoming = store.read_ledger(source)
         report.problems += incoming.diagnostics
         for key, theirs in sorted(incoming.results.items()):
             _merge_one(kb, inputs, source, key, theirs, report)
     return report
 
 
-def _merge_one(kb: KnowledgeBase, inputs: Inputs, source: Path, key: results.Key, theirs: Result,
-               report: MergeReport) -> None:
+def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:
     label = "/".join(key)
     claim = kb.claims.get(key[0])
     check = claim.check(key[1]) if claim else None
     if claim is None or check is None or key[2] not in check.devices:
         report.skipped.append(f"{label}: not a check and device of this knowledge base")
         return
-    path = results.ledger_path(kb.root, *key)
+    path = store.ledger_path(kb.root, *key)
     try:
-        ours = results.read_result(kb.root, path) if path.exists() else None
-    except results.LedgerProblem:
+        ours = store.read_result(kb.root, path) if path.exists() else None
+    except LedgerProblem:
         ours = None  # an unreadable file of ours is replaced
     current = input_hash(inputs.parts(claim, check, key[2]))
     chosen, why = pick(ours, theirs, current)
-    if ours is not None and ours.measured and theirs.measured and ours.inputs.hash == theirs.inputs.hash == current \
-            and ours.verdict != theirs.verdict:
-        report.conflicts.append(f"{label}: ours {ours.verdict} ({ours.finished}), theirs {theirs.verdict} "
-                                f"({theirs.finished}) with the same inputs; {why}")
+    if (
+        ours is not None
+        and ours.measured
+        and theirs.measured
+        and ours.inputs.hash == theirs.inputs.hash == current
+        and ours.verdict != theirs.verdict
+    ):
+        report.conflicts.append(
+            f"{label}: ours {ours.verdict} ({ours.finished}), theirs {theirs.verdict} "
+            f"({theirs.finished}) with the same inputs; {why}"
+        )
     if chosen is None:
         report.kept.append(f"{label}: {why}")
         return
     svgs = {}
     for fig in chosen.figures:
-        data = results.figure_bytes(source, theirs, fig) if chosen.figures == theirs.figures else None
+        data = store.figure_bytes(source, theirs, fig) if chosen.figures == theirs.figures else None
         if data is not None:
             svgs[fig.file] = data.decode("utf-8")
-    results.write_result(kb.root, chosen, svgs)
+    store.write_result(kb.root, chosen, svgs)
     (report.added if ours is None else report.replaced).append(f"{label}: {why}")

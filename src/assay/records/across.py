@@ -2,7 +2,7 @@
 every check has its verifier and every verifier its check.
 
 ``run(kb)`` returns every diagnostic of the knowledge base, reading problems and the rules within each
-record (``assay.rules``, kept with its parse) included, sorted by file and line. The rules here read
+record (``assay.records.within``, kept with its parse) included, sorted by file and line. The rules here read
 what each record names (``Loaded.outline``), not the record: a record is thawed only to place a fault.
 """
 
@@ -12,40 +12,42 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from assay.cache import CACHE_FROM, ParseCache
-from assay.diagnostics import Diagnostic, capped
-from assay.loader import KnowledgeBase, Loaded
+from assay.cache import CACHE_FROM
+from assay.diagnostics import Diagnostic
 from assay.model import series_of
-from assay.results import figure_problems, ledger_path, read_ledger
-from assay.rules import suggest
-from assay.verifiers import Index, Verifier, scan
+from assay.records.document import Loaded
+from assay.records.knowledge_base import KnowledgeBase
+from assay.records.verifiers import Index, Verifier, scan
+from assay.records.within import suggest
 
 
-def run(kb: KnowledgeBase) -> list[Diagnostic]:
-    """All diagnostics of ``kb``: per file, across records, and between records and verifiers.
-
-    Sorted by file and line, at most ``PER_FILE`` of a file listed and the rest counted (``capped``).
-    """
-    found: list[Diagnostic] = [d for f in kb.files for d in (*f.diagnostics, *f.rules)]
-    found += list(_identity(kb))
-    found += list(_references(kb))
-    found += list(_cycles(kb))
-    found += list(_compared_against(kb))
-    found += list(_verifiers(kb))
-    found += list(_uncited(kb))
-    found += list(_ledger(kb))
-    return capped(set(found), {f.path: f.unlisted for f in kb.files if f.unlisted})
+def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """The diagnostics of ``kb``'s records: reading and the rules within each file (kept with its parse), the
+    rules across records, and those between records and verifiers."""
+    for f in kb.files:
+        yield from f.diagnostics
+        yield from f.rules
+    yield from _identity(kb)
+    yield from _references(kb)
+    yield from _cycles(kb)
+    yield from _compared_against(kb)
+    yield from _verifiers(kb)
+    yield from _uncited(kb)
 
 
 def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """A second file with the id of a first (the id's shape, name and folder are ``assay.rules``')."""
+    """A second file with the id of a first (the id's shape, name and folder are ``assay.records.within``')."""
     first: dict[str, Loaded] = {}
     for f in kb.files:
         if not f.named:
             continue  # a malformed id is a bad-id where it is written; the file goes by its stem (Loaded.id)
         if f.id in first:
-            yield f.diag(("id",), "duplicate-id", f"id '{f.id}' is also used by {first[f.id].path}",
-                         "give this record the next free id (assay new)")
+            yield f.diag(
+                ("id",),
+                "duplicate-id",
+                f"id '{f.id}' is also used by {first[f.id].path}",
+                "give this record the next free id (assay new)",
+            )
         else:
             first[f.id] = f
 
@@ -66,16 +68,20 @@ def _references(kb: KnowledgeBase) -> Iterator[Diagnostic]:
             if source not in sources:
                 yield f.diag(loc, "unknown-source", f"'{source}' is not a source", suggest(source, sources))
         for n, (kind, target) in enumerate(outline.relations):
-            if target not in ids and target != f.id:  # a link to itself is a self-relation (assay.rules)
-                yield f.diag(("relations", n, "target"), "unknown-record", f"'{target}' is not a record",
-                             suggest(target, ids))
+            if target not in ids and target != f.id:  # a link to itself is a self-relation (assay.records.within)
+                yield f.diag(("relations", n, "target"), "unknown-record", f"'{target}' is not a record", suggest(target, ids))
         for n, (source, decision) in enumerate(outline.compared):
             if source not in sources:
-                yield f.diag(("compared_against", n, "source"), "unknown-source",
-                             f"'{source}' is not a source", suggest(source, sources))
+                yield f.diag(
+                    ("compared_against", n, "source"), "unknown-source", f"'{source}' is not a source", suggest(source, sources)
+                )
             if decision not in decisions:
-                yield f.diag(("compared_against", n, "decision"), "unknown-decision",
-                             f"'{decision}' is not a decision", suggest(decision, decisions))
+                yield f.diag(
+                    ("compared_against", n, "decision"),
+                    "unknown-decision",
+                    f"'{decision}' is not a decision",
+                    suggest(decision, decisions),
+                )
 
 
 #: How many members of a depends_on knot its diagnostic names before it counts the rest.
@@ -97,8 +103,12 @@ def _cycles(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     for start, ring, members in _knots(g, rests_on):
         message = _knot_message("depends_on", ring, members, "claims that rest on one another")
         n = kb.claim_files[start].outline.relations.index(("depends_on", ring[1]))
-        yield kb.by_id[start].diag(("relations", n, "target"), "depends-on-cycle", message,
-                                   "a claim cannot rest on itself; make one of these links 'supports'")
+        yield kb.by_id[start].diag(
+            ("relations", n, "target"),
+            "depends-on-cycle",
+            message,
+            "a claim cannot rest on itself; make one of these links 'supports'",
+        )
 
 
 def _knots(g: nx.DiGraph, links: dict[str, list[str]]) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -160,12 +170,16 @@ def _compared_against(kb: KnowledgeBase) -> Iterator[Diagnostic]:
         for n, (other, _) in enumerate(links.compared):
             target = sources.get(other)
             if other == sid:
-                yield kb.by_id[sid].diag(("compared_against", n, "source"), "compared-against-self",
-                                         f"{sid} is compared against itself",
-                                         "remove the link; a source lists the other sources it compares itself with (ADR-011)")
+                yield kb.by_id[sid].diag(
+                    ("compared_against", n, "source"),
+                    "compared-against-self",
+                    f"{sid} is compared against itself",
+                    "remove the link; a source lists the other sources it compares itself with (ADR-011)",
+                )
             elif target is not None and _later(target.order, links.order):
                 yield kb.by_id[sid].diag(
-                    ("compared_against", n, "source"), "compared-against-later",
+                    ("compared_against", n, "source"),
+                    "compared-against-later",
                     f"{sid} ({links.order}) cannot have compared itself against the later {other} ({target.order})",
                     f"file the link on {other} instead, if it runs the comparison (ADR-011)",
                 )
@@ -182,7 +196,8 @@ def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iter
         dates = sorted({kb.source_files[s].outline.order for s in members})
         n = next(i for i, (other, _) in enumerate(kb.source_files[start].outline.compared) if other == ring[1])
         yield kb.by_id[start].diag(
-            ("compared_against", n, "source"), "compared-against-cycle",
+            ("compared_against", n, "source"),
+            "compared-against-cycle",
             f"{message}; their dates ({', '.join(dates)}) do not order them",
             "give each source its date (YYYY-MM-DD) and keep each link only on the later source (ADR-011)",
         )
@@ -191,8 +206,7 @@ def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iter
 def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     tests = scan(kb.root, cache=len(kb.files) >= CACHE_FROM)
     for path, why in tests.unreadable.items():
-        yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}",
-                         "verifiers are regular files inside the knowledge base")
+        yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}", "verifiers are regular files inside the knowledge base")
     claims = {cid: [(c.id, c.verifier) for c in f.outline.checks] for cid, f in kb.claim_files.items()}
     yield from _duplicate_verifiers(tests, {verifier for checks in claims.values() for _, verifier in checks})
     for cid, checks in claims.items():
@@ -202,24 +216,48 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
             if v is None and verifier.split("::")[0] in tests.unreadable:
                 continue  # reported as unreadable-file, where the module is
             if v is None:
-                yield f.diag(("checks", n, "verifier"), "unknown-verifier", f"verifier '{verifier}' does not exist",
-                             suggest(verifier, list(tests)) or "write the test, or fix the path")
+                yield f.diag(
+                    ("checks", n, "verifier"),
+                    "unknown-verifier",
+                    f"verifier '{verifier}' does not exist",
+                    suggest(verifier, list(tests)) or "write the test, or fix the path",
+                )
             elif (v.claim, v.check) != (cid, check):
-                yield f.diag(("checks", n, "verifier"), "verifier-mismatch",
-                             f"'{verifier}' is marked claim({v.claim!r}, {v.check!r}), not ({cid!r}, {check!r})")
+                yield f.diag(
+                    ("checks", n, "verifier"),
+                    "verifier-mismatch",
+                    f"'{verifier}' is marked claim({v.claim!r}, {v.check!r}), not ({cid!r}, {check!r})",
+                )
     for v in tests.values():
         path = v.nodeid.split("::")[0]
         if v.claim is None:
-            yield Diagnostic(path, v.line, 1, "untied-verifier", f"'{v.nodeid}' has no claim marker",
-                             "add @pytest.mark.claim('SOTA-NNN', 'check-id')")
+            yield Diagnostic(
+                path,
+                v.line,
+                1,
+                "untied-verifier",
+                f"'{v.nodeid}' has no claim marker",
+                "add @pytest.mark.claim('SOTA-NNN', 'check-id')",
+            )
         elif v.claim not in claims:
             if v.claim not in kb.by_id:  # an invalid claim is reported where it is
-                yield Diagnostic(path, v.line, 1, "orphan-verifier", f"'{v.nodeid}' is tied to '{v.claim}', which is not a claim",
-                                 suggest(v.claim, list(claims)))
+                yield Diagnostic(
+                    path,
+                    v.line,
+                    1,
+                    "orphan-verifier",
+                    f"'{v.nodeid}' is tied to '{v.claim}', which is not a claim",
+                    suggest(v.claim, list(claims)),
+                )
         elif all(check != (v.check or "") for check, _ in claims[v.claim]):
-            yield Diagnostic(path, v.line, 1, "orphan-verifier",
-                             f"'{v.nodeid}' is tied to check '{v.check}', which {v.claim} does not have",
-                             suggest(v.check or "", [check for check, _ in claims[v.claim]]))
+            yield Diagnostic(
+                path,
+                v.line,
+                1,
+                "orphan-verifier",
+                f"'{v.nodeid}' is tied to check '{v.check}', which {v.claim} does not have",
+                suggest(v.check or "", [check for check, _ in claims[v.claim]]),
+            )
 
 
 def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
@@ -233,29 +271,21 @@ def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
             continue
         other = first.setdefault((v.claim, v.check), v)
         if other is not v:
-            yield Diagnostic(v.nodeid.split("::")[0], v.line, 1, "duplicate-verifier",
-                             f"'{v.nodeid}' and '{other.nodeid}' are both marked claim({v.claim!r}, {v.check!r})",
-                             "a check has one verifier: tie each test to its own check, or remove one")
+            yield Diagnostic(
+                v.nodeid.split("::")[0],
+                v.line,
+                1,
+                "duplicate-verifier",
+                f"'{v.nodeid}' and '{other.nodeid}' are both marked claim({v.claim!r}, {v.check!r})",
+                "a check has one verifier: tie each test to its own check, or remove one",
+            )
 
 
 def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    cited = {source for f in kb.claim_files.values() for (field, *_), source in f.outline.sources
-             if field in ("citations", "reported")}
+    cited = {
+        source for f in kb.claim_files.values() for (field, *_), source in f.outline.sources if field in ("citations", "reported")
+    }
     cited |= {source for f in kb.source_files.values() for source, _ in f.outline.compared}
     for sid in kb.source_files:
         if sid not in cited:
             yield kb.by_id[sid].diag(("id",), "uncited-source", f"no claim cites {sid}")
-
-
-def _ledger(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
-    big = len(kb.files) >= CACHE_FROM
-    ledger = read_ledger(kb.root, cache=big)
-    yield from ledger.diagnostics
-    store = ParseCache(kb.root, "figures") if big and ledger.figures else None
-    for key, figures in ledger.figures.items():
-        for problem in figure_problems(kb.root, key, figures, store):
-            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
-            yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
-    if store is not None:
-        store.save()

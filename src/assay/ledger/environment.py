@@ -14,8 +14,8 @@ import socket
 from importlib import metadata
 from pathlib import Path
 
-from assay.inputs import PINNED
-from assay.results import Environment, Gpu
+from assay.ledger.inputs import PINNED
+from assay.ledger.result import Environment, Gpu
 
 
 @functools.lru_cache(maxsize=2)
@@ -84,8 +84,12 @@ def _gpu(torch: object) -> Gpu | None:
     if not cuda.is_available():
         return None
     props = cuda.get_device_properties(0)
-    return Gpu(name=props.name, memory_mb=round(props.total_memory / 2**20, 1),
-               capability=f"{props.major}.{props.minor}", driver=_driver())
+    return Gpu(
+        name=props.name,
+        memory_mb=round(props.total_memory / 2**20, 1),
+        capability=f"{props.major}.{props.minor}",
+        driver=_driver(),
+    )
 
 
 def _driver() -> str | None:

@@ -27,8 +27,8 @@ from mkdocs.structure.toc import get_toc
 
 from assay.site import Options, Output, generate
 
-ASSETS = Path(__file__).parent / "site" / "assets"
-THEME = Path(__file__).parent / "site" / "theme"  # main.html: Material's, with the sidebars rendered once per folder
+ASSETS = Path(__file__).parent / "assets"
+THEME = Path(__file__).parent / "theme"  # main.html: Material's, with the sidebars rendered once per folder
 
 
 def engine_assets() -> list[tuple[str, Path]]:

@@ -21,11 +21,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from assay.verdicts import CheckTimeout
+from assay.evidence.judge import CheckTimeout
 
 WALL_FACTOR = 10
+
+
 WALL_FLOOR_S = 600.0
+
+
 GRACE_S = 10.0
+
+
 POLL_S = 0.1
 
 
@@ -125,14 +131,17 @@ class HardStop:
         self.notes = notes
         self.proc: subprocess.Popen[bytes] | None = None
         if os.path.exists(f"/proc/{os.getpid()}/stat"):
-            self.proc = subprocess.Popen([sys.executable, "-c", _WATCHER, str(os.getpid()), notes],
-                                         stdin=subprocess.PIPE, close_fds=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WATCHER, str(os.getpid()), notes], stdin=subprocess.PIPE, close_fds=True
+            )
 
     def arm(self, name: str, cpu_limit: float, wall: float, label: str) -> None:
         cpu_deadline = time.process_time() + cpu_limit + GRACE_S
         wall_deadline = time.monotonic() + wall + GRACE_S
-        message = (f"{label} ran past its limit ({cpu_limit:g} s of CPU time, {wall:g} s of wall time) and did not "
-                   f"stop within {GRACE_S:g} s (native code)")
+        message = (
+            f"{label} ran past its limit ({cpu_limit:g} s of CPU time, {wall:g} s of wall time) and did not "
+            f"stop within {GRACE_S:g} s (native code)"
+        )
         self._send(f"{name}\t{cpu_deadline}\t{wall_deadline}\t{message}\n")
 
     def disarm(self) -> None:

@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay import results
-from assay.loader import KnowledgeBase
-from assay.results import ErrorKind, Result, RunError
-from assay.verification.runstate import PlannedCheck, TaskRecord
+from assay import files
+from assay.dispatch.runstate import PlannedCheck, TaskRecord
+from assay.ledger import store
+from assay.ledger.result import FORMAT, ErrorKind, Inputs, Result, RunError
+from assay.records.knowledge_base import KnowledgeBase
 
 ARGS_FILE = "checks.txt"
-#: Where a task run by ``python -m assay.verification.task`` leaves its end: pytest's exit code and the wall time.
+#: Where a task run by ``python -m assay.dispatch.task`` leaves its end: pytest's exit code and the wall time.
 EXIT_FILE = "exit.json"
 #: pytest's exit codes that mean it ran to its end: all passed, some failed, none collected.
 COMPLETED = (0, 1, 5)
@@ -58,13 +59,25 @@ def write_args(folder: Path, checks: list[PlannedCheck]) -> None:
     """The task's ``checks.txt``: one verifier node id per line, each once."""
     folder.mkdir(parents=True, exist_ok=True)
     verifiers = list(dict.fromkeys(c.verifier for c in checks))
-    results.write_atomic(folder / ARGS_FILE, "\n".join(verifiers) + "\n")
+    files.write_atomic(folder / ARGS_FILE, "\n".join(verifiers) + "\n")
 
 
 def command(spec: TaskSpec) -> list[str]:
     """The pytest command line of a task (run in the repository's root)."""
-    return [spec.python, "-m", "pytest", f"@{Path(spec.folder) / ARGS_FILE}", "--device", spec.device,
-            "--ledger-root", spec.folder, "-n", str(max(1, spec.workers)), "-q", "-rN"]
+    return [
+        spec.python,
+        "-m",
+        "pytest",
+        f"@{Path(spec.folder) / ARGS_FILE}",
+        "--device",
+        spec.device,
+        "--ledger-root",
+        spec.folder,
+        "-n",
+        str(max(1, spec.workers)),
+        "-q",
+        "-rN",
+    ]
 
 
 def run_task(spec: TaskSpec) -> dict[str, float]:
@@ -93,26 +106,28 @@ def read_exit(folder: Path) -> dict[str, float] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m assay.verification.task SPEC_JSON``: run one task and leave its end in ``exit.json`` beside it."""
+    """``python -m assay.dispatch.task SPEC_JSON``: run one task and leave its end in ``exit.json`` beside it."""
     spec = TaskSpec(**json.loads((argv or sys.argv[1:])[0]))
     end = run_task(spec)
-    results.write_atomic(Path(spec.folder) / EXIT_FILE, json.dumps(end) + "\n")
+    files.write_atomic(Path(spec.folder) / EXIT_FILE, json.dumps(end) + "\n")
     return int(end["exit_code"])
 
 
 def finished(folder: Path, device: str) -> dict[tuple[str, str], Result]:
     """The results a task's folder holds, by (claim, check), for ``device``."""
-    ledger = results.read_ledger(folder)
+    ledger = store.read_ledger(folder)
     return {(c, k): r for (c, k, d), r in ledger.results.items() if d == device}
 
 
-def lost(kb: KnowledgeBase, device: str, task: TaskRecord, kind: ErrorKind, message: str,
-         done: set[tuple[str, str]]) -> list[Result]:
+def lost(
+    kb: KnowledgeBase, device: str, task: TaskRecord, kind: ErrorKind, message: str, done: set[tuple[str, str]]
+) -> list[Result]:
     """An error result for each check of ``task`` that did not finish (not in ``done``)."""
-    from assay.environment import capture  # imports torch: only when a task died
-    from assay.inputs import Inputs, input_hash
+    from assay.fingerprints import input_hash
+    from assay.ledger.environment import capture
+    from assay.ledger.inputs import InputParts
 
-    inputs = Inputs(kb.root)
+    inputs = InputParts(kb.root)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     environment = capture(device)
     out = []
@@ -123,9 +138,22 @@ def lost(kb: KnowledgeBase, device: str, task: TaskRecord, kind: ErrorKind, mess
             continue
         parts = inputs.parts(claim, check, device)
         error = RunError(kind=kind, message=message, finished=now, inputs_hash=input_hash(parts))
-        out.append(Result(format=results.FORMAT, claim=claim.id, check=check.id, device=device, verdict="error",
-                          message=message, tier=check.tier, duration_s=0.0, environment=environment,
-                          inputs=results.Inputs(hash=input_hash(parts), parts=parts), finished=now, last_error=error))
+        out.append(
+            Result(
+                format=FORMAT,
+                claim=claim.id,
+                check=check.id,
+                device=device,
+                verdict="error",
+                message=message,
+                tier=check.tier,
+                duration_s=0.0,
+                environment=environment,
+                inputs=Inputs(hash=input_hash(parts), parts=parts),
+                finished=now,
+                last_error=error,
+            )
+        )
     return out
 
 

@@ -1,6 +1,6 @@
 """Judging a run: the check's expectation evaluated against the metrics, and the verdict of a run.
 
-No pytest here. The plugin classifies each phase of a test into an ``Outcome`` (from the exception
+No pytest here. The plugin classifies each phase of a test into a ``PhaseOutcome`` (from the exception
 types it saw, never from message text); ``verdict_of`` turns a run's outcomes into the ledger
 verdict, and ``evaluate`` the expectation into ``Evaluated`` entries.
 """
@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from assay.ledger.result import ErrorKind, Evaluated, PaperNumber, Verdict
 from assay.model import Check, Claim, Expectation
-from assay.results import ErrorKind, Evaluated, PaperNumber, Verdict
+from assay.statistics import mean_interval
 
 #: What one phase of a verifier's test came to.
 OutcomeKind = Literal["passed", "not-met", "inconclusive", "known-failing", "xpassed", "skipped", "error", "timeout", "crash"]
@@ -43,7 +44,7 @@ class CheckTimeout(Exception):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class PhaseOutcome:
     """One phase of a run (``setup``, ``call``, or the ``crash`` the controller saw), classified."""
 
     kind: OutcomeKind
@@ -51,8 +52,9 @@ class Outcome:
     when: str = "call"
 
 
-def evaluate(claim: Claim, check: Check, metrics: dict[str, float],
-             seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
+def evaluate(
+    claim: Claim, check: Check, metrics: dict[str, float], seeds: dict[str, list[float]] | None = None
+) -> list[Evaluated]:
     """Each expectation of ``check`` read against the measured value or its per-seed values.
 
     Raises ``VerifierError`` for a metric the verifier did not record."""
@@ -61,15 +63,21 @@ def evaluate(claim: Claim, check: Check, metrics: dict[str, float],
     out = []
     for exp in check.expect:
         if exp.metric not in metrics:
-            raise VerifierError(f"{claim.id}/{check.id}: the verifier did not record metric '{exp.metric}' "
-                                f"(recorded: {', '.join(sorted(metrics)) or 'none'})")
+            raise VerifierError(
+                f"{claim.id}/{check.id}: the verifier did not record metric '{exp.metric}' "
+                f"(recorded: {', '.join(sorted(metrics)) or 'none'})"
+            )
         r = reported.get(exp.reported) if exp.reported else None
-        paper = PaperNumber(value=r.value, bound=r.bound, unit=r.unit, quantity=r.quantity, source=r.source,
-                            locator=r.locator) if r else None
+        paper = (
+            PaperNumber(value=r.value, bound=r.bound, unit=r.unit, quantity=r.quantity, source=r.source, locator=r.locator)
+            if r
+            else None
+        )
         spec = check.metric(exp.metric)
         reading = read_seeds(exp, metrics[exp.metric], seeds.get(exp.metric, []))
-        out.append(Evaluated(**exp.model_dump(exclude={"seeds", "interval"}), **reading, paper=paper,
-                             unit=spec.unit if spec else None))
+        out.append(
+            Evaluated(**exp.model_dump(exclude={"seeds", "interval"}), **reading, paper=paper, unit=spec.unit if spec else None)
+        )
     return out
 
 
@@ -88,8 +96,14 @@ def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:
     if how == "all":
         k = sum(exp.holds(x) for x in per_seed)
         outcome = "holds" if k == n else "fails" if k == 0 else "inconclusive"
-        return {"measured": mean, "holds": outcome == "holds", "outcome": outcome, "seeds": "all",
-                "seeds_holding": k, "seeds_total": n}
+        return {
+            "measured": mean,
+            "holds": outcome == "holds",
+            "outcome": outcome,
+            "seeds": "all",
+            "seeds_holding": k,
+            "seeds_total": n,
+        }
     low, high = mean_interval(per_seed, exp.interval or 0.95)
     if exp.op == "==":  # the interval inside the tolerance band, disjoint from it, or across its edge
         band = (exp.value - (exp.tol or 0.0), exp.value + (exp.tol or 0.0))
@@ -98,58 +112,14 @@ def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:
     else:  # a one-sided comparison: both ends of the interval on one side of the threshold, or not
         ends = exp.holds(low) + exp.holds(high)
         outcome = "holds" if ends == 2 else "fails" if ends == 0 else "inconclusive"
-    return {"measured": mean, "holds": outcome == "holds", "outcome": outcome, "seeds": "mean",
-            "seeds_total": n, "interval": (low, high)}
-
-
-def mean_interval(xs: list[float], level: float) -> tuple[float, float]:
-    """The two-sided Student's t confidence interval of the mean of ``xs`` (a point for one value or no spread)."""
-    n = len(xs)
-    mean = math.fsum(xs) / n
-    if n < 2:
-        return mean, mean
-    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-    half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-    return mean - half, mean + half
-
-
-def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile (p > 0.5) of Student's t with ``df`` degrees of freedom, by bisection on its CDF."""
-    low, high = 0.0, 1.0
-    while _t_cdf(high, df) < p:
-        high *= 2
-    for _ in range(100):
-        mid = (low + high) / 2
-        low, high = (mid, high) if _t_cdf(mid, df) < p else (low, mid)
-    return (low + high) / 2
-
-
-def _t_cdf(t: float, df: int) -> float:
-    """P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2) / 2 with x = df / (df + t^2)."""
-    return 1 - 0.5 * _beta_inc(df / 2, 0.5, df / (df + t * t))
-
-
-def _beta_inc(a: float, b: float, x: float) -> float:
-    """The regularised incomplete beta function I_x(a, b) (continued fraction, Numerical Recipes §6.4)."""
-    if x <= 0 or x >= 1:
-        return 0.0 if x <= 0 else 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x))
-    if x > (a + 1) / (a + b + 2):
-        return 1 - _beta_inc(b, a, 1 - x)
-    c, d = 1.0, 1 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-    f = d
-    for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1 + num * d
-            d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-            c = 1 + num / c
-            c = c if abs(c) > 1e-300 else 1e-300
-            f *= c * d
-        if abs(c * d - 1) < 1e-15:
-            break
-    return front * f / a
+    return {
+        "measured": mean,
+        "holds": outcome == "holds",
+        "outcome": outcome,
+        "seeds": "mean",
+        "seeds_total": n,
+        "interval": (low, high),
+    }
 
 
 def failure_message(claim: Claim, check: Check, failed: list[Evaluated]) -> str:
@@ -188,15 +158,17 @@ def judge(claim: Claim, check: Check, metrics: dict[str, object], seeds: dict[st
         raise ExpectationNotMet(failure_message(claim, check, failed), evaluated)
     undecided = [e for e in evaluated if e.outcome == "inconclusive"]
     if undecided:
-        raise ExpectationInconclusive(failure_message(claim, check, undecided).replace(
-            f"{check.tests}", f"{check.tests} (the seeds disagree)", 1), evaluated)
+        raise ExpectationInconclusive(
+            failure_message(claim, check, undecided).replace(f"{check.tests}", f"{check.tests} (the seeds disagree)", 1),
+            evaluated,
+        )
     return evaluated
 
 
 ERROR_KINDS: dict[str, ErrorKind] = {"error": "error", "timeout": "timeout", "crash": "crash"}
 
 
-def verdict_of(outcomes: list[Outcome]) -> tuple[Verdict | Literal["skipped"], str]:
+def verdict_of(outcomes: list[PhaseOutcome]) -> tuple[Verdict | Literal["skipped"], str]:
     """The ledger verdict of a run from its phases' outcomes (setup first), with its message."""
     for o in outcomes:
         if o.kind == "skipped":

@@ -1,6 +1,6 @@
 """The SLURM executor: one job array through submitit, one array element per shard.
 
-Each element runs ``assay.verification.task.run_task`` (pickled by submitit) on a node that sees the same
+Each element runs ``assay.dispatch.task.run_task`` (pickled by submitit) on a node that sees the same
 repository and Python environment (a shared file system, as submitit assumes). Options default from the
 ``[tool.assay.slurm]`` table of ``pyproject.toml``; the command line overrides them.
 
@@ -23,12 +23,26 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.verification.runstate import RunState
-from assay.verification.task import COMPLETED, Phase, TaskSpec, run_task
+from assay.dispatch.runstate import RunState
+from assay.dispatch.task import COMPLETED, Phase, TaskSpec, run_task
 
 #: SLURM states of a job that has not ended.
-ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING",
-          "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "PREEMPTED"}
+ACTIVE = {
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESIZING",
+    "SUSPENDED",
+    "STOPPED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "RESV_DEL_HOLD",
+    "PREEMPTED",
+}
 #: How a job that ended without a result died, in words, and the kind of error its checks get.
 DEATHS = {
     "TIMEOUT": ("timeout", "reached its time limit"),
@@ -54,8 +68,11 @@ class SlurmSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     partition: str | None = Field(None, description="The partition to submit to (the cluster's default when unset).")
-    time: str | None = Field(None, description="Time limit of each task (`30m`, `2h`, `1:00:00`); "
-                             "unset: twice the longest shard's recorded time plus 5 minutes.")
+    time: str | None = Field(
+        None,
+        description="Time limit of each task (`30m`, `2h`, `1:00:00`); "
+        "unset: twice the longest shard's recorded time plus 5 minutes.",
+    )
     cpus_per_task: int = Field(1, ge=1, description="CPUs per task; the task runs that many xdist workers.")
     gpus_per_task: int = Field(0, ge=0, description="GPUs per task; with any, the checks run on `cuda`.")
     mem: str | None = Field(None, description="Memory per task, in SLURM's words (`8G`).")
@@ -130,17 +147,25 @@ class SlurmExecutor:
         executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=0)
         # submitit asks SLURM for SIGUSR2 to every process 90 s before the limit, to requeue checkpointable jobs; a
         # check is not one, and a process still starting dies of it. Only the batch shell gets it here, and ignores it.
-        params = {"job_name": "assay-verify", "time": self.minutes, "cpus_per_task": self.options.cpus_per_task,
-                  "array_parallelism": self.options.array_parallelism, "stderr_to_stdout": True,
-                  "additional_parameters": {"signal": "B:USR2@90"}, "setup": ["trap '' USR2", *self.options.setup]}
+        params = {
+            "job_name": "assay-verify",
+            "time": self.minutes,
+            "cpus_per_task": self.options.cpus_per_task,
+            "array_parallelism": self.options.array_parallelism,
+            "stderr_to_stdout": True,
+            "additional_parameters": {"signal": "B:USR2@90"},
+            "setup": ["trap '' USR2", *self.options.setup],
+        }
         for key in ("partition", "mem"):
             if getattr(self.options, key):
                 params[key] = getattr(self.options, key)
         if self.options.gpus_per_task:
             params["gpus_per_task"] = self.options.gpus_per_task
         executor.update_parameters(**params)
-        specs = [TaskSpec(root=str(self.root), folder=str(self.root / t.folder), device=state.device,
-                          workers=self.workers) for t in state.tasks]
+        specs = [
+            TaskSpec(root=str(self.root), folder=str(self.root / t.folder), device=state.device, workers=self.workers)
+            for t in state.tasks
+        ]
         jobs = executor.map_array(run_task, specs)
         state.job_id = jobs[0].job_id.split("_")[0]
         state.submitit_folder = folder.relative_to(self.root).as_posix()
@@ -207,8 +232,9 @@ def job_states(job_id: str) -> dict[str, str]:
         return {}
     states = _parse(_ask(["squeue", "--array", "--states=all", "--noheader", "--format=%i|%T", "--jobs", job_id]))
     if not states or any(s not in ACTIVE for s in states.values()):
-        for key, value in _parse(_ask(["sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State",
-                                       "--jobs", job_id])).items():
+        for key, value in _parse(
+            _ask(["sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State", "--jobs", job_id])
+        ).items():
             states.setdefault(key, value)
     return states
 

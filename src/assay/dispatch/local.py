@@ -16,8 +16,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from assay.verification.runstate import RunState, TaskRecord
-from assay.verification.task import COMPLETED, Phase, TaskSpec, read_exit
+from assay.dispatch.runstate import RunState, TaskRecord
+from assay.dispatch.task import COMPLETED, Phase, TaskSpec, read_exit
 
 
 class LocalExecutor:
@@ -34,10 +34,16 @@ class LocalExecutor:
             folder = self.root / task.folder
             spec = TaskSpec(root=str(self.root), folder=str(folder), device=state.device, workers=self.workers)
             log = folder / "pytest.log"
-            runner = [spec.python, "-m", "assay.verification.task", json.dumps(asdict(spec))]
+            runner = [spec.python, "-m", "assay.dispatch.task", json.dumps(asdict(spec))]
             with open(log, "wb") as out:
-                proc = subprocess.Popen(runner, cwd=self.root, stdout=out, stderr=subprocess.STDOUT,
-                                        start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                proc = subprocess.Popen(
+                    runner,
+                    cwd=self.root,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                )
             self.procs[task.index] = proc
             task.job_id = f"pid:{proc.pid}"
             task.log = log.relative_to(self.root).as_posix()

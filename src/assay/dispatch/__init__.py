@@ -7,5 +7,5 @@
 - ``local`` and ``slurm``: the executors (pytest-xdist on this machine; a SLURM job array through submitit);
 - ``progress``: tasks queued, running, done; checks passed, failed, errored;
 - ``runstate``: the state file under ``build/verify/`` that ``--resume`` reads;
-- ``controller``: the loop that ties them together and ends with ``assay.merge``.
+- ``controller``: the loop that ties them together and ends with ``assay.ledger.merge``.
 """

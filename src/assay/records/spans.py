@@ -65,5 +65,6 @@ def uncovered(claim: Claim) -> list[Sentence]:
     """The sentences no assertion's span touches."""
     text = fields(claim)
     placed = [where for a in claim.assertions for span in a.filed if (where := locate(claim, span, text))]
-    return [s for s in sentences(claim, text)
-            if not any(f == s.field and start < s.end and s.start < end for f, start, end in placed)]
+    return [
+        s for s in sentences(claim, text) if not any(f == s.field and start < s.end and s.start < end for f, start, end in placed)
+    ]

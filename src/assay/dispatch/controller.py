@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from assay import results
 from assay.diagnostics import printable
-from assay.loader import KnowledgeBase
-from assay.merge import MergeReport, merge
-from assay.verification import plan, runstate
-from assay.verification.local import LocalExecutor
-from assay.verification.progress import Progress
-from assay.verification.runstate import PlannedCheck, RunState, TaskRecord
-from assay.verification.slurm import SlurmExecutor, SlurmSettings, available, default_minutes
-from assay.verification.task import Phase, finished, lost, write_args
+from assay.dispatch import plan, runstate
+from assay.dispatch.local import LocalExecutor
+from assay.dispatch.progress import Progress
+from assay.dispatch.runstate import PlannedCheck, RunState, TaskRecord
+from assay.dispatch.slurm import SlurmExecutor, SlurmSettings, available, default_minutes
+from assay.dispatch.task import Phase, finished, lost, write_args
+from assay.ledger import store
+from assay.ledger.merge import MergeReport, merge
+from assay.records.knowledge_base import KnowledgeBase
 
 
 class Executor(Protocol):
@@ -62,10 +62,13 @@ def start(kb: KnowledgeBase, request: Request, out: TextIO | None = None) -> int
     out = out or sys.stdout
     previous = _state(kb)
     if previous is not None and not previous.merged and not request.dry_run:
-        raise RunProblem(f"run {previous.run} has not been merged yet: finish it with `assay verify --resume` "
-                         f"(or delete {runstate.STATE_FILE.as_posix()} to abandon it)")
-    selection = plan.select(kb, results.read_ledger(kb.root), request.device, claims=request.claims,
-                            stale=request.stale, budget_s=request.budget_s)
+        raise RunProblem(
+            f"run {previous.run} has not been merged yet: finish it with `assay verify --resume` "
+            f"(or delete {runstate.STATE_FILE.as_posix()} to abandon it)"
+        )
+    selection = plan.select(
+        kb, store.read_ledger(kb.root), request.device, claims=request.claims, stale=request.stale, budget_s=request.budget_s
+    )
     if not selection.planned:
         print(f"nothing to run on {request.device}" + (" within the budget" if selection.over_budget else ""), file=out)
         return 0
@@ -122,8 +125,11 @@ def _state(kb: KnowledgeBase) -> RunState | None:
 def _print_plan(selection: plan.Selection, shards: list[plan.Shard], request: Request, out: TextIO) -> None:
     why = {w: sum(p.why == w for p in selection.planned) for w in plan.WHY}
     reasons = ", ".join(f"{n} {w}" for w, n in why.items() if n)
-    print(f"plan: {len(selection.planned)} check(s) on {request.device} ({reasons}), {selection.seconds:.0f} s recorded, "
-          f"{len(shards)} task(s), the longest {max(s.seconds for s in shards):.0f} s", file=out)
+    print(
+        f"plan: {len(selection.planned)} check(s) on {request.device} ({reasons}), {selection.seconds:.0f} s recorded, "
+        f"{len(shards)} task(s), the longest {max(s.seconds for s in shards):.0f} s",
+        file=out,
+    )
     if selection.over_budget:
         print(f"  {len(selection.over_budget)} check(s) left out by the budget", file=out)
     if request.dry_run:
@@ -136,13 +142,26 @@ def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard]) ->
     base = runstate.STATE_FILE.parent / run
     tasks = []
     for shard in shards:
-        checks = [PlannedCheck(claim=p.claim, check=p.check, verifier=p.verifier, inputs_hash=p.inputs_hash,
-                               tier=kb.claims[p.claim].check(p.check).tier) for p in shard.checks]
+        checks = [
+            PlannedCheck(
+                claim=p.claim,
+                check=p.check,
+                verifier=p.verifier,
+                inputs_hash=p.inputs_hash,
+                tier=kb.claims[p.claim].check(p.check).tier,
+            )
+            for p in shard.checks
+        ]
         folder = base / f"task-{shard.index}"
         write_args(kb.root / folder, checks)
         tasks.append(TaskRecord(index=shard.index, checks=checks, seconds=round(shard.seconds, 3), folder=folder.as_posix()))
-    return RunState(run=run, executor=request.executor, device=request.device, tasks=tasks,
-                    started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return RunState(
+        run=run,
+        executor=request.executor,
+        device=request.device,
+        tasks=tasks,
+        started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
 
 
 def _executor(root: Path, request: Request, longest_s: float) -> Executor:
@@ -187,10 +206,15 @@ def _record_deaths(kb: KnowledgeBase, state: RunState, phases: dict[int, Phase],
         message = f"{phase.reason}; log: {task.log or 'none'}"
         dead = lost(kb, state.device, task, phase.kind, message, done)  # type: ignore[arg-type]
         for result in dead:
-            results.write_result(folder, result)
+            store.write_result(folder, result)
         n += len(dead)
-        print(printable(f"task {task.index} died: {phase.reason}; {len(dead)} unfinished check(s) recorded as "
-                        f"errors ({phase.kind}), {len(done)} finished check(s) kept; log: {task.log}"), file=out)
+        print(
+            printable(
+                f"task {task.index} died: {phase.reason}; {len(dead)} unfinished check(s) recorded as "
+                f"errors ({phase.kind}), {len(done)} finished check(s) kept; log: {task.log}"
+            ),
+            file=out,
+        )
     runstate.save(kb.root, state)
     return n
 
@@ -201,8 +225,11 @@ def _merge(kb: KnowledgeBase, state: RunState, folders: list[Path], out: TextIO)
         print(printable(d.render()), file=out)
     for line in report.conflicts:
         print(printable(f"conflict: {line}"), file=out)
-    print(f"merged into results/: {len(report.added)} added, {len(report.replaced)} replaced, {len(report.kept)} kept, "
-          f"{len(report.conflicts)} conflict(s)", file=out)
+    print(
+        f"merged into results/: {len(report.added)} added, {len(report.replaced)} replaced, {len(report.kept)} kept, "
+        f"{len(report.conflicts)} conflict(s)",
+        file=out,
+    )
     state.merged = True
     runstate.save(kb.root, state)
     return report

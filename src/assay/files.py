@@ -1,0 +1,87 @@
+"""Reading record files: safe YAML that keeps the line and column of every field.
+
+Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
+validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+#: The largest file Assay reads from a knowledge base (records, verifiers, ledgers, figures).
+MAX_BYTES = 8 * 2**20
+
+
+class Unreadable(Exception):
+    """A file in the knowledge base that Assay will not read, and why (a diagnostic's message)."""
+
+
+def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file whose resolved path lies inside ``root``.
+
+    The one rule for every file Assay reads from a knowledge base: a symlink that leads outside
+    (to a secret, a device) is refused, so is anything that is not a regular file (a FIFO would
+    hang, a character device never end) and anything over ``limit`` bytes. Raises ``Unreadable``.
+    """
+    root = Path(root).resolve()
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError) as e:  # missing, a symlink loop (RuntimeError before Python 3.13, ELOOP after)
+        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
+    if not resolved.is_relative_to(root):
+        raise Unreadable("is a link to a file outside the knowledge base")
+    return _read_open(str(resolved), 0, limit)
+
+
+def read_in(folder: str, name: str, limit: int = MAX_BYTES) -> bytes:
+    """``read_regular`` for a file named ``name`` in ``folder``, a resolved folder already known to lie
+    inside the root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved."""
+    return _read_open(os.path.join(folder, name), getattr(os, "O_NOFOLLOW", 0), limit)
+
+
+def _read_open(path: str, flags: int, limit: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | flags)
+    except OSError as e:
+        why = "it is a link" if e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
+    try:
+        info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+        if info.st_size > limit:
+            raise Unreadable(f"is {info.st_size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB Assay reads")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise Unreadable(f"grew past the {limit / 2**20:g} MiB Assay reads")
+    return data
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file beside it, fsync, rename; cleaned up on failure.
+
+    The one writer of the ledger: a killed run leaves either the old file or the new one, never half.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

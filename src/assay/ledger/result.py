@@ -1,0 +1,216 @@
+"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
+
+``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
+generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
+fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
+reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
+is the key: a file whose claim, check or device differs from its path is not read as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from assay.model import CLAIM_ID, SLUG, Device, Tier
+
+FORMAT = 2
+
+
+Verdict = Literal["passed", "failed", "known-failing", "inconclusive", "error"]
+
+
+#: How an expectation came out: held, did not hold, or seeds disagree about it.
+Outcome = Literal["holds", "fails", "inconclusive"]
+
+
+ErrorKind = Literal["error", "timeout", "crash"]
+
+
+Key = tuple[str, str, str]  # (claim, check, device)
+
+
+#: A metric or figure name: what `evidence.metric()` and `evidence.figure()` accept.
+NAME = r"^[a-z][a-z0-9_]*$"
+
+
+#: When a run finished, in UTC.
+TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+
+def _finite(x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError("must be a finite number")
+    return x
+
+
+Finite = Annotated[float, AfterValidator(_finite)]
+
+
+Name = Annotated[str, StringConstraints(pattern=NAME)]
+
+
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Metric(_Part):
+    """One number a verifier recorded."""
+
+    value: Finite = Field(description="The number the expectation reads (a mean or an extreme over seeds).")
+    unit: str | None = Field(None, description="Its unit (`nats`, `fraction`, `MSE`), where the verifier gave one.")
+    seeds: list[Finite] = Field(default_factory=list, description="The per-seed values it summarises, where there are several.")
+
+
+class PaperNumber(_Part):
+    """The reported number an expectation is linked to (the same quantity in the same unit as the metric)."""
+
+    value: float = Field(description="The number as the source reports it.")
+    bound: Literal[">", ">=", "<", "<=", "~"] | None = Field(None, description="Where the source reports a bound (`>99.9`).")
+    unit: str = Field(description="Its unit.")
+    quantity: str | None = Field(None, description="What kind of number it is.")
+    source: str = Field(description="The source that reports it.")
+    locator: str = Field(description="Where the source reports it.")
+
+
+class Evaluated(_Part):
+    """One expectation of the check, as evaluated against what was measured."""
+
+    metric: Name = Field(description="Metric name.")
+    op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
+    value: float = Field(description="Threshold.")
+    tol: float | None = Field(None, description="Absolute tolerance of `==`.")
+    reported: str | None = Field(None, description="The `reported` number it is linked to.")
+    control: bool = Field(False, description="Whether the record marks it a control.")
+    measured: Finite = Field(description="The measured value (the mean, where the verifier recorded per-seed values).")
+    holds: bool = Field(description="Whether the comparison held (`outcome` is `holds`).")
+    outcome: Outcome | None = Field(
+        None,
+        description="`holds`, `fails`, or `inconclusive` (seeds disagree, or the mean's interval straddles the threshold). "
+        "Unset in results written before seeds were read: `holds` decides.",
+    )
+    seeds: Literal["value", "all", "mean"] = Field(
+        "value", description="How it was read: the one value, every seed, or the mean's interval."
+    )
+    seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied it.")
+    seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
+    interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
+    unit: str | None = Field(None, description="The metric's declared unit.")
+    paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
+
+    @property
+    def came_out(self) -> Outcome:
+        """The outcome, also of results written before seeds were read."""
+        return self.outcome or ("holds" if self.holds else "fails")
+
+
+class Figure(_Part):
+    """A figure the verifier drew, stored as SVG beside the ledger file."""
+
+    name: Name = Field(description="The name the verifier gave it.")
+    file: str = Field(pattern=r"^[a-z0-9-]+\.(cpu|cuda)\.[a-z][a-z0-9_]*\.svg$", description="The SVG file beside the result.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Hash of the SVG, so a result and its figure are known to match.")
+    caption: str | None = Field(None, description="What the figure shows, where the verifier said.")
+
+
+class Gpu(_Part):
+    """The accelerator a result was computed on."""
+
+    name: str = Field(description="Device name, e.g. `NVIDIA H200`.")
+    memory_mb: float | None = Field(None, description="Total device memory.")
+    capability: str | None = Field(None, description="CUDA compute capability.")
+    driver: str | None = Field(None, description="Driver version, where it could be read.")
+
+
+class Environment(_Part):
+    """What the machine had when the result was computed. Recorded and shown; never a reason for staleness."""
+
+    python: str = Field(description="Python version.")
+    platform: str = Field(description="Operating system and architecture.")
+    hostname: str = Field(description="A hash of the host name: tells machines apart without naming them.")
+    packages: dict[str, str] = Field(description="Installed versions of the packages whose pins are inputs.")
+    torch_build: str = Field(description="`cpu`, or the CUDA version torch was built for.")
+    cudnn: str | None = Field(None, description="cuDNN version, on CUDA builds.")
+    cpu_model: str = Field(description="CPU model name.")
+    cpu_capability: str | None = Field(None, description="The instruction set torch dispatches to (`AVX2`, `AVX512`).")
+    blas: list[str] = Field(default_factory=list, description="BLAS/OpenMP libraries loaded, with version and architecture.")
+    cores: int = Field(description="CPUs this process may run on.")
+    threads: int = Field(description="torch intra-op threads.")
+    gpu: Gpu | None = Field(None, description="The GPU, on `cuda` results.")
+    seed: int | None = Field(None, description="The seed the `evidence` fixture set.")
+    git_commit: str = Field("", description="The repository's commit when the run started, where git could tell.")
+
+
+class Inputs(_Part):
+    """What the result was computed from: each part hashed or versioned, and the hash of them all."""
+
+    hash: str = Field(description="Hash of `parts`.")
+    parts: dict[str, str] = Field(description="Input name -> hash or version (see `assay.ledger.inputs`).")
+
+
+class RunError(_Part):
+    """A run that measured nothing: it crashed, timed out or raised."""
+
+    kind: ErrorKind = Field(
+        description="`error` (an exception), `timeout` (over its CPU or wall limit), `crash` (the process died)."
+    )
+    message: str = Field(description="What happened, without the engine's frames.")
+    finished: Timestamp = Field(description="When it ended.")
+    inputs_hash: str | None = Field(None, description="The inputs it ran with.")
+
+
+class Unstable(_Part):
+    """Reruns with the same inputs gave different verdicts."""
+
+    verdicts: list[Verdict] = Field(min_length=2, description="The verdicts seen, oldest first.")
+    since: Timestamp = Field(description="When the verdict first changed without its inputs changing.")
+
+
+class Result(_Part):
+    """One ledger file: the last completed measurement of a check on a device, and the last run's error."""
+
+    format: Literal[2] = Field(description="The ledger format version.")
+    claim: Annotated[str, StringConstraints(pattern=CLAIM_ID)] = Field(description="The claim.")
+    check: Annotated[str, StringConstraints(pattern=SLUG)] = Field(description="The check.")
+    device: Device = Field(description="The device kind it ran on.")
+    verdict: Verdict = Field(description="The verdict of the measurement (`error` only when nothing was ever measured).")
+    message: str = Field("", description="Why it failed or is known-failing; empty when it passed.")
+    tier: Tier = Field(description="The check's evidence tier.")
+    metrics: dict[Name, Metric] = Field(default_factory=dict, description="Every metric the verifier recorded.")
+    expectation: list[Evaluated] = Field(default_factory=list, description="The check's expectation, as evaluated.")
+    notes: list[str] = Field(default_factory=list, description="Notes the verifier recorded.")
+    figures: list[Figure] = Field(default_factory=list, description="Figures, as SVG files beside this one.")
+    duration_s: float = Field(ge=0, description="Wall time of setup, call and teardown.")
+    cpu_s: float | None = Field(None, ge=0, description="CPU time of the verifier's process (and the children it waited for).")
+    peak_memory_mb: float | None = Field(None, ge=0, description="Peak resident memory (CPU) or peak allocated memory (CUDA).")
+    environment: Environment = Field(description="What the machine had.")
+    inputs: Inputs = Field(description="What the result was computed from.")
+    finished: Timestamp = Field(description="When the measurement finished, in UTC.")
+    last_error: RunError | None = Field(
+        None, description="The latest run errored: shown beside this measurement, which it never replaces."
+    )
+    unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
+
+    @property
+    def key(self) -> Key:
+        return (self.claim, self.check, self.device)
+
+    @property
+    def status(self) -> str:
+        """The check status this file gives (a key of ``assay.status.CHECK``)."""
+        return "error" if self.last_error is not None else self.verdict
+
+    @property
+    def measured(self) -> bool:
+        """Whether the file holds a completed measurement (not only an error)."""
+        return self.verdict != "error"
+
+
+def to_json(result: Result) -> str:
+    return json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True, allow_nan=False) + "\n"

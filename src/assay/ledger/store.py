@@ -1,0 +1,316 @@
+"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
+
+``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
+generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
+fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
+reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
+is the key: a file whose claim, check or device differs from its path is not read as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.cache import CACHE_FROM, ParseCache
+from assay.diagnostics import Diagnostic
+from assay.files import Unreadable, read_in, read_regular, write_atomic
+from assay.fingerprints import Stamp, sha256, stamp
+from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
+from assay.model import CLAIM_ID
+from assay.records.knowledge_base import KnowledgeBase
+
+_CLAIM_FOLDER = re.compile(CLAIM_ID)
+
+
+_FILE = re.compile(r"^(?P<check>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<device>cpu|cuda)\.json$")
+
+
+def ledger_path(root: Path, claim: str, check: str, device: str) -> Path:
+    return Path(root) / "results" / claim / f"{check}.{device}.json"
+
+
+def figure_file(check: str, device: str, name: str) -> str:
+    return f"{check}.{device}.{name}.svg"
+
+
+def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None) -> Path:
+    """Write the figures (``Figure.file`` -> SVG text), then the result that names them by hash."""
+    path = ledger_path(root, result.claim, result.check, result.device)
+    for fig in result.figures:
+        if svgs and fig.file in svgs:
+            write_atomic(path.with_name(fig.file), svgs[fig.file])
+    write_atomic(path, to_json(result))
+    return path
+
+
+class Results(MutableMapping[Key, Result]):
+    """Results by key. One taken from the ledger cache stays the JSON it was read from until it is looked
+    at, so a command that needs only the ledger's problems or stamps validates none."""
+
+    def __init__(self) -> None:
+        self._items: dict[Key, Result | bytes] = {}
+        self._json: dict[Key, bytes] = {}  # what a result validated here was read from
+
+    def __getitem__(self, key: Key) -> Result:
+        value = self._items[key]
+        if isinstance(value, bytes):
+            self._json[key] = value
+            value = self._items[key] = Result.model_validate_json(value)
+        return value
+
+    def __setitem__(self, key: Key, value: Result | bytes) -> None:
+        self._items[key] = value
+        self._json.pop(key, None)
+
+    def __delitem__(self, key: Key) -> None:
+        del self._items[key]
+        self._json.pop(key, None)
+
+    def release(self, key: Key) -> None:
+        """Keep the result of ``key`` only as its JSON again, if it was read from JSON: a command that walks
+        every result of a large ledger holds one claim's at a time."""
+        if key in self._json:
+            self._items[key] = self._json.pop(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@dataclass
+class Ledger:
+    """Every result under ``results/`` that can be trusted, and a diagnostic for every file that cannot.
+
+    ``broken`` maps the key a bad file's path names to its diagnostic: such a check counts as an
+    error, and no other result is affected. ``figures``: the figures each result names (file, hash),
+    for the results that name any. ``stamps``: for each key a file's path names, what ``stat`` said of
+    the file where the ledger cache keeps its reading (it then stands for the file's content), else None.
+    """
+
+    results: Results = field(default_factory=Results)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    broken: dict[Key, Diagnostic] = field(default_factory=dict)
+    figures: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    stamps: dict[Key, Stamp | None] = field(default_factory=dict)
+
+    def get(self, key: Key) -> Result | None:
+        return self.results.get(key)
+
+
+def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
+    """One ledger file, validated; raises ``LedgerProblem`` with the diagnostic's code and message.
+
+    ``raw`` is the file's bytes where the caller has read them by the rule of ``read_regular``.
+    """
+    rel = path.relative_to(root).as_posix()
+    if raw is None:  # read by the rule, and named by it when it fails
+        try:
+            raw = read_regular(root, path)
+        except Unreadable as e:
+            raise LedgerProblem("bad-ledger", f"{rel} {e}") from None
+    try:
+        result = Result.model_validate_json(raw)  # the common case, in one pass
+    except ValidationError:
+        result = _diagnose(rel, raw)
+    named = _key_of(path)
+    if named != result.key:
+        raise LedgerProblem(
+            "ledger-misplaced",
+            f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}",
+        )
+    return result
+
+
+def _diagnose(rel: str, raw: bytes) -> Result:
+    """Why a ledger file does not validate, as the most useful ``LedgerProblem``."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise LedgerProblem("bad-ledger", f"{rel} is not JSON ({_first_line(e)}); it may be truncated") from None
+    if not isinstance(data, dict):
+        raise LedgerProblem("bad-ledger", f"{rel} is not a JSON object")
+    if data.get("format") != FORMAT:
+        raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
+    try:
+        return Result.model_validate(data)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "the file"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise LedgerProblem("ledger-shape", f"{rel}: '{where}': {err['msg'].lower()}{more}") from None
+
+
+class LedgerProblem(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+_HINTS = {
+    "bad-ledger": "rerun the check with pytest verify, or delete the file",
+    "ledger-format": "rerun the check with this version (pytest verify --claim ID), or delete the file",
+    "ledger-shape": "rerun the check with pytest verify; ledger files are written by the plugin, not by hand",
+    "ledger-misplaced": "a result lives at results/<claim>/<check>.<device>.json; delete the stray copy",
+}
+
+
+def _key_of(path: Path) -> Key | None:
+    return _key_named(path.parent.name, path.name)
+
+
+def _key_named(folder: str, name: str) -> Key | None:
+    """The key the ledger file ``name`` in the folder ``folder`` names by its path, if any."""
+    m = _FILE.match(name)
+    return (folder, m["check"], m["device"]) if m and _CLAIM_FOLDER.match(folder) else None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+#: One ledger file as read: the key its result or its path names, the result (its JSON, or the model where
+#: only the long way read it) or None, the diagnostic if it cannot be trusted, and the figures it names.
+Entry = tuple[Key | None, "Result | bytes | None", Diagnostic | None, tuple[tuple[str, str], ...]]
+
+
+def read_ledger(root: Path, cache: bool = False) -> Ledger:
+    """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
+
+    The common case is one pass: a plain file in a folder inside the root is read without resolving
+    it (``read_in``) and validated straight from its bytes. Anything else (a link, a linked folder, a
+    file that does not validate or sits at another result's path) takes ``read_result``, which reads by
+    ``read_regular``'s rule and names the problem. ``cache``: keep the reading of every plain file
+    between runs under its stamp (``assay.cache``), for large knowledge bases; a result read from there
+    is validated when it is looked at.
+    """
+    root = Path(root).resolve()
+    ledger = Ledger()
+    store = ParseCache(root, "ledger", also=("ledger.result", "ledger.store")) if cache else None
+    for folder, name, real in _ledger_entries(root):
+        rel, current = f"results/{folder}/{name}", None
+        entry = None
+        if store is not None and real:
+            current = stamp(os.path.join(real, name))  # stamped before it is read
+            entry = store.get(rel, current)
+        if entry is None:
+            entry = _read_entry(root, folder, name, real)
+            if store is not None and real:
+                store.put(rel, current, entry)
+        key, result, diag, figures = entry
+        if diag is not None:
+            ledger.diagnostics.append(diag)
+            if key is not None:
+                ledger.broken[key] = diag
+        elif key is not None and result is not None:
+            ledger.results[key] = result
+            if figures:
+                ledger.figures[key] = figures
+        named = _key_named(folder, name)
+        if named is not None:
+            ledger.stamps[named] = current if store is not None and store.settled(current) else None
+    if store is not None:
+        store.save()
+    return ledger
+
+
+def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:
+    if real:
+        try:
+            raw = read_in(real, name)
+            result = Result.model_validate_json(raw)
+            if result.claim == folder and name == f"{result.check}.{result.device}.json":
+                return result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures)
+        except (Unreadable, ValidationError):
+            pass
+    path = root / "results" / folder / name
+    try:
+        result = read_result(root, path)
+    except LedgerProblem as e:
+        diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
+        key = _key_of(path)
+        return (key if e.code != "ledger-misplaced" else None), None, diag, ()
+    return result.key, result, None, tuple((f.file, f.sha256) for f in result.figures)
+
+
+def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
+    """``(folder, name, real)`` of every ``results/*/*.json``, sorted; ``real`` is the resolved folder when
+    the file is plain and its folder lies inside the root, else empty (the resolving read must decide)."""
+    base = root / "results"
+    base_real = os.path.realpath(base)
+    if not Path(base_real).is_relative_to(root):
+        base_real = ""  # results/ itself leads outside: every file takes the resolving read, which refuses it
+    try:
+        folders = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        real = os.path.join(base_real, folder.name) if base_real and not folder.is_symlink() else ""
+        try:
+            entries = sorted((e for e in os.scandir(folder.path) if e.name.endswith(".json")), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            yield folder.name, entry.name, real if real and entry.is_file(follow_symlinks=False) else ""
+
+
+def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], store: ParseCache | None = None) -> list[str]:
+    """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
+    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.cache``),
+    so a large ledger's figures are read once per change, not on every check; only where no link lies on
+    the way to the file."""
+    out = []
+    folder = ledger_path(root, *key).parent
+    direct = store is not None and os.path.realpath(folder) == str(folder)
+    for file, sha in figures:
+        rel = f"results/{key[0]}/{file}"
+        current = stamp(folder / file) if direct else None
+        digest = store.get(rel, current) if store is not None and current is not None else None
+        if digest is None:
+            try:
+                digest = sha256(read_regular(root, folder / file))
+            except Unreadable as e:
+                out.append(f"{file} {e}")
+                continue
+            if store is not None and current is not None:
+                store.put(rel, current, digest)
+        if digest != sha:
+            out.append(f"{file} is not the figure this result drew (its hash differs)")
+    return out
+
+
+def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
+    """The SVG of a figure if it is readable and matches the result's hash; else None."""
+    path = ledger_path(root, result.claim, result.check, result.device).with_name(fig.file)
+    try:
+        data = read_regular(root, path)
+    except Unreadable:
+        return None
+    return data if sha256(data) == fig.sha256 else None
+
+
+def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
+    big = len(kb.files) >= CACHE_FROM
+    ledger = read_ledger(kb.root, cache=big)
+    yield from ledger.diagnostics
+    store = ParseCache(kb.root, "figures") if big and ledger.figures else None
+    for key, figures in ledger.figures.items():
+        for problem in figure_problems(kb.root, key, figures, store):
+            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
+    if store is not None:
+        store.save()

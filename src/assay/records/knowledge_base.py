@@ -1,0 +1,162 @@
+"""Reading record files: safe YAML that keeps the line and column of every field.
+
+Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
+validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.cache import CACHE_FROM, ParseCache
+from assay.fingerprints import Stamp, stamp
+from assay.model import MODELS, Claim, Decision, Source
+from assay.records.document import Loaded
+from assay.records.validation import load_file
+
+
+class Records(Mapping[str, Any]):
+    """Valid records of one kind by id, read from their files when looked at (``Loaded.record`` thaws one)."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: dict[str, Loaded]):
+        self.files = files
+
+    def __getitem__(self, rid: str) -> Any:
+        return self.files[rid].record
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+@dataclass
+class KnowledgeBase:
+    """Every record file under a root, loaded; diagnostics of reading and of each record.
+
+    The indices are built once, when the knowledge base is made: ``files`` is not to change after. They
+    hold files, not records: a record is thawed from the parse cache only when it is looked at.
+    """
+
+    root: Path
+    files: list[Loaded]
+    #: The first file of each id (a duplicate is reported by ``assay.records.across``).
+    by_id: dict[str, Loaded] = field(init=False, repr=False)
+    #: The files of the valid records of each kind by id; the first of a duplicated id wins, as in ``by_id``.
+    claim_files: dict[str, Loaded] = field(init=False, repr=False)
+    source_files: dict[str, Loaded] = field(init=False, repr=False)
+    decision_files: dict[str, Loaded] = field(init=False, repr=False)
+    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects.
+    claims: Records = field(init=False, repr=False)
+    sources: Records = field(init=False, repr=False)
+    decisions: Records = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_id, self.claim_files, self.source_files, self.decision_files = {}, {}, {}, {}
+        valid: dict[Any, dict[str, Loaded]] = {Claim: self.claim_files, Source: self.source_files, Decision: self.decision_files}
+        for f in self.files:
+            self.by_id.setdefault(f.id, f)
+            index = valid.get(f.model)
+            if index is not None:
+                index.setdefault(f.id, f)
+        self.claims, self.sources, self.decisions = (
+            Records(self.claim_files),
+            Records(self.source_files),
+            Records(self.decision_files),
+        )
+
+
+def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
+    """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
+
+    ``cache``: reuse the parse of every file unchanged since the last run (``assay.cache``); by default
+    when there are ``CACHE_FROM`` files or more. The files it lacks are parsed by as many processes as the
+    machine has cores when there are ``PARALLEL_FROM`` of them or more (``parse_all``).
+    """
+    root = Path(root).resolve()
+    paths = [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
+    # a file's stamp stands for its content only where no link lies between the root and the file
+    direct = {folder for folder in MODELS if (root / folder).resolve() == root / folder}
+    collecting = gc.isenabled()
+    gc.disable()  # loading makes millions of objects and no cycles: collections would only rescan them
+    try:
+        store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
+        if store is None:
+            return KnowledgeBase(root, [load_file(root / folder / name, root) for folder, name in paths])
+        kept: list[Loaded | None] = []
+        missing: list[tuple[int, str, Stamp | None]] = []  # (index, rel, stamp) of the files to parse
+        for folder, name in paths:
+            rel = f"{folder}/{name}"
+            current = stamp(f"{root}/{rel}") if folder in direct else None  # stamped before it is read
+            kept.append(store.get(rel, current))
+            if kept[-1] is None:
+                missing.append((len(kept) - 1, rel, current))
+        for (i, rel, current), loaded in zip(missing, parse_all(root, [rel for _, rel, _ in missing])):
+            loaded.stamp = current
+            store.put(rel, current, loaded)
+            kept[i] = loaded
+        store.save()
+        files = [f for f in kept if f is not None]  # every one: the missing were parsed
+    finally:
+        if collecting:
+            gc.enable()
+    return KnowledgeBase(root, files)
+
+
+#: From this many files to parse on, ``parse_all`` shares them among processes.
+PARALLEL_FROM = 2000
+
+
+def parse_all(root: Path, rels: list[str]) -> list[Loaded]:
+    """``parse_for_cache`` of each root-relative path, in order.
+
+    A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
+    so from ``PARALLEL_FROM`` files on they are shared among forked processes, one per core (at most 8),
+    where the system forks and this process runs no other thread (a fork beside a thread can copy a lock
+    that thread holds). Each parse comes back as the cache keeps it: plain fields and one pickled string.
+    """
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    if len(rels) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
+        return [parse_for_cache(root, rel) for rel in rels]
+    size = -(-len(rels) // (cores * 4))
+    chunks = [(root, rels[i : i + size]) for i in range(0, len(rels), size)]
+    with ProcessPoolExecutor(cores, mp_context=mp.get_context("fork")) as pool:
+        return [loaded for chunk in pool.map(_parse_chunk, chunks) for loaded in chunk]
+
+
+def _parse_chunk(job: tuple[Path, list[str]]) -> list[Loaded]:
+    root, rels = job
+    return [parse_for_cache(root, rel) for rel in rels]
+
+
+def parse_for_cache(root: Path, rel: str) -> Loaded:
+    """One record file as the cache keeps it: parsed, its claim's input parts hashed, its heavy parts pickled."""
+    from assay.records.parts import claim_record_parts
+
+    loaded = load_file(root / rel, root)
+    if isinstance(loaded.record, Claim):
+        loaded.record_parts = claim_record_parts(loaded.record)
+    loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
+    return loaded
+
+
+def _yaml_names(folder: Path) -> list[str]:
+    """Names ending in .yaml in ``folder``, sorted (what ``sorted(folder.glob('*.yaml'))`` gives, faster)."""
+    try:
+        return sorted(n for n in os.listdir(folder) if n.endswith(".yaml"))
+    except OSError:  # missing, or not a folder
+        return []

@@ -1,0 +1,61 @@
+"""Rules within one record, and what the rules across records read of it.
+
+A rule here needs the record file alone, so its diagnostics are made once per change of the file and
+kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
+left, a claim's references within itself resolve, its assertions cover its text and name its checks,
+its metrics are declared. ``outline`` is the little that ``assay.records.across`` needs of a record to check it
+against the others (the ids it names, its checks' verifiers, a source's date) and a listing needs to
+name it (its title), so that a knowledge base of 50,000 records is checked without thawing a record.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from assay.diagnostics import Loc
+from assay.model import Claim, Source
+
+
+class CheckOutline(NamedTuple):
+    """What the rules across records and the status of a claim need of one of its checks."""
+
+    id: str
+    verifier: str
+    devices: tuple[str, ...]
+    reads: tuple[str, ...]
+
+
+class Outline(NamedTuple):
+    """What a valid record names that lies outside it, in file order, and its title; made once per parse."""
+
+    title: str = ""
+    sources: tuple[tuple[Loc, str], ...] = ()  # (where, source id): a claim's citations, reported numbers, discrepancies
+    relations: tuple[tuple[str, str], ...] = ()  # (type, target) of a claim's relations
+    checks: tuple[CheckOutline, ...] = ()  # a claim's checks
+    compared: tuple[tuple[str, str], ...] = ()  # (source, decision) of a source's compared_against
+    order: str = ""  # a source's date, else its year: what orders sources (ADR-011)
+
+    def depends_on(self) -> list[str]:
+        return [target for kind, target in self.relations if kind == "depends_on"]
+
+
+def outline(record: object) -> Outline | None:
+    """The ``Outline`` of a valid record; None for a record that did not validate."""
+    if isinstance(record, Claim):
+        return Outline(
+            title=record.title,
+            sources=tuple(
+                ((name, n, "source"), item.source)
+                for name in ("citations", "reported", "discrepancies")
+                for n, item in enumerate(getattr(record, name))
+            ),
+            relations=tuple((r.type, r.target) for r in record.relations),
+            checks=tuple(CheckOutline(c.id, c.verifier, tuple(c.devices), tuple(c.reads)) for c in record.checks),
+        )
+    if isinstance(record, Source):
+        return Outline(
+            title=record.title,
+            compared=tuple((c.source, c.decision) for c in record.compared_against),
+            order=record.date or str(record.year),
+        )
+    return Outline(title=getattr(record, "title", record.id)) if record is not None else None

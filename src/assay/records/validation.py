@@ -1,0 +1,174 @@
+"""Reading record files: safe YAML that keeps the line and column of every field.
+
+Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
+validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
+"""
+
+from __future__ import annotations
+
+import difflib
+import heapq
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from assay.diagnostics import PER_FILE, Diagnostic, Loc
+from assay.files import Unreadable, read_regular
+from assay.model import MODELS, SERIES, series
+from assay.records.document import SCHEMA_LINE, Loaded, _type_name, read_yaml
+from assay.records.outline import outline
+from assay.records.within import local
+
+
+def load_file(path: Path, root: Path) -> Loaded:
+    """Read and validate one record file; all problems are in ``Loaded.diagnostics`` and ``Loaded.rules``."""
+    loaded = _parse_file(path, root)
+    loaded.seal(outline(loaded.record), local)
+    return loaded
+
+
+def _parse_file(path: Path, root: Path) -> Loaded:
+    rel = path.relative_to(root).as_posix()
+    folder = path.parent.name
+    loaded = Loaded(rel, folder)
+    try:
+        raw = read_regular(root, path)
+    except Unreadable as e:
+        loaded.diagnostics.append(
+            Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}", "records are regular files inside the knowledge base")
+        )
+        return loaded
+    data, positions, diags = read_yaml(raw, rel)
+    loaded.data, loaded.positions = data, positions
+    loaded.diagnostics.extend(diags)
+    if data is None:
+        return loaded
+    if SCHEMA_LINE not in raw.decode("utf-8", "replace").split("\n", 1)[0]:
+        loaded.diagnostics.append(
+            Diagnostic(
+                rel,
+                1,
+                1,
+                "schema-line",
+                "the first line does not point editors at the schema",
+                f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line",
+            )
+        )
+    prefix = series(data["id"]) if isinstance(data.get("id"), str) else None
+    if prefix and SERIES[prefix].folder != folder:
+        return loaded  # validated against the wrong model it would only cascade; assay.records.across reports wrong-folder
+    model = MODELS[folder]
+    try:
+        loaded.record = model.model_validate(data)
+    except ValidationError as e:
+        loaded.diagnostics.extend(_from_pydantic(loaded, model, e))
+    return loaded
+
+
+def _from_pydantic(loaded: Loaded, model: type[BaseModel], error: ValidationError) -> list[Diagnostic]:
+    """Diagnostics for the first ``PER_FILE + 1`` errors in file order; the rest are only counted.
+
+    Making a diagnostic costs a "did you mean" search, so a record of 400,000 junk keys would take a
+    minute and a gigabyte; finding where each error sits is cheap. ``assay.records.across`` lists ``PER_FILE``
+    and counts the rest, ``Loaded.unlisted`` included, in one too-many-problems diagnostic.
+    """
+    located = [
+        (loaded.where(loc), loc, err) for err in error.errors(include_url=False) for loc in [_data_loc(loaded.data, err["loc"])]
+    ]
+    first = heapq.nsmallest(PER_FILE + 1, range(len(located)), key=lambda i: located[i][0])
+    loaded.unlisted = len(located) - len(first)
+    return [_one_error(loaded, model, located[i][1], located[i][2]) for i in sorted(first)]
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...]) -> Loc:
+    """The part of a pydantic location that exists in the data (drops union branch names)."""
+    out: list[str | int] = []
+    cur = data
+    for part in loc:
+        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            cur = cur[part]
+        elif isinstance(cur, dict) and isinstance(part, str) and not out[-1:] == [part]:
+            out.append(part)  # a missing or unknown key: keep its name for the message
+            break
+        else:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _field_name(loc: Loc) -> str:
+    parts = []
+    for p in loc:
+        parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else p))
+    return "".join(parts) or "the record"
+
+
+def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, Any]) -> Diagnostic:
+    kind, name = err["type"], _field_name(loc)
+    last = loc[-1] if loc else None
+    got = err.get("input")
+    if kind == "missing":
+        code = "missing-locator" if last == "locator" else "missing-field"
+        hint = "give the section, figure, table, page or equation, e.g. '§3.3' or 'Table 2'" if last == "locator" else None
+        return loaded.diag(loc[:-1], code, f"'{name}' is required", hint)
+    if kind == "extra_forbidden":
+        allowed = _allowed_fields(model, loc[:-1], loaded.data)
+        close = difflib.get_close_matches(str(last), allowed, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed fields: {', '.join(sorted(allowed))}"
+        return loaded.diag(loc, "unknown-field", f"'{name}' is not a field of this record", hint)
+    if kind == "string_too_short" or (kind == "string_type" and got is None):
+        code = {"quote": "empty-quote", "locator": "missing-locator"}.get(str(last), "wrong-type")
+        return loaded.diag(loc, code, f"'{name}' must not be empty")
+    if kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        if last == "id" and len(loc) == 1:
+            return loaded.diag(
+                loc,
+                "bad-id",
+                f"id {got!r} does not have the form of its series{_id_flaw(got)}",
+                "ids look like LIT-590, SOTA-364, THEORY-085, ADR-011",
+            )
+        return loaded.diag(loc, "wrong-type", f"'{name}' must match {pattern} (got {got!r})")
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return loaded.diag(loc, "bad-value", f"'{name}' must be one of {expected} (got {got!r})")
+    if kind in ("value_error", "assertion_error"):
+        return loaded.diag(loc, "bad-value", f"{name}: {err['msg'].removeprefix('Value error, ')}")
+    return loaded.diag(loc, "wrong-type", f"'{name}' {err['msg'].lower()} (got {got!r} that is a {_type_name(got)})")
+
+
+def _id_flaw(value: Any) -> str:
+    """What makes an id that looks right wrong: a character that is not ASCII, or space around it."""
+    if not isinstance(value, str):
+        return ""
+    odd = next((c for c in value if not c.isascii()), None)
+    if odd is not None:
+        return f": ids are ASCII, and {odd!r} (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')}) is not"
+    if value != value.strip():
+        return ": it has space or a line break around it"
+    return ""
+
+
+def _allowed_fields(model: type[BaseModel], loc: Loc, data: Any) -> list[str]:
+    """Field names of the (sub)model at ``loc``."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part) if hasattr(current, "model_fields") else None
+        if info is None:
+            return []
+        current = _inner_model(info.annotation)
+    return list(current.model_fields) if hasattr(current, "model_fields") else []
+
+
+def _inner_model(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None

@@ -1,0 +1,182 @@
+"""The status vocabulary, as data: every status with its icon, colour and one-line meaning.
+
+Check statuses are per check and device, read from the ledger; claim statuses summarise a claim's
+checks; closure statuses look at everything a claim depends on. The legends on the site and in
+``assay status`` are printed from these tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Status:
+    """One status: its name, the icon and colour that show it, and what it means."""
+
+    name: str
+    icon: str  # a Material for MkDocs icon shortcode, without colons
+    colour: str  # a CSS colour that reads on light and dark backgrounds
+    meaning: str
+
+
+CHECK = {
+    s.name: s
+    for s in [
+        Status("passed", "material-check-circle", "#2e7d32", "The expectation held when the verifier last ran."),
+        Status(
+            "failed", "material-close-circle", "#c62828", "The expectation did not hold, or a known failure unexpectedly passed."
+        ),
+        Status(
+            "known-failing",
+            "material-alert-circle-outline",
+            "#ef6c00",
+            "Declared not to hold at our scale, and it did not: a strict xfail.",
+        ),
+        Status(
+            "inconclusive",
+            "material-help-circle-outline",
+            "#8e24aa",
+            "The seeds disagree about an expectation (some satisfy it, some do not, or the mean's interval straddles it).",
+        ),
+        Status(
+            "error",
+            "material-alert-octagon",
+            "#6a1b9a",
+            "The last run crashed or timed out, or its ledger file is unreadable; "
+            "the last measurement, if any, is kept beside it.",
+        ),
+        Status("skipped", "material-skip-next-circle-outline", "#607d8b", "Not run on this device, e.g. it needs a GPU."),
+        Status("not-run", "material-circle-outline", "#9e9e9e", "No result in the ledger. Never a pass."),
+    ]
+}
+
+
+CLAIM = {
+    s.name: s
+    for s in [
+        Status(
+            "verified",
+            "material-check-decagram",
+            "#2e7d32",
+            "Every assertion is supported on every device that ran (a claim not yet cut into assertions: every check passed).",
+        ),
+        Status(
+            "partly-verified",
+            "material-circle-half-full",
+            "#9e9d24",
+            "Some of it is supported; other parts are contradicted, inconclusive, cited only or not run.",
+        ),
+        Status(
+            "contradicted",
+            "material-close-octagon",
+            "#c62828",
+            "Checks ran and nothing of it is supported, and some is contradicted: it does not hold as filed at our scale.",
+        ),
+        Status(
+            "inconclusive",
+            "material-help-circle-outline",
+            "#8e24aa",
+            "Checks ran and decide nothing: no part of it is supported or contradicted (checks disagree, or did not refute).",
+        ),
+        Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed, timed out or has an unreadable result."),
+        Status("stale", "material-update", "#0277bd", "A result was computed from inputs that have changed since; rerun it."),
+        Status("not-run", "material-circle-outline", "#9e9e9e", "No check has a result yet."),
+        Status(
+            "cited-only",
+            "material-book-open-variant",
+            "#5d4037",
+            "No check tests it: every part of it is cited only, and the record says why.",
+        ),
+    ]
+}
+
+
+ASSERTION = {
+    s.name: s
+    for s in [
+        Status(
+            "supported",
+            "material-check-circle",
+            "#2e7d32",
+            "Every check that bears on it ran on this device and came out for it.",
+        ),
+        Status(
+            "contradicted",
+            "material-close-circle",
+            "#c62828",
+            "A supporting check's expectation failed, or a refuting check's held, and nothing came out for it.",
+        ),
+        Status(
+            "inconclusive",
+            "material-help-circle-outline",
+            "#8e24aa",
+            "The evidence ran and does not decide: checks disagree, or only a refuting check ran and did not refute.",
+        ),
+        Status("untested", "material-book-open-variant", "#5d4037", "Cited only: no check tests it, and the record says why."),
+        Status("not-run", "material-circle-outline", "#9e9e9e", "Not every check that bears on it has a result on this device."),
+        Status(
+            "error",
+            "material-alert-octagon",
+            "#6a1b9a",
+            "A check that bears on it crashed, timed out or has an unreadable result.",
+        ),
+        Status("stale", "material-update", "#0277bd", "A check that bears on it ran on inputs that have changed since."),
+    ]
+}
+
+
+CLOSURE = {
+    s.name: s
+    for s in [
+        Status("closed", "material-link-variant", "#2e7d32", "Verified, and so is everything it depends on."),
+        Status("open", "material-link-variant-off", "#9e9e9e", "It, or something it depends on, is not verified."),
+    ]
+}
+
+
+FRESHNESS = {
+    s.name: s
+    for s in [
+        Status("fresh", "material-leaf", "#2e7d32", "The inputs in the repository are those the result was computed from."),
+        Status(
+            "stale",
+            "material-update",
+            "#0277bd",
+            "An input in the repository changed since: the check, the sentences it tests, the verifier code, "
+            "a data file, a pin of the lock file, or the device kind.",
+        ),
+        Status("none", "material-minus", "#9e9e9e", "No result to be fresh or stale."),
+    ]
+}
+
+
+#: Flags a result can carry beside its status.
+FLAGS = {
+    s.name: s
+    for s in [
+        Status(
+            "off-lock",
+            "material-lock-open-variant-outline",
+            "#8d6e63",
+            "The machine had other package versions than the lock file pins (another torch, say); recorded, not stale.",
+        ),
+        Status(
+            "unstable",
+            "material-sine-wave",
+            "#ad1457",
+            "A rerun with the same inputs gave another verdict: the check does not decide the question reliably.",
+        ),
+    ]
+}
+
+
+#: Every vocabulary by its title: the legends of the site and the README are printed from this.
+VOCABULARIES = {
+    "Claim": CLAIM,
+    "Assertion": ASSERTION,
+    "Check": CHECK,
+    "Closure": CLOSURE,
+    "Freshness": FRESHNESS,
+    "Flags": FLAGS,
+}
