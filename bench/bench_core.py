@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from measure import measured  # noqa: E402
 
-from assay.model import Claim  # noqa: E402
+from assay.model import Claim
 
 CHAIN = 1000  # claims per depends_on chain
 PER_MODULE = 100  # claims per verifier module

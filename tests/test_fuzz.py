@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from assay import audit
 from assay.diagnostics import CATALOGUE, Diagnostic
-from assay.model import Check, Claim, Source
+from assay.experiment import Check
+from assay.model import Claim, Source
 from assay.records.document import read_yaml
 from assay.records.knowledge_base import load
 from assay.records.validation import load_file

@@ -114,7 +114,7 @@ def test_the_wheelhouse_and_the_machine_hold_everything_the_plugin_imports():
 def test_cuda_runs_keep_float32_as_on_the_cpu(monkeypatch):
     import torch
 
-    from assay.pytest_plugin import full_float32
+    from assay.evidence.selection import full_float32
 
     monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
     before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32

@@ -13,10 +13,10 @@ import pytest
 from assay import files, graph, status, vocabulary
 from assay.ledger import store
 from assay.model import Claim
-from assay.overview import ClaimState
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.records.outline import outline
+from assay.status import ClaimState
 from tests.conftest import ENVIRONMENT, load_states, write_result
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from assay import reference
 from assay.diagnostics import CATALOGUE
-from assay.model import Check
+from assay.experiment import Check
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,8 @@ def test_the_readmes_example_check_and_assertion_validate_against_the_model() ->
 
     import yaml
 
-    from assay.model import Assertion, Check
+    from assay.experiment import Check
+    from assay.model import Assertion
 
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)]
     checks = [Check.model_validate(c) for b in blocks if isinstance(b, dict) for c in b.get("checks", [])]

@@ -51,7 +51,7 @@ def test_judge_refuses_a_metric_that_is_not_a_finite_number(kb_root, bad):
 
 
 def _exp(op: str, value: float, seeds: str | None = None, tol: float | None = None, interval: float | None = None):
-    from assay.model import Expectation
+    from assay.experiment import Expectation
 
     return Expectation(metric="gap", op=op, value=value, seeds=seeds, tol=tol, interval=interval)
 

@@ -38,6 +38,7 @@ def momentum_update(q_enc, k_enc, m):
 
 def train_moco(
     data,
+    *,
     n_replicas=5,
     norm="bn",
     bn_mode="per_device",

@@ -1,9 +1,6 @@
 """SOTA-361: the augmentation composition is the pretext task; crops share a colour histogram, a shortcut that colour
 distortion removes (SimCLR §3.1, Figures 5 and 6)."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -14,8 +11,6 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.layers import Encoder
 from verify.probes import frozen_features, knn_probe, linear_probe, tint_r2
 from verify.simclr import pretext_accuracy, train_simclr
-
-torch.set_num_threads(1)
 
 SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0..4
 TILE = 64  # the two photos (427 x 640) cut into 6 x 10 non-overlapping 64 x 64 tiles each: 120 "images"

@@ -1,9 +1,6 @@
 """SOTA-361's control: crop-only NT-Xent on the same digits without their tint, so that "the task is solved through
 colour" is measured against a model that has no colour to use (SimCLR §3.1, Figure 6)."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -12,8 +9,6 @@ from verify.augment import Augment, random_resized_crop
 from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import pretext_accuracy, train_simclr
-
-torch.set_num_threads(1)
 
 SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2 (3 replicas each)
 R = 3  # replicas: independent seeds trained in lock-step

@@ -3,9 +3,6 @@ to (the applied rotation), h keeps it, and h is the better representation (SimCL
 
 import functools
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -14,8 +11,6 @@ from verify.augment import ShiftNoise, rotate_quarters
 from verify.data import for_replicas, load_digits_split
 from verify.probes import frozen_features, trained_probe
 from verify.simclr import HEADS, train_simclr
-
-torch.set_num_threads(1)
 
 R = 3  # independent seeds trained in lock-step (replicas)
 # toy SimCLR on 8x8 digits: MLP 64-128-128-64 encoder, h = 64-d post-ReLU (as a ResNet's pooled features),

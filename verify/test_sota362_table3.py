@@ -2,9 +2,6 @@
 Sobel-filtered, each predicted by an MLP from h and from g(h) of a network pretrained with that transformation among
 its views (SimCLR §4.2, Table 3). The rotation row is verify/test_sota362_projection_head.py."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -14,8 +11,6 @@ from verify.augment import Augment, grey
 from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, trained_probe
 from verify.simclr import train_simclr
-
-torch.set_num_threads(1)
 
 SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2 (3 replicas each)
 R = 3  # replicas: independent seeds trained in lock-step

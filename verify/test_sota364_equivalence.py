@@ -8,8 +8,6 @@ import torch.nn as nn
 
 from verify.layers import DeviceNorm
 
-torch.set_num_threads(1)
-
 SEEDS = (0, 1, 2, 3, 4)
 R, K, N_LOC, C = 3, 4, 8, 6  # replicas, simulated devices, samples per device, channels
 STEPS = 3  # training steps before the eval-mode comparison: the running statistics accumulate

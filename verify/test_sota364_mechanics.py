@@ -18,7 +18,6 @@ from verify.distributed import (
     run_distributed,
 )
 
-torch.set_num_threads(1)
 # sklearn and matplotlib are imported inside the tests that use them: the spawned torch.distributed ranks import this
 # module to find their worker functions, and those imports would add ~1.5 s to each rank's start-up.
 
@@ -558,9 +557,7 @@ def resnet50_payloads():
 
 def record_fix_cost_figure(evidence, L, gbn_calls, sh_calls, gbn_bytes, sh_bytes, world, n_local):
     """Figure: collectives and payload per step and rank against the number of BN layers, Global BN vs Shuffle BN."""
-    import matplotlib
 
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))

@@ -3,19 +3,14 @@
 positive pair shares its normalisation statistics (SimCLR §2.2 "as positive pairs are computed in the same
 device"). Trained here with per-device BN, with global BN (SimCLR's fix) and with view 2 shuffled across devices."""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from verify.augment import ShiftNoise  # noqa: E402
-from verify.data import load_digits_split  # noqa: E402
-from verify.moco import recalibrate_bn  # noqa: E402
-from verify.simclr import pretext_accuracy, train_simclr  # noqa: E402
-
-torch.set_num_threads(1)
+from verify.augment import ShiftNoise
+from verify.data import load_digits_split
+from verify.moco import recalibrate_bn
+from verify.simclr import pretext_accuracy, train_simclr
 
 SEEDS = 5  # replicas trained in lock-step, one per seed
 STEPS, BATCH, DEVICES = 300, 64, 8  # 8 simulated devices x 8 images = 16 views per device (SimCLR: 4096 / 128 cores)

@@ -2,17 +2,12 @@
 4, 8 and 16 images (batch 64): as the sub-batch shrinks its statistics are a stronger signature; does a learned
 cheat or a worse kNN representation appear (MoCo §3.3, Appendix A.9 at 32 images per GPU)?"""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from verify.data import load_digits_split  # noqa: E402
-from verify.moco import moco_pretext_accuracy, train_moco  # noqa: E402
-
-torch.set_num_threads(1)
+from verify.data import load_digits_split
+from verify.moco import moco_pretext_accuracy, train_moco
 
 SEEDS = 3  # replicas trained in lock-step, one per seed
 STEPS, BATCH, QUEUE = 300, 64, 256  # as the cheating check

@@ -6,20 +6,17 @@ replicas in one vectorised model, 300 Adam steps unless stated. Metrics are mean
 carry the per-seed values; `_min` / `_max` record the extremes over seeds.
 """
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
+import torch.nn.functional as F
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from verify.augment import shift_noise  # noqa: E402
-from verify.data import flat, load_digits_split, sample_batch  # noqa: E402
-from verify.layers import Encoder  # noqa: E402
-from verify.losses import moco_logits  # noqa: E402
-from verify.moco import moco_pretext_accuracy, recalibrate_bn, shuffled_forward, train_moco  # noqa: E402
-from verify.probes import frozen_features  # noqa: E402
+from verify.augment import shift_noise
+from verify.data import flat, load_digits_split, sample_batch
+from verify.layers import Encoder
+from verify.losses import moco_logits
+from verify.moco import moco_pretext_accuracy, recalibrate_bn, shuffled_forward, train_moco
+from verify.probes import frozen_features
 
 SEEDS = 5  # replicas trained in lock-step, one per seed
 STEPS = 300
@@ -49,11 +46,21 @@ def _decoupled_accuracies(q_enc, k_enc, data):
 def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evidence, device):
     """Per-device BN without shuffle (query and positive key on the same device) reaches a lower loss and
     a higher pretext accuracy than shuffle BN, and that advantage disappears when the statistics are decoupled."""
-    torch.set_num_threads(1)
     data = load_digits_split(device=device)
     runs = {}
     for mode in ("per_device", "shuffle", "global"):  # MoCo §3.3 no fix / MoCo fix / SimCLR §2.2 fix
-        q_enc, k_enc, _, hist = train_moco(data, SEEDS, "bn", mode, DEVICES, BATCH, STEPS, QUEUE, seed=0, device=device)
+        q_enc, k_enc, _, hist = train_moco(
+            data,
+            n_replicas=SEEDS,
+            norm="bn",
+            bn_mode=mode,
+            devices=DEVICES,
+            batch=BATCH,
+            steps=STEPS,
+            queue=QUEUE,
+            seed=0,
+            device=device,
+        )
         runs[mode] = (q_enc, k_enc, hist)
         loss, acc = hist["loss"], hist["pretext_acc"]  # T x R each
         _summary(evidence, f"{mode}_loss_step100", loss[90:110].mean(0))  # seed symptom: loss at step t
@@ -90,7 +97,6 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
 def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     """A kNN monitor on held-out digits over training for per-device BN without fix, shuffle BN, global BN,
     LayerNorm and no normalisation: is the no-fix representation worse than the fixes'?"""
-    torch.set_num_threads(1)
     data = load_digits_split(device=device)
     variants = {
         "nofix": ("bn", "per_device"),
@@ -102,7 +108,17 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     knn = {}
     for name, (norm, mode) in variants.items():
         _, _, _, hist = train_moco(
-            data, SEEDS, norm, mode, DEVICES, BATCH, STEPS, QUEUE, monitor_every=150, seed=0, device=device
+            data,
+            n_replicas=SEEDS,
+            norm=norm,
+            bn_mode=mode,
+            devices=DEVICES,
+            batch=BATCH,
+            steps=STEPS,
+            queue=QUEUE,
+            monitor_every=150,
+            seed=0,
+            device=device,
         )
         knn[name] = hist["knn"]  # knn: 3 x R at steps 1, 150, 300 (MoCo App. A.1 monitor, k=20, t=0.1)
         _summary(evidence, f"{name}_knn_init", knn[name][0])
@@ -172,7 +188,6 @@ def _bank_pretext_accuracy(enc, bank, data, stats, n_batches=8, n_neg=QUEUE, tau
 def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     """A memory-bank model with per-device BN gains nothing from the batch statistics (train-mode pretext
     accuracy ~ eval-mode), while the in-batch MoCo model without shuffle loses accuracy when they are decoupled."""
-    torch.set_num_threads(1)
     data = load_digits_split(device=device)
     enc, bank, acc_hist = _train_memory_bank(data, seed=0, device=device)
     bank_train = _bank_pretext_accuracy(enc, bank, data, "train")
@@ -184,7 +199,18 @@ def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     _summary(evidence, "bank_acc_evalmode", bank_eval)
     _summary(evidence, "bank_drop_when_shuffled", bank_train - bank_shuf)  # immune: ~0
     _summary(evidence, "bank_drop_in_eval_mode", bank_train - bank_eval)  # immune: <= ~0
-    q_enc, k_enc, _, hist = train_moco(data, SEEDS, "bn", "per_device", DEVICES, BATCH, STEPS, QUEUE, seed=0, device=device)
+    q_enc, k_enc, _, hist = train_moco(
+        data,
+        n_replicas=SEEDS,
+        norm="bn",
+        bn_mode="per_device",
+        devices=DEVICES,
+        batch=BATCH,
+        steps=STEPS,
+        queue=QUEUE,
+        seed=0,
+        device=device,
+    )
     coupled, shuffled, evalmode = _decoupled_accuracies(q_enc, k_enc, data)
     _summary(evidence, "inbatch_acc_coupled", coupled)
     _summary(evidence, "inbatch_drop_when_keys_shuffled", coupled - shuffled)
@@ -241,7 +267,6 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
 def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, device):
     """When the ranking target is a function of batch membership, a per-device-BN model solves it in train mode
     and drops to chance in eval mode; LayerNorm, global BN and a content (class) target show no such gap."""
-    torch.set_num_threads(1)
     data = load_digits_split(device=device)
     cases = {
         "bn_device": ("bn", 16, "device"),  # effect: BN over the same 16 groups of 4 that define the target
@@ -261,13 +286,22 @@ def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, de
 def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, device):
     """MoCo Fig. A.1's shape: pretext accuracy and a held-out kNN monitor over training with and without shuffle
     BN; and whether the no-fix kNN deficit grows from mid to end of training ("training longer ... overfits more")."""
-    torch.set_num_threads(1)
     data = load_digits_split(device=device)
     steps = 450
     curves, encoders = {}, {}
     for mode, label in (("per_device", "per-device BN (no fix)"), ("shuffle", "shuffle BN (MoCo fix)")):
         q_enc, k_enc, _, hist = train_moco(
-            data, SEEDS, "bn", mode, DEVICES, BATCH, steps, QUEUE, monitor_every=75, seed=0, device=device
+            data,
+            n_replicas=SEEDS,
+            norm="bn",
+            bn_mode=mode,
+            devices=DEVICES,
+            batch=BATCH,
+            steps=steps,
+            queue=QUEUE,
+            monitor_every=75,
+            seed=0,
+            device=device,
         )
         curves[mode], encoders[mode] = (label, hist), (q_enc, k_enc)
     knn_steps = curves["per_device"][1]["knn_step"]  # [1, 75, ..., 450]

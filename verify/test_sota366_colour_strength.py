@@ -2,9 +2,6 @@
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -14,8 +11,6 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import train_simclr
 from verify.supervised import supervised_accuracy, train_supervised
-
-torch.set_num_threads(1)
 
 SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0..4
 STRENGTHS = (1 / 8, 1 / 4, 1 / 2, 1.0)  # SimCLR Table 1 colour-distortion strengths (Appendix A)

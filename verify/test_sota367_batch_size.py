@@ -1,9 +1,6 @@
 """SOTA-367: larger batches help contrastive learning at short training and the gaps shrink with longer training
 (SimCLR §5.2, Figure 9)."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -13,8 +10,6 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import sqrt_scaled_lr, train_simclr
 from verify.supervised import train_supervised
-
-torch.set_num_threads(1)
 
 SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0..4 (the control's over 0..9)
 BATCHES = (16, 64, 256)  # SimCLR Figure 9 spans 256..8192; scaled down to a 1258-image training set

@@ -3,9 +3,6 @@ against a supervised model of the same encoder trained at the same batch sizes (
 supervised learning (Goyal et al., 2017), in contrastive learning, larger batch sizes provide more negative
 examples, facilitating convergence (i.e. taking fewer epochs and steps for a given accuracy)")."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -15,8 +12,6 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import sqrt_scaled_lr, train_simclr
 from verify.supervised import train_supervised
-
-torch.set_num_threads(1)
 
 SEED = 0
 REPLICAS = 4  # independent seeds trained in lock-step; the per-seed values are recorded

@@ -4,9 +4,6 @@ accuracy against linear evaluation (Table 5) (SimCLR §5.1). Every loss trains i
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -17,8 +14,6 @@ from verify.data import for_replicas, load_digits_split
 from verify.losses import margin_triplet, nt_logistic, nt_xent, other_view_pairs, semi_hard
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import encode_views, train_simclr
-
-torch.set_num_threads(1)
 
 SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2
 PER = 3  # replicas (seeds) of each loss

@@ -3,15 +3,10 @@
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn.functional as F
-
-torch.set_num_threads(1)
 
 TAUS = (0.05, 0.1, 0.5, 1.0)  # SimCLR Table 5 temperatures
 SEED = 0

@@ -1,9 +1,6 @@
 """SOTA-369: contrastive learning benefits more from bigger models than supervised learning: the linear-evaluation gap to
 supervised shrinks as the width grows (SimCLR §4.1, Figure 7), on a width sweep at toy scale."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -13,8 +10,6 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, linear_probe
 from verify.simclr import train_simclr
 from verify.supervised import train_supervised
-
-torch.set_num_threads(1)
 
 SEED = 0
 REPLICAS = 3  # independent seeds trained in lock-step; per-seed values are recorded

@@ -2,9 +2,6 @@
 below the error any per-sample model can reach (Perschewski 2021, blog "Information leakage in batch normalization",
 §The Inputs of Others); LayerNorm, GroupNorm and unnormalised controls cannot beat that floor."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -12,8 +9,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from verify.data import digits
-
-torch.set_num_threads(1)
 
 WIDTH = 32  # blog: 64 channels on 28x28 MNIST; 32 on 8x8 digits for the time budget (deviation)
 LATENT = 10  # blog: nn.Linear(64 * 12**2, 10) bottleneck

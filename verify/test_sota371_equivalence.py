@@ -8,8 +8,6 @@ import torch.nn.functional as F
 
 from verify.sequences import Bucket, blog_function, blog_model, load_blog_model, sequence_batches
 
-torch.set_num_threads(1)
-
 SEEDS = (0, 1, 2)
 SPECS = [("leak", 5, 3), ("leak", 8, 1), ("far", 6, 2), ("random", 7, 3)]  # (mode, L, N): unequal L and N, padded
 STEPS = 10  # Adam steps, blog code: torch.optim.Adam defaults, lr 1e-3

@@ -4,9 +4,6 @@ epoch with the running statistics refreshed by each train-mode pass. The leak gr
 with the same-input control (target L-1 steps beyond the batch) in one expectation. Then the leak-isolating design:
 fresh white noise, where the loss reachable without reading other samples is exactly 1."""
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -14,8 +11,6 @@ import torch
 
 from verify.blog_protocol import train_blog_protocol
 from verify.noise_floor import FLOOR, train_on_noise
-
-torch.set_num_threads(1)
 
 MODES = ("leak", "far")  # the blog's data; the same input windows with the target beyond the batch
 STEPS = 1000  # blog §The Experiment: "All models and combinations are then trained for 1000 steps"

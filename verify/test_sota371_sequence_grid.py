@@ -5,17 +5,12 @@ test whether the criterion measures the leak at all, with controls whose targets
 
 import time
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 
 from verify.sequences import train_grid
-
-torch.set_num_threads(1)
 
 SEQ_LENS = list(range(4, 21))  # blog §The Experiment: sequence lengths {4, ..., 20}
 BATCH_SIZES = list(range(1, 8))  # blog text: {1, ..., 7} sequence batches per batch (its code: range(1, 7))

@@ -5,14 +5,10 @@ information only while it is well below log N, and saturates just below log N on
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
 
-torch.set_num_threads(1)
 SEED = 0
 
 

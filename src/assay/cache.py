@@ -43,7 +43,7 @@ UNUSED_DAYS = 30
 
 #: The modules and packages of Assay a parse depends on (they import no other): a change to one starts the cache
 #: afresh. A package stands for every module in it, at any depth.
-PARSE_MODULES = ("records", "model", "diagnostics", "cache", "files", "fingerprints")
+PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "files", "fingerprints")
 
 
 def folder() -> Path:

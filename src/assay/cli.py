@@ -19,10 +19,10 @@ from typing import Callable
 
 from assay import audit, export, graph, overview, schema, vocabulary
 from assay.diagnostics import UsageProblem, printable
-from assay.model import BY_KIND, SERIES, Claim, series_of
+from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
 from assay.records.document import Loaded
-from assay.records.knowledge_base import KnowledgeBase, load
+from assay.records.knowledge_base import KnowledgeBase, find_root, is_knowledge_base, load, next_id
 from assay.records.placeholders import RECORD_TEMPLATES
 from assay.status import CheckState
 
@@ -41,13 +41,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     counts = f"{len(kb.claims)} claims, {len(kb.sources)} sources, {len(kb.decisions)} decisions"
     print(f"{n_err} error(s), {n_warn} warning(s) in {len(kb.files)} records ({counts})", file=sys.stderr)
     return 1 if n_err else 0
-
-
-def next_id(root: Path, prefix: str) -> str:
-    """The next free id of a series: one past the highest number in use."""
-    folder = root / SERIES[prefix].folder
-    numbers = [int(m.group(1)) for p in folder.glob(f"{prefix}-*.yaml") if (m := re.fullmatch(rf"{prefix}-([0-9]+)", p.stem))]
-    return f"{prefix}-{(max(numbers) + 1 if numbers else 1):03d}"
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -361,17 +354,6 @@ def _parser() -> argparse.ArgumentParser:
 
 #: Commands that work in any folder; every other one needs a knowledge base.
 WITHOUT_KNOWLEDGE_BASE = ("init", "schema", "readme")
-
-
-def is_knowledge_base(path: Path) -> bool:
-    """Whether ``path`` is a folder holding claims/ or sources/."""
-    return path.is_dir() and ((path / "claims").is_dir() or (path / "sources").is_dir())
-
-
-def find_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` that is a knowledge base, as git finds its repository."""
-    start = start.resolve()
-    return next((d for d in (start, *start.parents) if is_knowledge_base(d)), None)
 
 
 def _root(args: argparse.Namespace) -> Path:

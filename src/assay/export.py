@@ -11,8 +11,8 @@ from assay.graph import build, to_json
 from assay.ledger.messages import clean_message
 from assay.ledger.result import RunError
 from assay.model import Claim, Source
-from assay.overview import ClaimState, States
 from assay.records.knowledge_base import KnowledgeBase
+from assay.status import ClaimState
 
 
 def bibkey(source: Source) -> str:
@@ -87,15 +87,16 @@ def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any
         "claims": _claims(kb, states),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
         "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
-        "graph": to_json(build(kb, states.briefs if isinstance(states, States) else states)),
+        "graph": to_json(build(kb, getattr(states, "briefs", states))),
     }
 
 
 def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dict[str, Any]]:
     for cid in sorted(kb.claim_files):
         yield _claim(kb.claims[cid], states[cid])
-        if isinstance(states, States):
-            states.release(cid)
+        release = getattr(states, "release", None)  # overview.States: one claim's record and results at a time
+        if release is not None:
+            release(cid)
 
 
 def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:

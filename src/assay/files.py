@@ -1,7 +1,8 @@
-"""Reading record files: safe YAML that keeps the line and column of every field.
+"""Safe file access, the one rule for every file Assay reads from or writes to a knowledge base.
 
-Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
-validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
+A file is read only if it is a regular file whose resolved path lies inside the root, and no larger than
+``MAX_BYTES``; what Assay writes is written atomically (a temporary file beside it, fsync, rename), so a
+reader never sees half a file and a crash leaves the old one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The graph of records and their computed status.
+"""The graph of records: a node per record file, an edge per typed link, and its drawings (JSON, DOT, Mermaid).
 
-Nodes are records (invalid ones too, flagged, so one typo does not cascade into dangling links);
-edges are typed: ``cites`` (claim -> source), the relation types (claim -> record) and
-``compared_against`` (source -> source). An edge points from a record to what it rests on.
+Nodes are records (invalid ones too, flagged, so one typo does not cascade into dangling links); edges are
+typed: ``cites`` (claim -> source), the relation types (claim -> record) and ``compared_against`` (source ->
+source). An edge points from a record to what it rests on.
 """
 
 from __future__ import annotations

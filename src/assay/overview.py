@@ -1,15 +1,16 @@
-"""The graph of records and their computed status.
+"""The computed state of every claim of a knowledge base, for the commands that list or walk them all.
 
-Nodes are records (invalid ones too, flagged, so one typo does not cascade into dangling links);
-edges are typed: ``cites`` (claim -> source), the relation types (claim -> record) and
-``compared_against`` (source -> source). An edge points from a record to what it rests on.
+``claim_states`` computes each claim's checks, assertions and closure by the rules of ``assay.status``;
+``States`` makes them one at a time as a walk reaches them; ``briefs`` keeps each claim's status between
+runs of a large knowledge base, under what it was computed from.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 from assay import status
 from assay.cache import CACHE_FROM, ParseCache
@@ -17,24 +18,7 @@ from assay.ledger.inputs import InputParts
 from assay.ledger.store import Ledger, read_ledger
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
-from assay.status import AssertionState, CheckState, ClaimVerdict, check_states, closure
-
-
-@dataclass(frozen=True)
-class ClaimState:
-    """A claim's computed status: its checks per device, its summary, its closure."""
-
-    id: str
-    status: str  # a key of assay.status.CLAIM
-    closure: str  # a key of assay.status.CLOSURE
-    checks: list[CheckState] = field(default_factory=list)
-    assertions: list[AssertionState] = field(default_factory=list)
-    counts: str = ""  # "cpu: 6 supported, 1 untested; cuda: not run" (claims cut into assertions)
-    devices_run: list[str] = field(default_factory=list)
-
-    @property
-    def stale(self) -> list[CheckState]:
-        return [c for c in self.checks if c.stale]
+from assay.status import CheckState, ClaimState, ClaimVerdict, check_states, closure
 
 
 def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, ClaimState]:
@@ -175,3 +159,19 @@ def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: byt
             h.update(repr((check.id, device, ledger.stamps.get(key), record, data)).encode())
             h.update(code[module])
     return h.hexdigest()
+
+
+def verified_lines(kb: KnowledgeBase, root: Path, ledger_root: Path, written: dict[str, list[str]]) -> list[str]:
+    """``pytest verify``'s summary: each claim a run wrote results for, with its status and those results. With
+    a ledger of its own (``--ledger-root``), the run's results are laid over the repository's, as a merge would."""
+    ledger = None
+    if ledger_root != root:
+        ledger = read_ledger(root)
+        ledger.results.update(read_ledger(ledger_root).results)
+    states = claim_states(kb, ledger)
+    lines = []
+    for cid in sorted(written):
+        status = states[cid].status if cid in states else "invalid"
+        lines.append(f"{cid:<12} {status:<16} " + ", ".join(sorted(written[cid])))
+    lines.append(f"ledger: {ledger_root / 'results'}")
+    return lines

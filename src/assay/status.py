@@ -1,8 +1,8 @@
-"""The status vocabulary, as data: every status with its icon, colour and one-line meaning.
+"""Every state derived from the records and the ledger, in one place: the rules.
 
-Check statuses are per check and device, read from the ledger; claim statuses summarise a claim's
-checks; closure statuses look at everything a claim depends on. The legends on the site and in
-``assay status`` are printed from these tables.
+A check's status per device (from its result and freshness), an assertion's (from its checks' votes by
+stance), a claim's (from its assertions, naming the devices that ran), closure (verified with all it rests on),
+and why a check needs a run. The commands, the export and the site read these; the views derive nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assay.diagnostics import Diagnostic
-from assay.ledger.inputs import InputParts
-from assay.ledger.result import Result
+from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.result import Key, Result
 from assay.ledger.store import Ledger
 from assay.model import Assertion, Claim, series_of
 from assay.records.knowledge_base import KnowledgeBase
@@ -68,7 +68,6 @@ def check_states(
     inputs: InputParts, claim: Claim, ledger: Ledger, known: dict[str, list[tuple[str, str]]] | None = None
 ) -> list[CheckState]:
     """The state of every check of ``claim`` on every device it declares (``known``: see ``InputParts.parts``)."""
-    from assay.ledger.inputs import stale_reasons
 
     states = []
     for check in claim.checks:
@@ -264,3 +263,35 @@ def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
                 on_path.add(target)
                 ok[target] = verified.get(target, False)
     return {cid: closed[cid] for cid in verified}
+
+
+@dataclass(frozen=True)
+class ClaimState:
+    """A claim's computed status: its checks per device, its summary, its closure."""
+
+    id: str
+    status: str  # a key of assay.status.CLAIM
+    closure: str  # a key of assay.status.CLOSURE
+    checks: list[CheckState] = field(default_factory=list)
+    assertions: list[AssertionState] = field(default_factory=list)
+    counts: str = ""  # "cpu: 6 supported, 1 untested; cuda: not run" (claims cut into assertions)
+    devices_run: list[str] = field(default_factory=list)
+
+    @property
+    def stale(self) -> list[CheckState]:
+        return [c for c in self.checks if c.stale]
+
+
+#: Why a check is (or is not) to be run on a device: no result, an error or unreadable file, inputs changed, or none.
+RUN_REASONS = ("missing", "error", "stale", "fresh")
+
+
+def run_reason(ledger: Ledger, key: Key, parts: dict[str, str]) -> str:
+    """Why the check ``key`` is to be run, given its ``parts`` now (a key of ``RUN_REASONS``): the one rule that
+    ``pytest verify --stale`` and ``assay plan`` read; anything but ``fresh`` needs a run."""
+    result = ledger.get(key)
+    if result is None:
+        return "error" if key in ledger.broken else "missing"
+    if result.status == "error":
+        return "error"
+    return "stale" if stale_reasons(result.inputs.parts, parts) else "fresh"

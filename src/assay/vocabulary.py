@@ -1,8 +1,7 @@
 """The status vocabulary, as data: every status with its icon, colour and one-line meaning.
 
-Check statuses are per check and device, read from the ledger; claim statuses summarise a claim's
-checks; closure statuses look at everything a claim depends on. The legends on the site and in
-``assay status`` are printed from these tables.
+The legends on the site and in ``assay status`` are printed from these tables; the rules that pick a status
+live in ``assay.status``.
 """
 
 from __future__ import annotations

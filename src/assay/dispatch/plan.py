@@ -18,12 +18,13 @@ import re
 from dataclasses import dataclass, field
 
 from assay.fingerprints import input_hash
-from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.inputs import InputParts
 from assay.ledger.store import Ledger
 from assay.records.knowledge_base import KnowledgeBase
+from assay.status import RUN_REASONS, run_reason
 
 #: How stale a result is, most stale first: the order of the plan.
-WHY = ("missing", "error", "stale", "fresh")
+WHY = RUN_REASONS
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,7 @@ def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> P
     key = (claim.id, check.id, device)
     result = ledger.get(key)
     parts = inputs.parts(claim, check, device)
-    if result is None:
-        why = "error" if key in ledger.broken else "missing"
-    elif result.status == "error":
-        why = "error"
-    else:
-        why = "stale" if stale_reasons(result.inputs.parts, parts) else "fresh"
+    why = run_reason(ledger, key, parts)
     recorded = result is not None and result.measured
     return Planned(
         claim.id,

@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from assay.experiment import Check, Expectation
 from assay.ledger.result import ErrorKind, Evaluated, PaperNumber, Verdict
-from assay.model import Check, Claim, Expectation
+from assay.model import Claim
 from assay.statistics import mean_interval
 
 #: What one phase of a verifier's test came to.

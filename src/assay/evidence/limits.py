@@ -20,6 +20,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from assay.evidence.judge import CheckTimeout
 
@@ -154,3 +157,91 @@ class HardStop:
                 self.proc.stdin.flush()
             except OSError:
                 self.proc = None
+
+
+@dataclass
+class Sigint:
+    """Whether a real Ctrl-C arrived while a verifier ran (``interrupts``)."""
+
+    seen: bool = False
+
+    def __bool__(self) -> bool:
+        return self.seen
+
+
+@contextmanager
+def interrupts() -> Iterator[Sigint]:
+    """Tell a real Ctrl-C (SIGINT) from a ``KeyboardInterrupt`` a verifier raises itself."""
+    flag = Sigint()
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            flag.seen = True
+            if callable(previous):
+                previous(signum, frame)
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread
+        yield flag
+        return
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def peak_rss_reset() -> None:
+    """Start measuring this process's peak resident memory afresh (Linux; elsewhere nothing)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux)
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident memory since ``peak_rss_reset``, in MiB; None where it cannot be read."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+@contextmanager
+def measured(device: str) -> Iterator[dict[str, float | None]]:
+    """Measure what the block costs: CPU seconds of this process and peak memory in MiB (of the GPU on cuda),
+    filled into the dict it yields when the block ends, however it ends."""
+    out: dict[str, float | None] = {}
+    peak_rss_reset()
+    if device == "cuda":
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+    start = cpu_seconds()
+    try:
+        yield out
+    finally:
+        peak = peak_rss_mb()
+        if device == "cuda":
+            import torch
+
+            peak = torch.cuda.max_memory_allocated() / 2**20
+        out.update(cpu_s=round(cpu_seconds() - start, 3), peak_memory_mb=peak)
+
+
+@contextmanager
+def watched(hard: HardStop | None, note: str, cpu_limit: float, wall: float) -> Iterator[None]:
+    """The block watched by the worker's watcher process ``hard`` (if any), which ends the worker past the limits
+    and leaves ``note`` to say why."""
+    if hard is None:
+        yield
+        return
+    hard.arm(note, cpu_limit, wall, "the verifier")
+    try:
+        yield
+    finally:
+        hard.disarm()

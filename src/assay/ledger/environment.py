@@ -11,6 +11,7 @@ import hashlib
 import os
 import platform
 import socket
+import subprocess
 from importlib import metadata
 from pathlib import Path
 
@@ -97,3 +98,12 @@ def _driver() -> str | None:
         return Path("/proc/driver/nvidia/version").read_text().split("Kernel Module", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
+
+
+def git_commit(root: Path) -> str:
+    """The commit checked out at ``root``; empty where there is no git or no repository."""
+    try:
+        git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        return git.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""

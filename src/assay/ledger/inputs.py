@@ -19,9 +19,10 @@ import re
 from pathlib import Path
 
 from assay.cache import ParseCache
+from assay.experiment import Check
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import digest, stamp
-from assay.model import Check, Claim
+from assay.model import Claim
 from assay.records.parts import record_parts
 from assay.records.verifiers import imported_names
 

@@ -1,10 +1,9 @@
-"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
+"""Which of two results of one check and device stands: the supersede rules, and ``assay merge``.
 
-``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
-generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
-fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
-reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
-is the key: a file whose claim, check or device differs from its path is not read as evidence.
+A result whose inputs match this repository beats one that does not, then the later finished wins, and an error
+never replaces a completed measurement (it is kept beside it). Two measurements of the same inputs with
+different verdicts mark the kept result unstable. ``assay merge DIR...`` brings other machines' folders in by
+these rules.
 """
 
 from __future__ import annotations
@@ -214,3 +213,18 @@ def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, th
             svgs[fig.file] = data.decode("utf-8")
     store.write_result(kb.root, chosen, svgs)
     (report.added if ours is None else report.replaced).append(f"{label}: {why}")
+
+
+def compare(old: Result | None, new: Result) -> tuple[str, Result | None]:
+    """How a rerun (``new``) differs from the ledger's result (``old``), as one line, and the ledger's result
+    flagged unstable where only the verdict moved with the same inputs (None: nothing to write)."""
+    label = f"{new.claim}/{new.check}.{new.device}"
+    if old is None:
+        return f"{label}: no result in the ledger; now {new.status}", None
+    line = f"{label}: {old.status} -> {new.status}; {largest_change(old, new)}; {environment_change(old, new)}"
+    if old.inputs.hash != new.inputs.hash:
+        line += "; inputs changed since the ledger's run"
+    flagged = flag_unstable(old, new)
+    if flagged is not None:
+        line += "; verdict changed with the same inputs: flagged unstable"
+    return line, flagged

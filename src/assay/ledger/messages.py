@@ -1,11 +1,4 @@
-"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
-
-``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
-generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
-fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
-reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
-is the key: a file whose claim, check or device differs from its path is not read as evidence.
-"""
+"""What a failure says, made fit for a page: no engine frames, no machine paths."""
 
 from __future__ import annotations
 

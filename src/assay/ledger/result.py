@@ -1,10 +1,7 @@
-"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
+"""The ledger's record: one typed ``Result`` per check and device, declared once (its JSON Schema is generated).
 
-``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
-generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
-fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
-reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
-is the key: a file whose claim, check or device differs from its path is not read as evidence.
+Everything in it is data that cannot execute when read: numbers are finite, names are snake_case, times are
+UTC timestamps.
 """
 
 from __future__ import annotations
@@ -15,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from assay.model import CLAIM_ID, SLUG, Device, Tier
+from assay.experiment import Device, Tier
+from assay.ids import CLAIM_ID, SLUG
 
 FORMAT = 2
 

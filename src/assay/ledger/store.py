@@ -1,10 +1,7 @@
-"""The evidence ledger: ``results/<CLAIM>/<check>.<device>.json``, one typed record per check and device.
+"""The ledger on disk: where each result and figure lives, and the one reader and writer of those files.
 
-``Result`` is the one declaration of a ledger file (its JSON Schema, ``schema/result.schema.json``, is
-generated from it). The pytest controller builds it; ``write_result`` writes it atomically (temp file,
-fsync, rename), figures first, so the JSON never names a figure that is not on disk; ``read_ledger``
-reads every file and turns whatever it cannot trust into a diagnostic, never an exception. The path
-is the key: a file whose claim, check or device differs from its path is not read as evidence.
+``results/<CLAIM>/<check>.<device>.json`` with its figures beside it. A file that cannot be read, or is not a
+result of this format, is a diagnostic, never a crash; a file is written atomically (``assay.files``).
 """
 
 from __future__ import annotations
@@ -22,8 +19,8 @@ from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_in, read_regular, write_atomic
 from assay.fingerprints import Stamp, sha256, stamp
+from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
-from assay.model import CLAIM_ID
 from assay.records.knowledge_base import KnowledgeBase
 
 _CLAIM_FOLDER = re.compile(CLAIM_ID)

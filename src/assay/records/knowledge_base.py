@@ -1,14 +1,11 @@
-"""Reading record files: safe YAML that keeps the line and column of every field.
-
-Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
-validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
-"""
+"""The knowledge base: every record file under a root, loaded (in parallel and from the cache when large)."""
 
 from __future__ import annotations
 
 import gc
 import multiprocessing as mp
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -18,7 +15,7 @@ from typing import Any
 
 from assay.cache import CACHE_FROM, ParseCache
 from assay.fingerprints import Stamp, stamp
-from assay.model import MODELS, Claim, Decision, Source
+from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
 from assay.records.validation import load_file
 
@@ -160,3 +157,21 @@ def _yaml_names(folder: Path) -> list[str]:
         return sorted(n for n in os.listdir(folder) if n.endswith(".yaml"))
     except OSError:  # missing, or not a folder
         return []
+
+
+def next_id(root: Path, prefix: str) -> str:
+    """The next free id of a series: one past the highest number in use."""
+    folder = root / SERIES[prefix].folder
+    numbers = [int(m.group(1)) for p in folder.glob(f"{prefix}-*.yaml") if (m := re.fullmatch(rf"{prefix}-([0-9]+)", p.stem))]
+    return f"{prefix}-{(max(numbers) + 1 if numbers else 1):03d}"
+
+
+def is_knowledge_base(path: Path) -> bool:
+    """Whether ``path`` is a folder holding claims/ or sources/."""
+    return path.is_dir() and ((path / "claims").is_dir() or (path / "sources").is_dir())
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that is a knowledge base, as git finds its repository."""
+    start = start.resolve()
+    return next((d for d in (start, *start.parents) if is_knowledge_base(d)), None)

@@ -1,11 +1,5 @@
-"""Rules within one record, and what the rules across records read of it.
-
-A rule here needs the record file alone, so its diagnostics are made once per change of the file and
-kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
-left, a claim's references within itself resolve, its assertions cover its text and name its checks,
-its metrics are declared. ``outline`` is the little that ``assay.records.across`` needs of a record to check it
-against the others (the ids it names, its checks' verifiers, a source's date) and a listing needs to
-name it (its title), so that a knowledge base of 50,000 records is checked without thawing a record.
+"""What the rules across records read of a record: the ids it names, its checks' verifiers, a source's date, its
+title; made once per parse, so a knowledge base of 50,000 records is checked without thawing a record.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
-"""What a result depends on, and whether it still does: freshness that every machine agrees on.
+"""The input parts a claim's record holds for each check: its definition and the words it tests, hashed.
 
-A result's inputs are all **in the repository**: the check's definition, the claim sentences it tests,
-the verifier module with the local modules it imports (absolute, relative and ``importlib`` imports,
-package ``__init__`` files, the ``conftest.py`` chain), the data files the check declares it reads,
-the pins of the committed lock file, and the device kind. Each part is a short hash or a version;
-the result is stale when a part differs. What the machine had (its torch build, CPU, GPU) is the
-result's environment (``assay.ledger.environment``): shown, compared with the lock ("off-lock"), never a
-reason for staleness.
-
-``Inputs(root)`` reads each file once, so the parts of every check of a large knowledge base cost
-one pass over the files they name.
+Made when a record is parsed and kept with its parse, so freshness (``assay.ledger.inputs``) does not hash a
+large knowledge base's records again.
 """
 
 from __future__ import annotations
 
 import json
 
+from assay.experiment import Check
 from assay.fingerprints import digest
-from assay.model import Check, Claim
+from assay.model import Claim
 
 
 def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:

@@ -1,8 +1,4 @@
-"""Reading record files: safe YAML that keeps the line and column of every field.
-
-Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
-validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
-"""
+"""Validation against the model: one record file read, validated, and every fault a diagnostic at its place."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""Rules within one record, and what the rules across records read of it.
+"""Rules within one record: its id matches its name and folder, no placeholder text is left, its references
+within itself resolve, its assertions cover its text and name its checks, its metrics are declared.
 
-A rule here needs the record file alone, so its diagnostics are made once per change of the file and
-kept with its parse (``assay.cache``): the file's id matches its name and folder, no placeholder text is
-left, a claim's references within itself resolve, its assertions cover its text and name its checks,
-its metrics are declared. ``outline`` is the little that ``assay.records.across`` needs of a record to check it
-against the others (the ids it names, its checks' verifiers, a source's date) and a listing needs to
-name it (its title), so that a knowledge base of 50,000 records is checked without thawing a record.
+A rule here needs the record file alone, so its diagnostics are made once per change of the file and kept with
+its parse (``assay.cache``).
 """
 
 from __future__ import annotations
@@ -14,7 +11,8 @@ import difflib
 from collections.abc import Collection, Iterator
 
 from assay.diagnostics import Diagnostic
-from assay.model import SERIES, Claim, MetricSpec, Reported, series
+from assay.experiment import MetricSpec
+from assay.model import SERIES, Claim, Reported, series
 from assay.records.document import Loaded
 from assay.records.placeholders import placeholders
 from assay.records.spans import fields, locate, uncovered

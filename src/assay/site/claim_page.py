@@ -13,20 +13,22 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from assay import status, vocabulary
-from assay.ledger.messages import clean_message
-from assay.ledger.result import Environment, Evaluated, Result
-from assay.model import Check, Claim, Discrepancy
-from assay.site import neighbourhood, search
+from assay.experiment import Check
+from assay.model import Claim, Discrepancy
+from assay.site import check_view, neighbourhood, search
 from assay.site.code import record_lines
-from assay.site.markup import OPS, anchor, number, quantity, record_doc
+from assay.site.markup import record_doc
 from assay.site.pages import Options, Page, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
-from assay.status import CheckState
 from assay.vocabulary import Status
 
 DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
+
+
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
+
+
 LEAD = {
     "verified": "Holds",
     "partly-verified": "Holds in part",
@@ -37,83 +39,9 @@ LEAD = {
     "not-run": "Not run yet",
     "cited-only": "Cited only",
 }
-#: The colour of an expectation's outcome: that of the check verdict it gives.
-OUTCOME = {
-    "holds": vocabulary.CHECK["passed"],
-    "fails": vocabulary.CHECK["failed"],
-    "inconclusive": vocabulary.ASSERTION["inconclusive"],
-}
+
+
 COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed"}
-
-
-@dataclass(frozen=True)
-class Figure:
-    href: str
-    caption: str
-    check: str
-    device: str
-
-
-@dataclass(frozen=True)
-class Paper:
-    """A number a paper reports, as the page shows it: ``>99.9 %`` with where it says so."""
-
-    text: str
-    source: str
-    locator: str
-    href: str
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One expectation as evaluated: ours, the threshold, whether it held, and the paper's number when linked."""
-
-    metric: str
-    measured: str
-    expected: str
-    holds: bool | None
-    outcome: str  # holds / fails / inconclusive
-    outcome_status: Status  # its colour
-    control: bool
-    seeds: str
-    paper: Paper | None
-
-    @property
-    def sentence(self) -> str:
-        return f"{self.metric} = {self.measured}, expected {self.expected}"
-
-
-@dataclass(frozen=True)
-class Run:
-    """A check on one device: its verdict, what did not hold, the crash, the figures and the machine."""
-
-    device: str
-    status: Status
-    measures: list[Measure]
-    failed: list[Measure]
-    error: str
-    figures: list[Figure]
-    facts: list[tuple[str, str]]
-    notes: list[tuple[Status | None, str]]
-
-
-@dataclass(frozen=True)
-class CheckView:
-    id: str
-    tests: str
-    tier: str
-    verifier: str
-    code: str  # docs-relative target of the verifier's source
-    line: int
-    known_failing: str | None
-    note: str | None
-    verdicts: list[tuple[str, Status]]
-    runs: list[Run]
-
-    @property
-    def idle(self) -> list[str]:
-        """The devices it declares and has no result on."""
-        return [d for d, s in self.verdicts if s.name == "not-run"]
 
 
 @dataclass(frozen=True)
@@ -121,8 +49,8 @@ class Evidence:
     """A check as evidence for a row: its stance, and the measurements of its first run that bear on the row."""
 
     stance: str
-    check: CheckView
-    measures: list[Measure]
+    check: check_view.CheckView
+    measures: list[check_view.Measure]
 
 
 @dataclass(frozen=True)
@@ -135,8 +63,8 @@ class Row:
     source_note: str | None
     refs: list[Ref]
     verdicts: list[tuple[str, Status]]
-    key: Measure | None
-    figure: Figure | None
+    key: check_view.Measure | None
+    figure: check_view.Figure | None
     evidence: list[Evidence]
     refined: str | None
     cited_only: str | None
@@ -146,7 +74,7 @@ class Row:
 @dataclass(frozen=True)
 class ReportedRow:
     what: str
-    paper: Paper
+    paper: check_view.Paper
     note: str | None
 
 
@@ -164,7 +92,7 @@ class ClaimPage:
     rows: list[Row]
     by_assertion: bool
     reported: list[ReportedRow]
-    checks: list[CheckView]
+    checks: list[check_view.CheckView]
     discrepancies: list[tuple[Discrepancy, str]]
     citations: list[Ref]
     relations: list[tuple[str, str, str | None, str | None]]  # (relation, record id, title, note)
@@ -182,7 +110,7 @@ class ClaimPage:
 
 def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
     claim, here = view.claim, record_doc(view.claim.id)
-    checks = {c.id: _check(view, i, here) for i, c in enumerate(claim.checks)}
+    checks = {c.id: check_view.check(view, i, here) for i, c in enumerate(claim.checks)}
     rows = _rows(ix, view, checks, here)
     p = ClaimPage(
         here=here,
@@ -197,11 +125,11 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
         rows=rows,
         by_assertion=bool(claim.assertions),
         reported=[
-            ReportedRow(r.what, paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
+            ReportedRow(r.what, check_view.paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
             for r in claim.reported
         ],
         checks=list(checks.values()),
-        discrepancies=[(d, _source_href(d.source, d.locator)) for d in claim.discrepancies],
+        discrepancies=[(d, check_view.source_href(d.source, d.locator)) for d in claim.discrepancies],
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),
         statement=paragraphs(claim.statement),
@@ -226,9 +154,6 @@ def _toc(p: ClaimPage) -> list[tuple[str, str]]:
     toc += [("statement", "The claim as filed"), ("citations", "Citations")]
     toc += [("relations", "Relations")] if p.relations else []
     return toc + [("neighbourhood", "Neighbourhood"), ("record", "Record")]
-
-
-# --- the verdict ------------------------------------------------------------------------------------
 
 
 def verdict_sentence(view: ClaimView) -> str:
@@ -276,10 +201,7 @@ def _counts(view: ClaimView, device: str) -> str:
     return ", ".join(bits)
 
 
-# --- rows -------------------------------------------------------------------------------------------
-
-
-def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, CheckView], here: str) -> list[Row]:
+def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView], here: str) -> list[Row]:
     claim = view.claim
     marks = _discrepancy_marks(claim)
     if not claim.assertions:
@@ -311,18 +233,18 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, CheckView], here: st
     return out
 
 
-def _evidence(stance: str, check: CheckView, metrics: list[str] | None) -> Evidence:
+def _evidence(stance: str, check: check_view.CheckView, metrics: list[str] | None) -> Evidence:
     measures = [m for r in check.runs[:1] for m in r.measures if not metrics or m.metric in metrics]
     return Evidence(stance, check, measures)
 
 
-def _check_row(check: CheckView, c: Check) -> Row:
+def _check_row(check: check_view.CheckView, c: Check) -> Row:
     verdicts = [(d, s) for d, s in check.verdicts if s.name != "not-run"] or check.verdicts[:1]
     evidence = [_evidence("supports", check, None)]
     return Row(c.id, [c.tests], "", None, [], verdicts, _key(evidence, {}), _first_figure(evidence), evidence, None, None, [])
 
 
-def _key(evidence: list[Evidence], by_device: dict[str, str]) -> Measure | None:
+def _key(evidence: list[Evidence], by_device: dict[str, str]) -> check_view.Measure | None:
     """The measurement a reader needs beside the filed words: one linked to a paper's number first, then the
     first that did not hold (when the assertion is contradicted), then the first that is not a control."""
     measures = [m for e in evidence for m in e.measures]
@@ -339,7 +261,7 @@ def _key(evidence: list[Evidence], by_device: dict[str, str]) -> Measure | None:
     return None
 
 
-def _first_figure(evidence: list[Evidence]) -> Figure | None:
+def _first_figure(evidence: list[Evidence]) -> check_view.Figure | None:
     return next((f for e in evidence for r in e.check.runs for f in r.figures), None)
 
 
@@ -357,139 +279,6 @@ def _discrepancy_marks(claim: Claim) -> dict[str, list[int]]:
             if any(p in s or s in p for p in pieces for s in spans):
                 marks.setdefault(a.id, []).append(n)
     return marks
-
-
-# --- checks -----------------------------------------------------------------------------------------
-
-
-def _check(view: ClaimView, i: int, here: str) -> CheckView:
-    check = view.claim.checks[i]
-    states = [s for s in view.state.checks if s.check == check.id]
-    module, _, func = check.verifier.partition("::")
-    line, _ = view.loaded.where(("checks", i))
-    return CheckView(
-        check.id,
-        check.tests,
-        check.tier,
-        check.verifier,
-        f"code/{module}.md#{anchor(func)}",
-        line,
-        check.known_failing,
-        check.note,
-        [(s.device, check_status(s.status)) for s in states],
-        [_run(view, check, s, here) for s in states if s.result or s.problem],
-    )
-
-
-def _run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
-    if s.result is None:  # the ledger file is there and cannot be read
-        problem = s.problem.message if s.problem else "no result"
-        return Run(
-            s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], []
-        )
-    r = s.result
-    measures = [_measure(check, e, r) for e in r.expectation]
-    failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
-    error = ""
-    if r.last_error:
-        error = f"Last run ({r.last_error.finished}) ended in {r.last_error.kind}: {clean_message(r.last_error.message)}"
-    elif r.verdict == "failed" and not failed and r.message:
-        error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
-    figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or _caption(check, f.name), check.id, s.device) for f in r.figures]
-    return Run(s.device, check_status(s.status), measures, failed, error, figures, _facts(r), _notes(s))
-
-
-def check_status(name: str) -> Status:
-    """A check status by name (``inconclusive`` is the assertion's colour until the check vocabulary has it)."""
-    return vocabulary.CHECK.get(name) or vocabulary.ASSERTION.get(name) or vocabulary.CHECK["not-run"]
-
-
-def _caption(check: Check, name: str) -> str:
-    """A figure the verifier gave no caption: what its check tests, and its name in words."""
-    return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
-
-
-def _measure(check: Check, e: Evaluated, r: Result) -> Measure:
-    metric = r.metrics.get(e.metric)
-    spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
-    unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
-    seeds = metric.seeds if metric else []
-    spread = f"{len(seeds)} seeds, {number(min(seeds))} to {number(max(seeds))}" if len(seeds) > 1 else ""
-    holding, total = getattr(e, "seeds_holding", None), getattr(e, "seeds_total", None)
-    if holding is not None and total:
-        spread += f"; holds on {holding} of {total}"
-    interval = getattr(e, "interval", None)
-    if interval:
-        spread += f"; mean's interval [{number(interval[0])}, {number(interval[1])}]"
-    paper = None
-    if e.paper is not None:
-        paper = paper_number(e.paper.value, e.paper.unit, getattr(e.paper, "bound", None), e.paper.source, e.paper.locator)
-    within = f" within {number(e.tol)}" if e.tol is not None else ""
-    outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
-    measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
-    return Measure(
-        e.metric,
-        measured,
-        f"{OPS[e.op]} {number(e.value)}{within}",
-        e.holds,
-        outcome,
-        OUTCOME[outcome],
-        e.control,
-        spread.strip("; "),
-        paper,
-    )
-
-
-def _facts(r: Result) -> list[tuple[str, str]]:
-    cpu = f" ({number(r.cpu_s)} s CPU)" if r.cpu_s is not None else ""
-    facts = [("Duration", f"{number(r.duration_s)} s{cpu}"), ("Environment", environment_text(r.environment))]
-    if r.peak_memory_mb is not None:
-        facts.append(("Peak memory", f"{number(r.peak_memory_mb)} MB"))
-    return facts + [("Finished", r.finished)]
-
-
-def _notes(s: CheckState) -> list[tuple[Status | None, str]]:
-    r = s.result
-    notes: list[tuple[Status | None, str]] = []
-    if s.off_lock:
-        notes.append((vocabulary.FLAGS["off-lock"], "; ".join(s.off_lock)))
-    if r is not None and r.unstable:
-        notes.append(
-            (
-                vocabulary.FLAGS["unstable"],
-                f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})",
-            )
-        )
-    if s.stale:
-        notes.append((vocabulary.FRESHNESS["stale"], "; ".join(s.stale)))
-    return notes
-
-
-def environment_text(env: Environment) -> str:
-    """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
-    bits = [
-        f"Python {env.python}",
-        f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
-        f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
-        f"{env.cores} cores, {env.threads} thread(s)",
-    ]
-    if env.blas:
-        bits.append("BLAS " + ", ".join(env.blas))
-    if env.gpu:
-        bits.append(f"GPU {env.gpu.name}" + (f", driver {env.gpu.driver}" if env.gpu.driver else ""))
-    return clean_message("; ".join(bits))
-
-
-# --- the rest ----------------------------------------------------------------------------------------
-
-
-def paper_number(value: float, unit: str, bound: str | None, source: str, locator: str) -> Paper:
-    """A reported number with its bound and unit (``>99.9 %``) and where the source says it."""
-    return Paper(quantity(value, unit, bound), source, locator, _source_href(source, locator))
-
-
-def _source_href(source: str, locator: str) -> str:
-    return f"sources/{source}.md#cited-{anchor(locator)}"
 
 
 def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:

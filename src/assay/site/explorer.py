@@ -16,13 +16,13 @@ from collections import Counter
 
 from assay import vocabulary
 from assay.graph import to_json
-from assay.overview import ClaimState
 from assay.site.graph_layout import layout
 from assay.site.legend import BY_TYPE, FOLDERS, HEADS, KIND_FILL, KIND_WORDS, OTHER, RELATIONS, SHAPES
 from assay.site.markup import BACKGROUNDS, readable, script_json
 from assay.site.pages import Page
 from assay.site.template import render
 from assay.site.views import SiteIndex
+from assay.status import ClaimState
 
 
 def schemes(colour: str) -> dict[str, str]:

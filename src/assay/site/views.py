@@ -15,14 +15,15 @@ from pathlib import Path
 
 import networkx as nx
 
+from assay.experiment import Tier
 from assay.graph import build
 from assay.ledger.store import read_ledger
-from assay.model import Claim, Comparison, Decision, Source, Tier
-from assay.overview import ClaimState, claim_states
+from assay.model import Claim, Comparison, Decision, Source
+from assay.overview import claim_states
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
-from assay.status import CheckState
+from assay.status import CheckState, ClaimState
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
 

@@ -1,0 +1,87 @@
+"""What a verifier records: metrics with their units and per-seed values, figures as SVG, and notes.
+
+The ``evidence`` fixture hands a verifier an ``Evidence``; after the test body returns, the plugin judges the
+check's expectation on what it holds (``assay.evidence.judge``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.evidence.judge import VerifierError
+from assay.experiment import Check
+from assay.ledger.result import NAME
+
+
+@dataclass
+class Evidence:
+    """What a verifier records: metrics (with units and per-seed values), figures (SVG) and notes."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    seeds: dict[str, list[float]] = field(default_factory=dict)
+    figures: dict[str, str] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    def metric(self, name: str, value: float | int | bool, unit: str | None = None, seeds: list[float] | None = None) -> None:
+        """Record one finite number under ``name`` (snake_case), with its unit and the per-seed values it sums up."""
+        _check_name("metric", name)
+        number = float(value)
+        per_seed = [float(s) for s in seeds or []]
+        if not all(math.isfinite(x) for x in [number, *per_seed]):
+            raise VerifierError(f"metric {name!r} is not finite ({number}, seeds {per_seed})")
+        self.metrics[name] = number
+        if unit:
+            self.units[name] = unit
+        if per_seed:
+            self.seeds[name] = per_seed
+
+    def figure(self, name: str, fig: Any, caption: str | None = None) -> None:
+        """Record a matplotlib figure under ``name`` (snake_case); it is stored as SVG beside the ledger file."""
+        import matplotlib
+
+        _check_name("figure", name)
+        matplotlib.rcParams["svg.hashsalt"] = "assay"  # stable element ids: the same figure gives the same file
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        self.figures[name] = buf.getvalue()
+        if caption:
+            self.captions[name] = caption
+
+    @classmethod
+    def seeded(cls) -> Evidence:
+        """A new record, with torch, numpy and random seeded with its ``seed`` first."""
+        import random
+
+        import numpy as np
+        import torch
+
+        ev = cls()
+        random.seed(ev.seed)
+        np.random.seed(ev.seed)
+        torch.manual_seed(ev.seed)
+        return ev
+
+    def check_units(self, check: Check) -> None:
+        """A metric recorded with a unit other than the one its check declares is the verifier's error."""
+        for name, unit in self.units.items():
+            spec = check.metric(name)
+            if spec is not None and unit != spec.unit:
+                raise VerifierError(
+                    f"metric {name!r} is recorded in {unit!r}, but check '{check.id}' declares it in "
+                    f"{spec.unit!r}; record it in the declared unit or correct the declaration"
+                )
+
+    def note(self, text: str) -> None:
+        self.notes.append(str(text))
+
+
+def _check_name(what: str, name: object) -> None:
+    if not isinstance(name, str) or not re.match(NAME, name):
+        raise VerifierError(f"{what} name {name!r} must be snake_case ({NAME})")

@@ -1,0 +1,255 @@
+"""One check's run as it travels to the controller, and the ledger result it makes.
+
+Each phase of a verifier's test (setup, call) becomes one typed ``RunReport``, sent in pytest's
+``user_properties`` (they cross pytest-xdist's workers); the controller turns a check's reports into its
+``Result``. What a phase came to is read from the exception it raised (``classify``), never from pytest's
+message text, and an error is described by the verifier's own frame, with no engine frames or paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from assay.evidence.judge import CheckTimeout, ExpectationInconclusive, ExpectationNotMet, OutcomeKind, PhaseOutcome, verdict_of
+from assay.evidence.recorder import Evidence
+from assay.experiment import Check
+from assay.fingerprints import input_hash, sha256
+from assay.ledger import merge, store
+from assay.ledger.result import FORMAT, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError
+from assay.ledger.store import LedgerProblem, figure_file
+from assay.model import Claim
+
+#: The most characters of a message a result keeps.
+MESSAGE_MAX = 2000
+#: The folder of Assay's code, whose frames an error's description leaves out.
+ENGINE = Path(__file__).resolve().parents[1]
+
+
+#: The ``user_properties`` key under which a phase report travels.
+PROPERTY = "assay"
+
+
+class RunReport(BaseModel):
+    """What the process that ran one phase of a check sends to the controller."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str
+    check: str
+    device: str
+    tier: str
+    when: str
+    outcome: OutcomeKind
+    message: str = ""
+    metrics: dict[str, Metric] = {}
+    expectation: list[Evaluated] = []
+    figures: dict[str, str] = {}  # name -> SVG
+    captions: dict[str, str] = {}
+    notes: list[str] = []
+    parts: dict[str, str]
+    environment: Environment | None = None
+    cpu_s: float | None = None
+    peak_memory_mb: float | None = None
+
+    def property(self) -> tuple[str, str]:
+        """The ``user_properties`` entry that carries this report to the controller."""
+        return PROPERTY, self.model_dump_json()
+
+    @classmethod
+    def sent_in(cls, properties: list[tuple[str, object]]) -> RunReport | None:
+        """The report a test report's ``user_properties`` carry; None when there is none or it is not one."""
+        sent = next((value for key, value in properties if key == PROPERTY), None)
+        try:
+            return cls.model_validate_json(sent) if isinstance(sent, str) else None
+        except ValidationError:
+            return None
+
+
+def phase_report(
+    claim: Claim,
+    check: Check,
+    device: str,
+    parts: dict[str, str],
+    outcome: PhaseOutcome,
+    recorded: tuple[Evidence | None, list[Evaluated], dict[str, Any]],
+) -> RunReport:
+    """The typed report of one phase (``outcome.when``) of ``check``'s run on ``device`` with inputs ``parts``; what
+    was ``recorded``: the verifier's evidence, its expectation as evaluated, and what the run cost (CPU, memory).
+    Whatever the verifier left behind, this never raises."""
+    evidence, evaluated, measured = recorded
+    when = outcome.when
+    base = {"claim": claim.id, "check": check.id, "device": device, "tier": check.tier, "when": when, "parts": parts}
+    if when == "setup":
+        return RunReport(**base, outcome=outcome.kind, message=outcome.message)
+    ev = evidence or Evidence()
+    try:
+        from assay.ledger.environment import capture  # imports torch: only where a verifier ran
+
+        return RunReport(
+            **base,
+            outcome=outcome.kind,
+            message=outcome.message,
+            metrics={k: Metric(value=v, unit=_unit(check, k, ev), seeds=ev.seeds.get(k, [])) for k, v in ev.metrics.items()},
+            expectation=evaluated,
+            figures=dict(ev.figures),
+            captions=dict(ev.captions),
+            notes=[str(n) for n in ev.notes],
+            environment=capture(device).model_copy(update={"seed": ev.seed}),
+            **measured,
+        )
+    except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
+        if outcome.kind in ("error", "timeout"):
+            return RunReport(**base, outcome=outcome.kind, message=outcome.message)
+        return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {one_line(e)}")
+
+
+def _unit(check: Check, name: str, ev: Evidence) -> str | None:
+    """The metric's declared unit, else the one the verifier gave."""
+    spec = check.metric(name)
+    return spec.unit if spec else ev.units.get(name)
+
+
+def classify(root: Path, call: pytest.CallInfo[None], report: pytest.TestReport) -> PhaseOutcome:
+    """What a phase (``report.when``) came to, from the exception it raised (never from pytest's message text)."""
+    return dataclasses.replace(_classify(root, call, report), when=report.when)
+
+
+def _classify(root: Path, call: pytest.CallInfo[None], report: pytest.TestReport) -> PhaseOutcome:
+    exc = call.excinfo
+    if report.skipped and hasattr(report, "wasxfail"):
+        return PhaseOutcome("known-failing", clip(str(exc.value)) if exc else str(report.wasxfail))
+    if report.skipped:
+        longrepr = report.longrepr
+        return PhaseOutcome("skipped", str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr))
+    if exc is None:
+        return PhaseOutcome("xpassed") if report.failed else PhaseOutcome("passed")
+    if exc.errisinstance(ExpectationNotMet):
+        return PhaseOutcome("not-met", clip(str(exc.value)))
+    if exc.errisinstance(ExpectationInconclusive):
+        return PhaseOutcome("inconclusive", clip(str(exc.value)))
+    if exc.errisinstance(CheckTimeout):
+        return PhaseOutcome("timeout", f"timed out: the verifier {exc.value}")
+    return PhaseOutcome("error", describe(root, exc))
+
+
+def describe(root: Path, exc: pytest.ExceptionInfo[BaseException]) -> str:
+    """``Type: message (at verify/x.py:12 in test_y)``: the verifier's last frame, no engine frames, no machine paths."""
+    where = ""
+    for entry in reversed(exc.traceback):
+        path = Path(str(entry.path))
+        if (
+            path.is_absolute()
+            and path.is_relative_to(root)
+            and "site-packages" not in path.parts
+            and not path.is_relative_to(ENGINE)
+        ):
+            where = f" (at {path.relative_to(root).as_posix()}:{entry.lineno + 1} in {entry.name})"
+            break
+    text = f"{exc.type.__name__}: {exc.value}".replace(str(root) + os.sep, "")
+    return clip(text + where)
+
+
+def clip(text: str) -> str:
+    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
+
+
+def one_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def note_name(nodeid: str) -> str:
+    """The file a worker's watcher leaves in the notes folder when it ends the check ``nodeid`` (a hard timeout)."""
+    return hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".txt"
+
+
+def crash_outcome(notes_dir: Path | None, nodeid: str) -> PhaseOutcome:
+    """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
+    note = notes_dir / note_name(nodeid) if notes_dir else None
+    if note is not None and note.is_file():
+        return PhaseOutcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}", "crash")
+    return PhaseOutcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)", "crash")
+
+
+def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: float, kind: Any, commit: str) -> Result:
+    """The ledger result of a check's phase reports, judged ``verdict`` (an error keeps no measurement)."""
+    run = runs[-1]
+    measured = verdict != "error"
+    figures = [
+        Figure(
+            name=name,
+            file=figure_file(run.check, run.device, name),
+            sha256=sha256(svg.encode("utf-8")),
+            caption=run.captions.get(name),
+        )
+        for name, svg in sorted(run.figures.items())
+    ]
+    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": commit})
+    inputs = Inputs(hash=input_hash(run.parts), parts=run.parts)
+    error = None if measured else RunError(kind=kind, message=message, finished=finished, inputs_hash=inputs.hash)
+    return Result(
+        format=FORMAT,
+        claim=run.claim,
+        check=run.check,
+        device=run.device,
+        verdict=verdict,
+        message=message if verdict != "passed" else "",
+        tier=run.tier,
+        metrics=run.metrics if measured else {},
+        expectation=run.expectation if measured else [],
+        notes=run.notes,
+        figures=figures if measured else [],
+        duration_s=duration,
+        cpu_s=run.cpu_s,
+        peak_memory_mb=run.peak_memory_mb,
+        environment=environment,
+        inputs=inputs,
+        finished=finished,
+        last_error=error,
+    )
+
+
+def _controller_environment(device: str) -> Environment:
+    """The controller's machine, for a run whose worker died before it could say (xdist runs on one machine)."""
+    from assay.ledger.environment import capture
+
+    return capture(device)
+
+
+def record(
+    ledger_root: Path, runs: list[RunReport], crash: PhaseOutcome | None, *, duration: float, commit: str, compare: bool
+) -> tuple[str, str]:
+    """Judge a check's phase reports (and the crash that ended it) into its result, and write it over the ledger's
+    by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``, ``compared``,
+    or ``skipped``: a skip is no evidence, and must not overwrite evidence from another machine) and its line.
+    Raises ``OSError`` naming the file that could not be written."""
+    outcomes = [PhaseOutcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
+    verdict, message = verdict_of(outcomes)
+    if verdict == "skipped":
+        return "skipped", ""
+    kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
+    new = result_of(runs, verdict=verdict, message=message, duration=duration, kind=kind, commit=commit)
+    path = store.ledger_path(ledger_root, new.claim, new.check, new.device)
+    try:
+        old = store.read_result(ledger_root, path) if path.exists() else None
+    except LedgerProblem:
+        old = None  # a broken file is replaced by this run
+    try:
+        if compare:
+            line, flagged = merge.compare(old, new)
+            if flagged is not None:
+                store.write_result(ledger_root, flagged)
+            return "compared", line
+        svgs = {figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
+        store.write_result(ledger_root, merge.supersede(old, new), svgs)
+    except OSError as e:
+        raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
+    return "written", f"{new.check}.{new.device}: {new.status}"

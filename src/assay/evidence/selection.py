@@ -1,0 +1,148 @@
+"""Which tests of a run are verifiers, in which shard, on which device: what the plugin's collection decides.
+
+Pure of state: the plugin's hooks call these with what pytest gives them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Any
+
+import pytest
+
+from assay.evidence import limits
+from assay.experiment import Check
+from assay.model import Claim
+from assay.records.knowledge_base import KnowledgeBase
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); raises ``pytest.UsageError`` with the way out otherwise."""
+    if text is None:
+        return 1, 1
+    m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise pytest.UsageError(f"--shard {text!r}: expected I/N with 1 <= I <= N, e.g. --shard 2/4")
+    return int(m[1]), int(m[2])
+
+
+def claim_marker(item: pytest.Item) -> tuple[str, str] | None:
+    """The (claim id, check id) a test's ``claim`` marker names; None for a test that is no verifier."""
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    args = list(marker.args) + [marker.kwargs.get(k) for k in ("claim_id", "check_id") if k in marker.kwargs]
+    return (str(args[0]) if args else "", str(args[1]) if len(args) > 1 else "")
+
+
+def shard_of(nodeid: str, n: int) -> int:
+    """The shard (0-based, of ``n``) a test belongs to: the same on every machine."""
+    return int(hashlib.sha256(nodeid.encode()).hexdigest(), 16) % n
+
+
+def resolve_device(name: str) -> str:
+    """The device a run verifies on: ``cuda`` only where torch sees one; ``auto`` takes it when it does."""
+    import torch
+
+    if name == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError(
+            f"--device cuda: torch {torch.__version__} sees no CUDA device on this machine; use --device cpu, or auto"
+        )
+    if name != "auto":
+        return name
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def prepare(device_option: str) -> str:
+    """Set up this process for verifiers and return the device they run on: one intra-op thread (small models
+    run many times faster; pytest-xdist uses the cores), a non-interactive matplotlib backend (figures are
+    written as SVG), and on CUDA the float32 of the CPU."""
+    import matplotlib
+    import torch
+
+    torch.set_num_threads(1)
+    matplotlib.use("Agg")
+    device = resolve_device(device_option)
+    if device == "cuda":
+        full_float32(torch)
+    return device
+
+
+def wanted(item: pytest.Item, claims: set[str], shard: tuple[int, int]) -> bool:
+    """Whether the test is in this run: a verifier of a ``--claim`` named (any, when none is), in this ``--shard``."""
+    marker = claim_marker(item)
+    if claims and (marker is None or marker[0] not in claims):
+        return False
+    i, n = shard
+    return marker is None or shard_of(item.nodeid, n) == i - 1
+
+
+def full_float32(torch: Any) -> None:
+    """float32 on CUDA as on the CPU: no TF32 in matrix products or convolutions (cuDNN's default allows it, with a
+    10-bit mantissa), so a tolerance set from CPU runs means the same on a GPU. The environment variable reaches the
+    processes a verifier spawns (torch.distributed ranks), which start with the defaults."""
+    os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def check_wanted(kb: KnowledgeBase, wanted: list[str]) -> None:
+    """Raise ``pytest.UsageError`` for a ``--claim`` that names no valid claim, with a "did you mean"."""
+    import difflib
+
+    for cid in wanted:
+        if cid not in kb.claims:
+            close = difflib.get_close_matches(cid, list(kb.claims), n=1)
+            why = "is not a valid claim; see `assay check`" if cid in kb.by_id else "is not a claim"
+            raise pytest.UsageError(f"--claim {cid}: {cid!r} {why}" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[Claim, Check] | None, str]:
+    """The (claim, check) the test ``nodeid`` marked for ``cid``/``check_id`` verifies, or why it cannot."""
+    claim = kb.claims.get(cid)
+    check = claim.check(check_id) if claim else None
+    if claim is None or check is None:
+        what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
+        return None, f"{nodeid}: the claim marker names {what}; see `assay check`"
+    if nodeid.split("[")[0] != check.verifier:
+        return None, (
+            f"{nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
+            "a check has one verifier (see `assay check`)"
+        )
+    return (claim, check), ""
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """The options of ``pytest verify`` and the ini value of the least wall-clock limit."""
+    group = parser.getgroup("assay", "Assay claim verification")
+    add = group.addoption
+    add(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="device the verifiers run on (auto: cuda when available)",
+    )
+    add("--claim", action="append", default=[], metavar="ID", help="run only the checks of this claim (exact id; repeatable)")
+    add("--shard", default=None, metavar="I/N", help="run the I-th of N deterministic shards")
+    add("--stale", action="store_true", help="run only checks whose result on this device is missing, stale or an error")
+    add("--no-ledger", action="store_true", help="do not write results/")
+    add(
+        "--ledger-root",
+        default=None,
+        metavar="DIR",
+        help="write the ledger to DIR/results/ instead of the repository's (a shard's own folder; "
+        "`assay merge DIR` brings it in by the ledger's rules)",
+    )
+    add(
+        "--compare",
+        action="store_true",
+        help="rerun and compare with the ledger (verdict, largest metric change, environment); "
+        "results are not replaced, a changed verdict with the same inputs is flagged unstable",
+    )
+    parser.addini(
+        "assay_wall_floor_s",
+        "the least wall-clock limit of a check, in seconds (its CPU limit is the check's `timeout`)",
+        default=str(limits.WALL_FLOOR_S),
+    )

@@ -1,0 +1,131 @@
+"""A claim's checks, declared: the verifier that measures, the metrics it records, and the expectation as data.
+
+Part of the record model (``assay.model``): a ``Check`` is what a claim file says of one experiment, with no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from assay.ids import VERIFIER, Slug, Text
+
+SeedReading = Literal["all", "mean"]
+
+
+class Expectation(BaseModel):
+    """One comparison over a metric the verifier records: `metric op value`, or `== value within tol`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name.")
+    op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
+    value: float = Field(allow_inf_nan=False, description="Threshold, from the measured spread over seeds.")
+    tol: float | None = Field(None, ge=0, allow_inf_nan=False, description="Absolute tolerance; only with `==`.")
+    reported: Slug | None = Field(
+        None, description="The `reported` number this compares with: only one of the same quantity in the same unit."
+    )
+    control: bool = Field(
+        False, description="This comparison is a control: it holds for a model without the effect and fails for one with it."
+    )
+    seeds: SeedReading | None = Field(
+        None,
+        description="How per-seed values are read: `all` (every seed must satisfy it; seeds that disagree make the "
+        "result inconclusive) or `mean` (the mean's confidence interval must lie on one side of the threshold; one that "
+        "straddles it is inconclusive). Unset: `all` where the verifier recorded per-seed values, else the one value.",
+    )
+    interval: float | None = Field(
+        None,
+        gt=0.5,
+        lt=1,
+        description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset.",
+    )
+
+    @model_validator(mode="after")
+    def _tol_only_with_eq(self) -> Expectation:
+        if self.tol is not None and self.op != "==":
+            raise ValueError("tol is only meaningful with op '=='")
+        if self.interval is not None and self.seeds != "mean":
+            raise ValueError("interval is only meaningful with seeds: mean")
+        return self
+
+    def holds(self, measured: float) -> bool:
+        """Whether the measured value satisfies this expectation."""
+        if self.op == "==":
+            return abs(measured - self.value) <= (self.tol or 0.0)
+        return {
+            ">": measured > self.value,
+            ">=": measured >= self.value,
+            "<": measured < self.value,
+            "<=": measured <= self.value,
+        }[self.op]
+
+    def __str__(self) -> str:
+        within = f" within {self.tol:g}" if self.tol is not None else ""
+        return f"{self.metric} {self.op} {self.value:g}{within}"
+
+
+class MetricSpec(BaseModel):
+    """A metric the check's expectations name: its unit and what it measures, declared once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
+        description="Metric name, as the verifier records it."
+    )
+    unit: Text = Field(description="Its unit (`fraction`, `nats`, `accuracy points`, `MSE`); the ledger keeps it.")
+    measures: Text = Field(description="What it measures, in words a reader understands without the code.")
+    quantity: Slug | None = Field(
+        None,
+        description="What kind of number it is (`top1-accuracy`); a `reported` number of the same quantity and unit "
+        "may stand beside it.",
+    )
+
+
+Tier = Literal["analytic", "toy", "reduced", "full"]
+Device = Literal["cpu", "cuda"]
+
+
+class Check(BaseModel):
+    """One executable check of a claim: the sentence it tests and the verifier that measures it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Slug = Field(description="Check id, unique in the claim.")
+    tests: Text = Field(description="The sentence of the claim this check tests.")
+    verifier: Annotated[str, StringConstraints(pattern=VERIFIER)] = Field(
+        description="The pytest test that measures it: `verify/test_x.py::test_name`."
+    )
+    tier: Tier = Field(
+        description="Evidence tier: analytic (exact or numerical fact), toy (tiny model showing the mechanism), "
+        "reduced (the paper's setting scaled down), full (the paper's setting)."
+    )
+    devices: list[Device] = Field(min_length=1, description="Devices the check runs on.")
+    timeout: float = Field(
+        30,
+        gt=0,
+        le=3600,
+        description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error. "
+        "A busy machine does not count against it; the wall-clock limit is far above it "
+        "(`assay.evidence.limits.wall_limit`), so only a hang trips that.",
+    )
+    reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = (
+        Field(
+            default_factory=list,
+            description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
+            "their content is an input of the result.",
+        )
+    )
+    metrics: list[MetricSpec] = Field(
+        default_factory=list, description="The metrics its expectations name, each with its unit and what it measures."
+    )
+    expect: list[Expectation] = Field(min_length=1, description="Comparisons that must all hold.")
+    known_failing: Text | None = Field(
+        None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
+    )
+    note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
+
+    def metric(self, name: str) -> MetricSpec | None:
+        """The declaration of metric ``name``, or None."""
+        return next((m for m in self.metrics if m.name == name), None)

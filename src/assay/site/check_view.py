@@ -1,0 +1,219 @@
+"""A check on a claim page: its runs per device, each expectation as measured beside the paper's number, the
+figures its verifier drew, and what the machine had. Views only: the template decides the markup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay import vocabulary
+from assay.experiment import Check
+from assay.ledger.messages import clean_message
+from assay.ledger.result import Environment, Evaluated, Result
+from assay.site.markup import OPS, anchor, number, quantity
+from assay.site.views import ClaimView
+from assay.status import CheckState
+from assay.vocabulary import Status
+
+#: The colour of an expectation's outcome: that of the check verdict it gives.
+OUTCOME = {
+    "holds": vocabulary.CHECK["passed"],
+    "fails": vocabulary.CHECK["failed"],
+    "inconclusive": vocabulary.ASSERTION["inconclusive"],
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    href: str
+    caption: str
+    check: str
+    device: str
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A number a paper reports, as the page shows it: ``>99.9 %`` with where it says so."""
+
+    text: str
+    source: str
+    locator: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One expectation as evaluated: ours, the threshold, whether it held, and the paper's number when linked."""
+
+    metric: str
+    measured: str
+    expected: str
+    holds: bool | None
+    outcome: str  # holds / fails / inconclusive
+    outcome_status: Status  # its colour
+    control: bool
+    seeds: str
+    paper: Paper | None
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.metric} = {self.measured}, expected {self.expected}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A check on one device: its verdict, what did not hold, the crash, the figures and the machine."""
+
+    device: str
+    status: Status
+    measures: list[Measure]
+    failed: list[Measure]
+    error: str
+    figures: list[Figure]
+    facts: list[tuple[str, str]]
+    notes: list[tuple[Status | None, str]]
+
+
+@dataclass(frozen=True)
+class CheckView:
+    id: str
+    tests: str
+    tier: str
+    verifier: str
+    code: str  # docs-relative target of the verifier's source
+    line: int
+    known_failing: str | None
+    note: str | None
+    verdicts: list[tuple[str, Status]]
+    runs: list[Run]
+
+    @property
+    def idle(self) -> list[str]:
+        """The devices it declares and has no result on."""
+        return [d for d, s in self.verdicts if s.name == "not-run"]
+
+
+def check(view: ClaimView, i: int, here: str) -> CheckView:
+    check = view.claim.checks[i]
+    states = [s for s in view.state.checks if s.check == check.id]
+    module, _, func = check.verifier.partition("::")
+    line, _ = view.loaded.where(("checks", i))
+    return CheckView(
+        check.id,
+        check.tests,
+        check.tier,
+        check.verifier,
+        f"code/{module}.md#{anchor(func)}",
+        line,
+        check.known_failing,
+        check.note,
+        [(s.device, check_status(s.status)) for s in states],
+        [run(view, check, s, here) for s in states if s.result or s.problem],
+    )
+
+
+def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
+    if s.result is None:  # the ledger file is there and cannot be read
+        problem = s.problem.message if s.problem else "no result"
+        return Run(
+            s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], []
+        )
+    r = s.result
+    measures = [measure(check, e, r) for e in r.expectation]
+    failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
+    error = ""
+    if r.last_error:
+        error = f"Last run ({r.last_error.finished}) ended in {r.last_error.kind}: {clean_message(r.last_error.message)}"
+    elif r.verdict == "failed" and not failed and r.message:
+        error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
+    figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or caption(check, f.name), check.id, s.device) for f in r.figures]
+    return Run(s.device, check_status(s.status), measures, failed, error, figures, facts(r), notes(s))
+
+
+def check_status(name: str) -> Status:
+    """A check status by name (``inconclusive`` is the assertion's colour until the check vocabulary has it)."""
+    return vocabulary.CHECK.get(name) or vocabulary.ASSERTION.get(name) or vocabulary.CHECK["not-run"]
+
+
+def caption(check: Check, name: str) -> str:
+    """A figure the verifier gave no caption: what its check tests, and its name in words."""
+    return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
+
+
+def measure(check: Check, e: Evaluated, r: Result) -> Measure:
+    metric = r.metrics.get(e.metric)
+    spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
+    unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
+    seeds = metric.seeds if metric else []
+    spread = f"{len(seeds)} seeds, {number(min(seeds))} to {number(max(seeds))}" if len(seeds) > 1 else ""
+    holding, total = getattr(e, "seeds_holding", None), getattr(e, "seeds_total", None)
+    if holding is not None and total:
+        spread += f"; holds on {holding} of {total}"
+    interval = getattr(e, "interval", None)
+    if interval:
+        spread += f"; mean's interval [{number(interval[0])}, {number(interval[1])}]"
+    paper = None
+    if e.paper is not None:
+        paper = paper_number(e.paper.value, e.paper.unit, getattr(e.paper, "bound", None), e.paper.source, e.paper.locator)
+    within = f" within {number(e.tol)}" if e.tol is not None else ""
+    outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
+    measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
+    return Measure(
+        e.metric,
+        measured,
+        f"{OPS[e.op]} {number(e.value)}{within}",
+        e.holds,
+        outcome,
+        OUTCOME[outcome],
+        e.control,
+        spread.strip("; "),
+        paper,
+    )
+
+
+def facts(r: Result) -> list[tuple[str, str]]:
+    cpu = f" ({number(r.cpu_s)} s CPU)" if r.cpu_s is not None else ""
+    facts = [("Duration", f"{number(r.duration_s)} s{cpu}"), ("Environment", environment_text(r.environment))]
+    if r.peak_memory_mb is not None:
+        facts.append(("Peak memory", f"{number(r.peak_memory_mb)} MB"))
+    return facts + [("Finished", r.finished)]
+
+
+def notes(s: CheckState) -> list[tuple[Status | None, str]]:
+    r = s.result
+    notes: list[tuple[Status | None, str]] = []
+    if s.off_lock:
+        notes.append((vocabulary.FLAGS["off-lock"], "; ".join(s.off_lock)))
+    if r is not None and r.unstable:
+        notes.append(
+            (
+                vocabulary.FLAGS["unstable"],
+                f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})",
+            )
+        )
+    if s.stale:
+        notes.append((vocabulary.FRESHNESS["stale"], "; ".join(s.stale)))
+    return notes
+
+
+def environment_text(env: Environment) -> str:
+    """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
+    bits = [
+        f"Python {env.python}",
+        f"torch {env.packages.get('torch', '?')} ({env.torch_build})",
+        f"{env.cpu_model}" + (f" ({env.cpu_capability})" if env.cpu_capability else ""),
+        f"{env.cores} cores, {env.threads} thread(s)",
+    ]
+    if env.blas:
+        bits.append("BLAS " + ", ".join(env.blas))
+    if env.gpu:
+        bits.append(f"GPU {env.gpu.name}" + (f", driver {env.gpu.driver}" if env.gpu.driver else ""))
+    return clean_message("; ".join(bits))
+
+
+def paper_number(value: float, unit: str, bound: str | None, source: str, locator: str) -> Paper:
+    """A reported number with its bound and unit (``>99.9 %``) and where the source says it."""
+    return Paper(quantity(value, unit, bound), source, locator, source_href(source, locator))
+
+
+def source_href(source: str, locator: str) -> str:
+    return f"sources/{source}.md#cited-{anchor(locator)}"
