@@ -36,23 +36,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))  # tests.browser: how the browser is launched, shared with the browser tests
 
 from bench_site import _config, _mkdocs, make_kb  # noqa: E402
 
 from assay.site import explorer  # noqa: E402
 from assay.site.graph_layout import layout  # noqa: E402
 from assay.site.views import index  # noqa: E402
+from tests.browser import ARGS, CHROMIUM  # noqa: E402
 
 TARGET_S, TARGET_SIZE = 3.0, 10_000
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 MEASURE = """async (id) => {
   const g = window.assayGraph, out = {ready_ms: g.readyAt, records: g.ids.length, first_frame_ms: g.stats.lastMs};
@@ -86,7 +79,7 @@ def browse(site: Path, focus: str) -> dict:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))

@@ -31,12 +31,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO))  # tests.browser: how the browser is launched, shared with the browser tests
 
 from measure import measured  # noqa: E402
 
 from assay.ledger import store
 from assay.ledger.result import FORMAT, Environment, Evaluated, Inputs, Metric, Result, to_json
 from assay.records.knowledge_base import load
+from tests.browser import ARGS, CHROMIUM  # noqa: E402
 
 VERIFIER = '"""Bench verifier: never run."""\n\n\ndef test_metric():\n    return 1.0\n'
 
@@ -170,16 +172,8 @@ def graph_ready_ms(site: Path) -> float:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=[
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                ],
+                executable_path=str(CHROMIUM),
+                args=ARGS,
             )
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/graph.html")

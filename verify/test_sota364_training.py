@@ -23,6 +23,8 @@ STEPS = 300
 DEVICES = 8  # simulated GPUs; 64 / 8 = 8 samples per device
 BATCH = 64
 QUEUE = 256
+#: What every MoCo run of this module shares: replicas, simulated devices, batch and queue sizes, first seed.
+SETUP = dict(n_replicas=SEEDS, devices=DEVICES, batch=BATCH, queue=QUEUE, seed=0)
 
 
 def _summary(evidence, name, per_seed):
@@ -51,14 +53,10 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
     for mode in ("per_device", "shuffle", "global"):  # MoCo §3.3 no fix / MoCo fix / SimCLR §2.2 fix
         q_enc, k_enc, _, hist = train_moco(
             data,
-            n_replicas=SEEDS,
+            **SETUP,
             norm="bn",
             bn_mode=mode,
-            devices=DEVICES,
-            batch=BATCH,
             steps=STEPS,
-            queue=QUEUE,
-            seed=0,
             device=device,
         )
         runs[mode] = (q_enc, k_enc, hist)
@@ -109,15 +107,11 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     for name, (norm, mode) in variants.items():
         _, _, _, hist = train_moco(
             data,
-            n_replicas=SEEDS,
+            **SETUP,
             norm=norm,
             bn_mode=mode,
-            devices=DEVICES,
-            batch=BATCH,
             steps=STEPS,
-            queue=QUEUE,
             monitor_every=150,
-            seed=0,
             device=device,
         )
         knn[name] = hist["knn"]  # knn: 3 x R at steps 1, 150, 300 (MoCo App. A.1 monitor, k=20, t=0.1)
@@ -201,14 +195,10 @@ def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     _summary(evidence, "bank_drop_in_eval_mode", bank_train - bank_eval)  # immune: <= ~0
     q_enc, k_enc, _, hist = train_moco(
         data,
-        n_replicas=SEEDS,
+        **SETUP,
         norm="bn",
         bn_mode="per_device",
-        devices=DEVICES,
-        batch=BATCH,
         steps=STEPS,
-        queue=QUEUE,
-        seed=0,
         device=device,
     )
     coupled, shuffled, evalmode = _decoupled_accuracies(q_enc, k_enc, data)
@@ -292,15 +282,11 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     for mode, label in (("per_device", "per-device BN (no fix)"), ("shuffle", "shuffle BN (MoCo fix)")):
         q_enc, k_enc, _, hist = train_moco(
             data,
-            n_replicas=SEEDS,
+            **SETUP,
             norm="bn",
             bn_mode=mode,
-            devices=DEVICES,
-            batch=BATCH,
             steps=steps,
-            queue=QUEUE,
             monitor_every=75,
-            seed=0,
             device=device,
         )
         curves[mode], encoders[mode] = (label, hist), (q_enc, k_enc)
