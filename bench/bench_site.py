@@ -111,7 +111,16 @@ def write_ledger(root: Path, kb, rng: random.Random) -> None:
             verdict="passed" if score >= 0.5 else "failed",
             tier=check.tier,
             metrics={"score": Metric(value=score, unit="fraction")},
-            expectation=[Evaluated(metric=exp.metric, op=exp.op, value=exp.value, measured=score, holds=score >= 0.5)],
+            expectation=[
+                Evaluated(
+                    metric=exp.metric,
+                    op=exp.op,
+                    value=exp.value,
+                    measured=score,
+                    holds=score >= 0.5,
+                    outcome="holds" if score >= 0.5 else "fails",
+                )
+            ],
             duration_s=0.5,
             cpu_s=0.4,
             peak_memory_mb=100.0,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay import reference
-from assay.diagnostics import CATALOGUE
 from assay.experiment import Check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,12 +26,6 @@ def test_the_record_reference_marks_required_fields_and_links_nested_structures(
     ref = reference.record_reference()
     assert "| `citations` | list of [Citation](#citation) | yes | Where the claim comes from, with exact quotes. |" in ref
     assert "| `refined` | str or null | no | The statement as our checks found it to hold, where it differs. |" in ref
-
-
-def test_the_diagnostics_catalogue_has_one_row_per_code() -> None:
-    rows = [line for line in reference.diagnostics_catalogue().splitlines() if line.startswith("| `")]
-    assert len(rows) == len(CATALOGUE)
-    assert "| `unknown-source` | error | A citation, reported number or comparison names a source that does not exist. |" in rows
 
 
 def test_the_readmes_example_check_and_assertion_validate_against_the_model() -> None:

@@ -32,7 +32,7 @@ class _Result:
 
     def __init__(self, verdict: str, outcomes: dict[str, str]):
         self.verdict, self.measured = verdict, verdict != "error"
-        self.expectation = [type("E", (), {"metric": m, "came_out": o})() for m, o in outcomes.items()]
+        self.expectation = [type("E", (), {"metric": m, "outcome": o})() for m, o in outcomes.items()]
 
 
 def state(check: str, st: str, holds: bool | None = None, stale: bool = False, **outcomes: str) -> CheckState:

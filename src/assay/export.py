@@ -122,7 +122,7 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
                         "value": e.value,
                         "measured": e.measured,
                         "unit": e.unit,
-                        "outcome": e.came_out,
+                        "outcome": e.outcome,
                         "seeds": e.seeds,
                         "seeds_holding": e.seeds_holding,
                         "seeds_total": e.seeds_total,

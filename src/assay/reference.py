@@ -17,7 +17,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay import vocabulary
-from assay.diagnostics import CATALOGUE
 from assay.model import Claim, Decision, Source
 
 
@@ -125,12 +124,6 @@ def status_legend() -> str:
         out += [f"| `{s.name}` | {s.meaning} |" for s in table.values()]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
-
-
-def diagnostics_catalogue() -> str:
-    """Every diagnostic code with its severity and meaning."""
-    rows = [f"| `{c.name}` | {c.severity} | {c.meaning.replace('|', chr(92) + '|')} |" for c in CATALOGUE.values()]
-    return "\n".join(["| code | severity | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
 SECTIONS = {"status-legend": status_legend, "record-reference": record_reference, "ledger-reference": ledger_reference}

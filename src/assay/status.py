@@ -95,7 +95,7 @@ def came_out(state: CheckState, on: list[str] | None = None) -> str | None:
     r = state.result
     if r is None or not r.measured:
         return None
-    read = [e.came_out for e in r.expectation if not on or e.metric in on]
+    read = [e.outcome for e in r.expectation if not on or e.metric in on]
     if not read:  # a result without evaluated expectations: its verdict decides
         return {"passed": "holds", "inconclusive": "inconclusive"}.get(r.verdict, "fails")
     return "fails" if "fails" in read else "inconclusive" if "inconclusive" in read else "holds"

@@ -88,10 +88,8 @@ class Evaluated(_Part):
     control: bool = Field(False, description="Whether the record marks it a control.")
     measured: Finite = Field(description="The measured value (the mean, where the verifier recorded per-seed values).")
     holds: bool = Field(description="Whether the comparison held (`outcome` is `holds`).")
-    outcome: Outcome | None = Field(
-        None,
-        description="`holds`, `fails`, or `inconclusive` (seeds disagree, or the mean's interval straddles the threshold). "
-        "Unset in results written before seeds were read: `holds` decides.",
+    outcome: Outcome = Field(
+        description="`holds`, `fails`, or `inconclusive` (seeds disagree, or the mean's interval straddles the threshold).",
     )
     seeds: Literal["value", "all", "mean"] = Field(
         "value", description="How it was read: the one value, every seed, or the mean's interval."
@@ -101,11 +99,6 @@ class Evaluated(_Part):
     interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
     unit: str | None = Field(None, description="The metric's declared unit.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
-
-    @property
-    def came_out(self) -> Outcome:
-        """The outcome, also of results written before seeds were read."""
-        return self.outcome or ("holds" if self.holds else "fails")
 
 
 class Figure(_Part):
