@@ -18,7 +18,7 @@ from assay.model import Claim, Discrepancy
 from assay.site import check_view, neighbourhood, search
 from assay.site.code import record_lines
 from assay.site.markup import record_doc
-from assay.site.pages import Options, Page, Ref, breadcrumb, paragraphs, source_refs
+from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
 from assay.vocabulary import Status
@@ -108,7 +108,7 @@ class ClaimPage:
     toc: list[tuple[str, str]] = field(default_factory=list)
 
 
-def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
+def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
     claim, here = view.claim, record_doc(view.claim.id)
     checks = {c.id: check_view.check(view, i, here) for i, c in enumerate(claim.checks)}
     rows = _rows(ix, view, checks, here)
@@ -143,7 +143,9 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Page:
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
     )
     p.toc = _toc(p)
-    return Page(here, f"{claim.id} {claim.title}", render("claim.html", **vars(p)), search=search.claim(ix, view), toc=p.toc)
+    return Output.page(
+        here, f"{claim.id} {claim.title}", render("claim.html", **vars(p)), search=search.claim(ix, view), toc=p.toc
+    )
 
 
 def _toc(p: ClaimPage) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from pygments.lexers import PythonLexer
 
 from assay.files import Unreadable, read_regular
 from assay.site.markup import anchor
-from assay.site.pages import Page, breadcrumb
+from assay.site.pages import Output, breadcrumb
 from assay.site.template import render
 
 
@@ -63,7 +63,7 @@ def functions(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def code_page(root: Path, module: str) -> Page:
+def code_page(root: Path, module: str) -> Output:
     """A verifier module's source with line anchors, and an anchor at each function.
 
     The module is read by ``read_regular``'s rule: a link leading outside the knowledge base (to a secret),
@@ -82,7 +82,7 @@ def code_page(root: Path, module: str) -> Page:
             trail=breadcrumb("code", module),
             functions=[],
         )
-        return Page(here, module, html)
+        return Output.page(here, module, html)
     found = functions(text)
     lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
     html = render(
@@ -94,4 +94,4 @@ def code_page(root: Path, module: str) -> Page:
         trail=breadcrumb("code", module),
         functions=[f for f in found if f[1].startswith("test")],
     )
-    return Page(here, module, html, toc=[(slug, name) for slug, name, _ in found if name.startswith("test")])
+    return Output.page(here, module, html, toc=[(slug, name) for slug, name, _ in found if name.startswith("test")])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from assay import vocabulary
 from assay.site import search
 from assay.site.markup import plural
-from assay.site.pages import Page
+from assay.site.pages import Output
 from assay.site.template import render
 from assay.site.views import TIER_ORDER, SiteIndex
 from assay.vocabulary import Status
@@ -30,7 +30,7 @@ class Row:
     last_run: str
 
 
-def page(ix: SiteIndex) -> Page:
+def page(ix: SiteIndex) -> Output:
     counts = Counter(v.state.status for v in ix.claims.values())
     summary = f"{plural(len(ix.claims), 'claim')}, {plural(len(ix.sources), 'source')}, {plural(len(ix.decisions), 'decision')}."
     sources = sorted({s for v in ix.claims.values() for s in v.sources})
@@ -63,4 +63,4 @@ def page(ix: SiteIndex) -> Page:
         rows=rows,
         tiles=[(s, counts.get(name, 0)) for name, s in vocabulary.CLAIM.items()],
     )
-    return Page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))
+    return Output.page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))

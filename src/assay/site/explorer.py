@@ -19,7 +19,7 @@ from assay.graph import to_json
 from assay.site.graph_layout import layout
 from assay.site.legend import BY_TYPE, FOLDERS, HEADS, KIND_FILL, KIND_WORDS, OTHER, RELATIONS, SHAPES
 from assay.site.markup import BACKGROUNDS, readable, script_json
-from assay.site.pages import Page
+from assay.site.pages import Output
 from assay.site.template import render
 from assay.site.views import SiteIndex
 from assay.status import ClaimState
@@ -105,7 +105,7 @@ def json_download(ix: SiteIndex) -> str:
     return script_json(to_json(ix.graph), indent=1) + "\n"
 
 
-def page(ix: SiteIndex) -> Page:
+def page(ix: SiteIndex) -> Output:
     """The page: its words, controls, canvas and legend do not depend on the knowledge base (the data does)."""
     html = render(
         "graph.html",
@@ -117,4 +117,4 @@ def page(ix: SiteIndex) -> Page:
         fills={k: schemes(KIND_FILL.get(k, "#9e9e9e")) for k in SHAPES},
         status_fills={n: schemes(s.colour) for n, s in vocabulary.CLAIM.items()},
     )
-    return Page("graph.md", "Graph", html, True)
+    return Output.page("graph.md", "Graph", html, True)

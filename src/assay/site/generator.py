@@ -6,43 +6,25 @@ outputs, byte for byte (everything is iterated in sorted order; nothing reads th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from assay.export import as_json, bibtex_all
 from assay.ledger.store import figure_bytes
-from assay.site import claim_page, code, dashboard, explorer, pages, reference, search
-from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, script_json
-from assay.site.pages import Options, Page
+from assay.site import claim_page, code, dashboard, explorer, pages, reference
+from assay.site.markup import VOCABULARIES, colour_css, icon_css, script_json
+from assay.site.pages import Options, Output
 from assay.site.views import SiteIndex, index
-
-
-@dataclass(frozen=True)
-class Output:
-    """A file of the built site, docs-relative; pages carry their HTML body and title."""
-
-    path: str
-    content: str | bytes
-    title: str | None = None  # set for pages, HTML-escaped: the theme inserts it unescaped
-    in_nav: bool = False
-    search: str | None = None  # a page's search document, when the index should not parse its HTML
-    toc: tuple[tuple[str, str], ...] = ()  # a page's table of contents: (anchor, title) of each section
-    search_boost: float | None = None  # its weight in the search index, when not the default (``search.boost``)
 
 
 def generate(root: Path, options: Options | None = None) -> list[Output]:
     """Every generated page and file for the knowledge base under ``root``, sorted by path."""
     options = options or Options()
     ix = index(Path(root))
-    out = [_page(p) for p in _pages(ix, options)] + _files(ix)
+    out = _pages(ix, options) + _files(ix)
     return sorted(out, key=lambda o: o.path)
 
 
-def _page(p: Page) -> Output:
-    return Output(p.path, p.html, esc(p.title), p.in_nav, p.search, tuple(p.toc), search.boost(p.path))
-
-
-def _pages(ix: SiteIndex, options: Options) -> list[Page]:
+def _pages(ix: SiteIndex, options: Options) -> list[Output]:
     out = [
         dashboard.page(ix),
         explorer.page(ix),

@@ -9,13 +9,13 @@ Each function builds a small view and renders its template under ``templates/``;
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay import vocabulary
 from assay.export import bibtex
 from assay.model import Claim, Decision, Source
 from assay.site import search
-from assay.site.markup import anchor, paragraphs, record_doc
+from assay.site.markup import anchor, esc, paragraphs, record_doc
 from assay.site.template import render
 from assay.site.views import ClaimView, Located, SiteIndex
 from assay.vocabulary import Status
@@ -32,16 +32,34 @@ FOLDERS = {
 
 
 @dataclass(frozen=True)
-class Page:
-    """A generated page: where it goes, its title, its HTML, whether the navigation lists it, and its
-    table of contents as (anchor, title) pairs."""
+class Output:
+    """A file of the built site, docs-relative: a page (its HTML body, title, place in the navigation, search
+    document and table of contents) or a download (``title`` None)."""
 
     path: str
-    title: str
-    html: str
+    content: str | bytes
+    title: str | None = None  # set for pages, HTML-escaped: the theme inserts it unescaped
     in_nav: bool = False
-    search: str | None = None  # what the search index holds for it (see ``search``); None: its HTML
-    toc: list[tuple[str, str]] = field(default_factory=list)
+    search: str | None = None  # a page's search document, when the index should not parse its HTML
+    toc: tuple[tuple[str, str], ...] = ()  # a page's table of contents: (anchor, title) of each section
+    search_boost: float | None = None  # its weight in the search index, when not the default (``search.boost``)
+
+    @classmethod
+    def page(
+        cls,
+        path: str,
+        title: str,
+        html: str,
+        in_nav: bool = False,
+        search: str | None = None,
+        toc: Iterable[tuple[str, str]] = (),
+    ) -> Output:
+        """A page titled ``title`` (plain text: escaped here) with the body ``html``."""
+        return cls(path, html, esc(title), in_nav, search, tuple(toc), _boost(path))
+
+
+def _boost(path: str) -> float | None:
+    return search.boost(path)
 
 
 @dataclass(frozen=True)
@@ -139,7 +157,7 @@ class ComparisonRow:
     inbound: bool  # the other source compares itself with this one
 
 
-def source_page(ix: SiteIndex, source: Source) -> Page:
+def source_page(ix: SiteIndex, source: Source) -> Output:
     here = record_doc(source.id)
     passages = _passages(ix, source)
     citing = sorted({p.claim for p in ix.cited_by.get(source.id, [])})
@@ -168,7 +186,7 @@ def source_page(ix: SiteIndex, source: Source) -> Page:
         comparisons=comparisons,
         anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
     )
-    return Page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc)
+    return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc)
 
 
 def _passages(ix: SiteIndex, source: Source) -> list[Passage]:
@@ -210,7 +228,7 @@ def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
 # --- decisions, anthologies, tags, indexes -------------------------------------------------------
 
 
-def decision_page(ix: SiteIndex, d: Decision) -> Page:
+def decision_page(ix: SiteIndex, d: Decision) -> Output:
     here = record_doc(d.id)
     governed = sorted(ix.governs.get(d.id, []))
     sections = [
@@ -223,7 +241,7 @@ def decision_page(ix: SiteIndex, d: Decision) -> Page:
     ]
     html = render("decision.html", here=here, d=d, trail=breadcrumb("decisions", d.id), sections=sections, governed=governed)
     toc = [(slug, title) for slug, title, _ in sections] + ([("governs", "Links it governs")] if governed else [])
-    return Page(here, f"{d.id} {d.title}", html, toc=toc)
+    return Output.page(here, f"{d.id} {d.title}", html, toc=toc)
 
 
 @dataclass(frozen=True)
@@ -250,13 +268,13 @@ def _record(rid: str, text: str | None = None) -> Cell:
     return Cell(text or rid, record_doc(rid))
 
 
-def decisions_index(ix: SiteIndex) -> Page:
+def decisions_index(ix: SiteIndex) -> Output:
     here = "decisions/index.md"
     rows = [[_record(d.id), Cell(d.title), Cell(d.status), Cell(d.date)] for _, d in sorted(ix.decisions.items())]
-    return Page(here, "Decisions", _listing(here, "Decisions", ["Id", "Decision", "Status", "Date"], rows), True)
+    return Output.page(here, "Decisions", _listing(here, "Decisions", ["Id", "Decision", "Status", "Date"], rows), True)
 
 
-def sources_index(ix: SiteIndex) -> Page:
+def sources_index(ix: SiteIndex) -> Output:
     here = "sources/index.md"
     rows = [
         [
@@ -274,7 +292,7 @@ def sources_index(ix: SiteIndex) -> Page:
         Cell(" · "),
         Cell("the knowledge base as JSON", "assay.json"),
     ]
-    return Page(
+    return Output.page(
         here,
         "Sources",
         _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro),
@@ -289,7 +307,7 @@ def anthology_name(ix: SiteIndex, number: int) -> str:
     return f"Anthology {number}: {title}" if title else f"Anthology {number}"
 
 
-def anthology_pages(ix: SiteIndex) -> list[Page]:
+def anthology_pages(ix: SiteIndex) -> list[Output]:
     pages, rows = [], []
     for number in sorted(ix.anthologies):
         here, name = f"anthologies/{number}.md", anthology_name(ix, number)
@@ -298,7 +316,7 @@ def anthology_pages(ix: SiteIndex) -> list[Page]:
             for s in ix.anthologies[number]
         ]
         pages.append(
-            Page(
+            Output.page(
                 here,
                 name,
                 _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name)),
@@ -306,11 +324,11 @@ def anthology_pages(ix: SiteIndex) -> list[Page]:
         )
         rows.append([Cell(str(number), here), Cell(ix.anthology_title(number) or "—"), Cell(str(len(units)))])
     here = "anthologies/index.md"
-    pages.append(Page(here, "Anthologies", _listing(here, "Anthologies", ["Number", "Title", "Units"], rows), True))
+    pages.append(Output.page(here, "Anthologies", _listing(here, "Anthologies", ["Number", "Title", "Units"], rows), True))
     return pages
 
 
-def tag_pages(ix: SiteIndex) -> list[Page]:
+def tag_pages(ix: SiteIndex) -> list[Output]:
     pages, rows = [], []
     for tag in sorted(ix.tags):
         here = f"tags/{tag}.md"
@@ -323,7 +341,7 @@ def tag_pages(ix: SiteIndex) -> list[Page]:
             for rid in ix.tags[tag]
         ]
         pages.append(
-            Page(
+            Output.page(
                 here,
                 f"Tag: {tag}",
                 _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag)),
@@ -332,11 +350,11 @@ def tag_pages(ix: SiteIndex) -> list[Page]:
         )
         rows.append([Cell(tag, here), Cell(str(len(cells)))])
     here = "tags/index.md"
-    pages.append(Page(here, "Tags", _listing(here, "Tags", ["Tag", "Records"], rows), True))
+    pages.append(Output.page(here, "Tags", _listing(here, "Tags", ["Tag", "Records"], rows), True))
     return pages
 
 
-def invalid_page(loaded) -> Page:
+def invalid_page(loaded) -> Output:
     """A page for a record that does not validate, so links to it still land somewhere."""
     here = record_doc(loaded.id)
     html = render(
@@ -346,4 +364,4 @@ def invalid_page(loaded) -> Page:
         trail=breadcrumb(here.split("/")[0], loaded.id),
         diagnostics=[d.render() for d in loaded.diagnostics],
     )
-    return Page(here, f"{loaded.id} (invalid)", html)
+    return Output.page(here, f"{loaded.id} (invalid)", html)

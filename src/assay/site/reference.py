@@ -12,7 +12,7 @@ from pydantic_core import PydanticUndefined
 from assay import reference
 from assay.diagnostics import CATALOGUE
 from assay.site.markup import anchor, code_spans, esc
-from assay.site.pages import Page
+from assay.site.pages import Output
 from assay.site.template import render
 
 
@@ -65,7 +65,7 @@ def _section(model: type) -> Section:
     return Section(anchor(model.__name__), model.__name__, Markup(code_spans(doc)), fields)
 
 
-def records_page() -> Page:
+def records_page() -> Output:
     html = render(
         "reference.html",
         kind="records",
@@ -73,10 +73,10 @@ def records_page() -> Page:
         ledger=[_section(m) for m in reference.ledger_models()],
         freshness=Markup(code_spans(reference.FRESHNESS)),
     )
-    return Page("reference/records.md", "Record reference", html, True)
+    return Output.page("reference/records.md", "Record reference", html, True)
 
 
-def diagnostics_page() -> Page:
+def diagnostics_page() -> Output:
     rows = [(c.name, c.severity, Markup(code_spans(c.meaning))) for c in CATALOGUE.values()]
     html = render("reference.html", kind="diagnostics", catalogue=rows)
-    return Page("reference/diagnostics.md", "Diagnostics", html, True)
+    return Output.page("reference/diagnostics.md", "Diagnostics", html, True)
