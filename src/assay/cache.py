@@ -23,11 +23,14 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.fingerprints import Stamp
+
+T = TypeVar("T")
 
 #: Seconds within which a file changed before being stamped is parsed again next time.
 RACY_S = 2.0
@@ -105,6 +108,15 @@ class ParseCache:
         self._new[rel] = entry
         return entry[1]
 
+    def memo(self, rel: str, current: Stamp | None, compute: Callable[[], T]) -> T:
+        """The value kept for the file at ``rel`` while it has the stamp ``current``; else ``compute()``, kept
+        under that stamp (an exception of ``compute`` keeps nothing and goes to the caller)."""
+        kept = self.get(rel, current)
+        if kept is None:
+            kept = compute()
+            self.put(rel, current, kept)
+        return kept
+
     def put(self, rel: str, current: Stamp | None, value: Any) -> None:
         """Keep ``value`` as the parse of the file at ``rel`` while it has the stamp ``current``."""
         self._changed = True
@@ -164,3 +176,16 @@ def _prune(where: Path) -> None:
                 old.unlink()
         except OSError:
             pass
+
+
+class Uncached:
+    """What a reader uses where nothing is kept (a small knowledge base): every value is computed afresh."""
+
+    def memo(self, rel: str, current: Stamp | None, compute: Callable[[], T]) -> T:
+        return compute()
+
+    def save(self) -> None:
+        pass
+
+
+UNCACHED = Uncached()

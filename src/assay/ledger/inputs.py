@@ -18,7 +18,7 @@ import ast
 import re
 from pathlib import Path
 
-from assay.cache import ParseCache
+from assay.cache import UNCACHED, ParseCache
 from assay.experiment import Check
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import digest, stamp
@@ -73,7 +73,8 @@ class InputParts:
     def __init__(self, root: Path, cache: bool = False):
         """``cache``: keep each module's imported names between runs (``assay.cache``), for large knowledge bases."""
         self.root = Path(root).resolve()
-        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",)) if cache else None
+        self._cached = cache
+        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",)) if cache else UNCACHED
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}
@@ -163,23 +164,19 @@ class InputParts:
 
     def save(self) -> None:
         """Keep what was parsed for the next run (when caching)."""
-        if self._names is not None:
-            self._names.save()
+        self._names.save()
 
     def _names_of(self, path: Path, package: str) -> list[str]:
         """The dotted names ``path`` imports, from the cache while the file is unchanged."""
-        rel = self._rel(path)
-        current = stamp(path) if self._names is not None and path.parent.resolve() == path.parent else None
-        names = self._names.get(rel, current) if self._names is not None else None
-        if names is None:
-            try:
-                source = read_regular(self.root, path)
-                names = imported_names(ast.parse(source), package, source)
-            except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
-                return []  # the digest says it is unreadable; pytest reports the syntax error
-            if self._names is not None:
-                self._names.put(rel, current, names)
-        return names
+        current = stamp(path) if self._cached and path.parent.resolve() == path.parent else None
+        try:
+            return self._names.memo(self._rel(path), current, lambda: self._read_names(path, package))
+        except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
+            return []  # the digest says it is unreadable; pytest reports the syntax error
+
+    def _read_names(self, path: Path, package: str) -> list[str]:
+        source = read_regular(self.root, path)
+        return imported_names(ast.parse(source), package, source)
 
     def _read_imports(self, path: Path) -> list[Path]:
         folder = path.parent

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay.cache import CACHE_FROM, ParseCache
+from assay.cache import CACHE_FROM, UNCACHED, ParseCache
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_in, read_regular, write_atomic
 from assay.fingerprints import Stamp, sha256, stamp
@@ -194,17 +194,10 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     """
     root = Path(root).resolve()
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=("ledger.result", "ledger.store")) if cache else None
+    store = ParseCache(root, "ledger", also=("ledger.result", "ledger.store")) if cache else UNCACHED
     for folder, name, real in _ledger_entries(root):
-        rel, current = f"results/{folder}/{name}", None
-        entry = None
-        if store is not None and real:
-            current = stamp(os.path.join(real, name))  # stamped before it is read
-            entry = store.get(rel, current)
-        if entry is None:
-            entry = _read_entry(root, folder, name, real)
-            if store is not None and real:
-                store.put(rel, current, entry)
+        current = stamp(os.path.join(real, name)) if cache and real else None  # stamped before it is read
+        entry = store.memo(f"results/{folder}/{name}", current, lambda: _read_entry(root, folder, name, real))
         key, result, diag, figures = entry
         if diag is not None:
             ledger.diagnostics.append(diag)
@@ -216,9 +209,8 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
                 ledger.figures[key] = figures
         named = _key_named(folder, name)
         if named is not None:
-            ledger.stamps[named] = current if store is not None and store.settled(current) else None
-    if store is not None:
-        store.save()
+            ledger.stamps[named] = current if cache and store.settled(current) else None
+    store.save()
     return ledger
 
 
@@ -275,15 +267,11 @@ def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], 
     for file, sha in figures:
         rel = f"results/{key[0]}/{file}"
         current = stamp(folder / file) if direct else None
-        digest = store.get(rel, current) if store is not None and current is not None else None
-        if digest is None:
-            try:
-                digest = sha256(read_regular(root, folder / file))
-            except Unreadable as e:
-                out.append(f"{file} {e}")
-                continue
-            if store is not None and current is not None:
-                store.put(rel, current, digest)
+        try:
+            digest = (store or UNCACHED).memo(rel, current, lambda: sha256(read_regular(root, folder / file)))
+        except Unreadable as e:
+            out.append(f"{file} {e}")
+            continue
         if digest != sha:
             out.append(f"{file} is not the figure this result drew (its hash differs)")
     return out

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.cache import ParseCache
+from assay.cache import UNCACHED, ParseCache
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import stamp
 
@@ -65,22 +65,15 @@ def scan(root: Path, cache: bool = False) -> Index:
     ``cache``: keep each module's tests between runs while the file is unchanged (``assay.cache``).
     """
     out = Index()
-    store = ParseCache(root, "verifiers") if cache else None
+    store = ParseCache(root, "verifiers") if cache else UNCACHED
     for path in sorted((root / "verify").glob("**/test_*.py")):
         rel = path.relative_to(root).as_posix()
-        current = stamp(path) if store is not None and path.parent.resolve() == path.parent else None
-        found = store.get(rel, current) if store is not None else None
-        if found is None:
-            try:
-                found = _module_tests(root, path, rel)
-            except Unreadable as e:
-                out.unreadable[rel] = str(e)
-                continue
-            if store is not None:
-                store.put(rel, current, found)
-        out.update(found)
-    if store is not None:
-        store.save()
+        current = stamp(path) if cache and path.parent.resolve() == path.parent else None
+        try:
+            out.update(store.memo(rel, current, lambda: _module_tests(root, path, rel)))
+        except Unreadable as e:
+            out.unreadable[rel] = str(e)
+    store.save()
     return out
 
 
