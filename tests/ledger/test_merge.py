@@ -1,4 +1,4 @@
-"""assay.merge: result folders from other machines merged into results/ by the ledger's rules."""
+"""assay.ledger.merge: result folders from other machines merged into results/ by the ledger's rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""assay.records.across (with assay.diagnostics and assay.verifiers): rules across records and verifiers.
+"""assay.records.across and assay.audit: rules across records and verifiers.
 
 Each broken fixture is laid over the valid knowledge base and the run's whole output is compared.
 """
@@ -14,8 +14,7 @@ from assay import audit
 from assay.diagnostics import CATALOGUE, Diagnostic, errors
 from assay.records.knowledge_base import load
 from assay.records.verifiers import Verifier, scan
-
-from .conftest import BROKEN
+from tests.conftest import BROKEN
 
 
 def test_the_valid_fixture_has_no_diagnostic(diagnose):

@@ -1,4 +1,4 @@
-"""assay.verdicts: the expectation judged, and the verdict of a run from its phases' outcomes."""
+"""assay.evidence.judge: the expectation judged, and the verdict of a run from its phases' outcomes."""
 
 from __future__ import annotations
 

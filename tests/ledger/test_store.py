@@ -1,4 +1,4 @@
-"""assay.results: the typed ledger record, its one writer, its reader's diagnostics, and the rules
+"""assay.ledger (result, store): the typed ledger record, its one writer, its reader's diagnostics, and the rules
 between an old result and a new one."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_a_result_round_trips_through_its_file_unchanged(kb_root):
 def test_the_committed_json_schema_is_the_models(tmp_path):
     from assay.schema import result_schema
 
-    committed = json.loads((Path(__file__).parents[1] / "schema" / "result.schema.json").read_text())
+    committed = json.loads((Path(__file__).parents[2] / "schema" / "result.schema.json").read_text())
     assert committed == json.loads(json.dumps(result_schema()))
 
 

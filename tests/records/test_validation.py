@@ -1,4 +1,5 @@
-"""assay.loader: safe YAML with positions, validation against the model, one diagnostic per fault.
+"""assay.records (document, validation, knowledge_base): safe YAML with positions, validation against the model,
+one diagnostic per fault.
 
 Each broken fixture is laid over the valid knowledge base and the whole run's output is compared, so a
 test also shows the fault does not cascade into other diagnostics.

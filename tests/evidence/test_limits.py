@@ -1,4 +1,4 @@
-"""assay.limits: a CPU-time limit that a busy machine does not trip, and a wall limit far above it."""
+"""assay.evidence.limits: a CPU-time limit that a busy machine does not trip, and a wall limit far above it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""assay.inputs: what a result depends on, each part in the repository, and why a result is stale."""
+"""assay.ledger.inputs: what a result depends on, each part in the repository, and why a result is stale."""
 
 from __future__ import annotations
 
