@@ -96,6 +96,7 @@ def write_result(
     **metrics: float,
 ) -> Path:
     """Write a fresh, valid ledger result as the pytest plugin would (``parts`` overrides input parts)."""
+    from assay.evidence.judge import VerifierError, evaluate
     from assay.fingerprints import input_hash
     from assay.ledger import store
     from assay.ledger.inputs import InputParts
@@ -106,6 +107,10 @@ def write_result(
     claim = kb.claims[claim_id]
     check = claim.check(check_id)
     now = InputParts(kb.root).parts(claim, check, device)
+    try:  # the expectation as the plugin evaluates it, where every metric it reads was given
+        evaluated = evaluate(claim, check, metrics) if verdict != "error" else []
+    except VerifierError:
+        evaluated = []
     now.update(parts or {})
     result = Result(
         format=FORMAT,
@@ -115,6 +120,7 @@ def write_result(
         verdict=verdict,
         tier=check.tier,
         metrics={k: Metric(value=v) for k, v in metrics.items()},
+        expectation=evaluated,
         duration_s=1.0,
         environment=Environment(**(environment or ENVIRONMENT)),
         inputs=Inputs(hash=input_hash(now), parts=now),

@@ -80,11 +80,26 @@ def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_roo
             "flags": [],
             "off_lock": [],
             "metrics": {"excess": 0.0},
-            "expectation": [],
+            "expectation": [
+                {
+                    "metric": "excess",
+                    "op": "==",
+                    "value": 0.0,
+                    "measured": 0.0,
+                    "unit": "fraction",
+                    "outcome": "holds",
+                    "seeds": "value",
+                    "seeds_holding": None,
+                    "seeds_total": None,
+                    "control": False,
+                    "against": [],
+                    "discriminates": None,
+                }
+            ],
             "last_error": None,
         }
     ]
-    assert theory["assertions"][0]["evidence"] == [{"check": "log-n-cap", "stance": "supports", "metrics": []}]
+    assert theory["assertions"][0]["evidence"] == [{"check": "log-n-cap", "stance": "supports", "metrics": [], "because": None}]
     assert (theory["assertion_status"], theory["assertion_counts"]) == ({"cap": {"cpu": "supported"}}, "cpu: 1 supported")
     assert [s["id"] for s in data["sources"]] == ["LIT-590", "LIT-612"]
     assert [d["id"] for d in data["decisions"]] == ["ADR-011"]

@@ -30,8 +30,28 @@ def record(root: Path, claim_id: str, check_id: str, device: str, verdict: str, 
 def verify_all(root: Path) -> None:
     """Every check of the valid fixture passes on every device."""
     record(root, "SOTA-364", "bn-cross-sample", "cpu", "passed", cross_sample_jacobian=0.1)
-    record(root, "SOTA-364", "shuffle-bn", "cpu", "passed", top1=60.0)
-    record(root, "SOTA-364", "shuffle-bn", "cuda", "passed", top1=61.0)
+    record(
+        root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cpu",
+        "passed",
+        top1=60.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
+    record(
+        root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cuda",
+        "passed",
+        top1=61.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
     record(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
 
 
@@ -55,7 +75,17 @@ def test_without_a_ledger_checked_claims_are_not_run_and_unchecked_ones_cited_on
 
 
 def test_each_check_has_a_state_on_every_device_it_declares(kb_root):
-    record(kb_root, "SOTA-364", "shuffle-bn", "cpu", "passed", top1=60.0)
+    record(
+        kb_root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cpu",
+        "passed",
+        top1=60.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
     got = [(c.check, c.device, c.status, c.stale) for c in states(kb_root)["SOTA-364"].checks]
     assert got == [
         ("bn-cross-sample", "cpu", "not-run", []),

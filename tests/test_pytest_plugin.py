@@ -97,6 +97,8 @@ def test_a_passing_check_writes_its_ledger_file_with_verdict_metrics_and_inputs(
             "interval": None,
             "unit": None,
             "paper": None,
+            "against": [],
+            "discriminates": None,
         }
     ]
     assert data["environment"]["threads"] == 1

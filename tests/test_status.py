@@ -32,7 +32,10 @@ class _Result:
 
     def __init__(self, verdict: str, outcomes: dict[str, str]):
         self.verdict, self.measured = verdict, verdict != "error"
-        self.expectation = [type("E", (), {"metric": m, "outcome": o})() for m, o in outcomes.items()]
+        # each expectation's counterparts fail it: these tests are of the votes by stance (the challenge has its own)
+        self.expectation = [
+            type("E", (), {"metric": m, "outcome": o, "discriminates": True, "against": []})() for m, o in outcomes.items()
+        ]
 
 
 def state(check: str, st: str, holds: bool | None = None, stale: bool = False, **outcomes: str) -> CheckState:
@@ -79,7 +82,7 @@ def state(check: str, st: str, holds: bool | None = None, stale: bool = False, *
 )
 def test_an_assertions_status_follows_its_checks_and_their_stances(assertion, checks, expected):
     by_key = {(c.check, c.device): c for c in checks}
-    assert status.assertion_status(assertion, by_key, "cpu") == expected
+    assert status.assertion_status(assertion, by_key, "cpu")[0] == expected
 
 
 def A(**by_device: str) -> AssertionState:
@@ -153,7 +156,7 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
     both = {("c", "cpu"): on_cpu, ("c", "cuda"): on_cuda}
     alone = {"cpu": {("c", "cpu"): on_cpu}, "cuda": {("c", "cuda"): on_cuda}}
     for device in ("cpu", "cuda"):  # what one device ran never changes another's verdict
-        assert status.assertion_status(assertion, both, device) == status.assertion_status(assertion, alone[device], device)
+        assert status.assertion_status(assertion, both, device)[0] == status.assertion_status(assertion, alone[device], device)[0]
     expected = {
         ("supports", "passed"): "supported",
         ("supports", "failed"): "contradicted",
@@ -166,5 +169,100 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
         ("supports", "error"): "error",
         ("refutes", "error"): "error",
     }
-    assert status.assertion_status(assertion, both, "cpu") == expected.get((stance, cpu), "not-run")
-    assert status.assertion_status(assertion, both, "cuda") == expected.get((stance, cuda), "not-run")
+    assert status.assertion_status(assertion, both, "cpu")[0] == expected.get((stance, cpu), "not-run")
+    assert status.assertion_status(assertion, both, "cuda")[0] == expected.get((stance, cuda), "not-run")
+
+
+# --- evidence that could have failed: counterparts, identities, the source's size, apparatus ----------
+
+
+SHUFFLE = {"top1": 60.0, "top1_nofix": 20.0, "signature_acc_shuffled": 0.3, "signature_acc_nofix": 0.9}
+
+
+def _leak(root, **metrics) -> tuple[str, str]:
+    """The valid fixture's SOTA-364 assertion 'leak' on cpu (its analytic check passing), and why."""
+    write_result(root, "SOTA-364", "bn-cross-sample", "cpu", "passed", cross_sample_jacobian=0.1)
+    write_result(root, "SOTA-364", "shuffle-bn", "cpu", "passed", **{**SHUFFLE, **metrics})
+    a = claim_states(load(root))["SOTA-364"].assertions[0]
+    return a.by_device["cpu"], a.why["cpu"]
+
+
+def _edit(root, old: str, new: str) -> None:
+    path = root / "claims" / "SOTA-364.yaml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_an_expectation_every_counterpart_fails_supports(kb_root):
+    _edit(kb_root, "      - {check: bn-cross-sample, stance: supports}\n", "")  # shuffle-bn alone bears on it
+    assert _leak(kb_root) == ("supported", "shuffle-bn holds and its counterparts fail it")
+
+
+def test_a_control_whose_counterpart_meets_it_votes_nothing(kb_root):
+    # the model with the leak open scores 0.5 < 0.6 too: the control cannot tell it from the fixed one
+    assert _leak(kb_root, signature_acc_nofix=0.5) == (
+        "inconclusive",
+        "it could not have failed: the counterpart signature_acc_nofix meets it too (signature_acc_shuffled)",
+    )
+
+
+def test_a_supporting_expectation_without_a_counterpart_supports_nothing(make_kb):
+    root = make_kb("unchallenged")  # top1 >= 50 names no counterpart
+    _edit(root, "{check: shuffle-bn, stance: supports}", "{check: shuffle-bn, stance: supports, metrics: [top1], because: x}")
+    assert _leak(root) == ("inconclusive", "unchallenged: no counterpart shows that shuffle-bn could have failed")
+
+
+def test_a_threshold_weaker_than_the_source_s_size_is_at_best_direction_only(make_kb):
+    status_, why = _leak(make_kb("weaker-than-source"))  # top1 >= 50 where the source states 60.6
+    assert status_ == "direction-only"
+    assert why == "holds in direction; top1 >= 50 is weaker than the source's size (a top-1 of 60.6 %)"
+
+
+def test_a_threshold_at_the_source_s_size_supports(make_kb):
+    root = make_kb("weaker-than-source")
+    _edit(root, "value: 50, against", "value: 60.6, against")
+    assert _leak(root, top1=61.0)[0] == "supported"
+
+
+def test_an_identity_inside_a_toy_check_is_no_support(kb_root):
+    _edit(kb_root, "value: 50, against: [top1_nofix],", "value: 50, identity: true,")
+    _edit(kb_root, "control: true, against: [signature_acc_nofix]}", "control: true, identity: true}")
+    assert _leak(kb_root) == (
+        "inconclusive",
+        "shuffle-bn holds by construction: an identity is support only in an analytic check",
+    )
+
+
+def test_an_identity_inside_an_analytic_check_is_support(kb_root):
+    _edit(kb_root, "        value: 0.001\n", "        value: 0.001\n        identity: true\n")  # bn-cross-sample is analytic
+    _edit(kb_root, "      - {check: shuffle-bn, stance: supports}\n", "")
+    assert _leak(kb_root) == ("supported", "bn-cross-sample holds analytically")
+
+
+def _apparatus(root) -> None:
+    """bn-cross-sample becomes apparatus that shuffle-bn uses; the assertion rests on shuffle-bn alone."""
+    _edit(root, "    tier: analytic\n", "    tier: analytic\n    role: apparatus\n")
+    _edit(root, "    tier: toy\n", "    tier: toy\n    uses: [bn-cross-sample]\n")
+    _edit(root, "      - {check: bn-cross-sample, stance: supports}\n", "")
+
+
+def test_an_apparatus_check_votes_for_nothing_and_sets_no_scale_word(kb_root):
+    _apparatus(kb_root)
+    assert _leak(kb_root) == ("supported", "shuffle-bn holds and its counterparts fail it")
+    from assay.site.claim_page import verdict_sentence
+    from assay.site.views import index
+
+    view = index(kb_root).claims["SOTA-364"]
+    assert "analytically" not in verdict_sentence(view) and "at toy scale" in verdict_sentence(view)
+
+
+def test_a_failed_apparatus_makes_the_checks_that_use_it_an_error(kb_root):
+    _apparatus(kb_root)
+    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "passed", **SHUFFLE)
+    write_result(kb_root, "SOTA-364", "bn-cross-sample", "cpu", "failed", cross_sample_jacobian=0.0)
+    a = claim_states(load(kb_root))["SOTA-364"].assertions[0]
+    assert (a.by_device["cpu"], a.why["cpu"]) == (
+        "error",
+        "the apparatus failed: shuffle-bn uses bn-cross-sample, which is failed",
+    )

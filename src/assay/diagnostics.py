@@ -56,6 +56,7 @@ _CODES = [
         "error",
         f"A file has more than {PER_FILE} problems; the rest are counted, not listed (fix these and run again).",
     ),
+    Code("too-many-warnings", "warning", f"A file has more than {PER_FILE} warnings; the rest are counted, not listed."),
     Code("schema-line", "warning", "The `# yaml-language-server: $schema=` line is missing, so editors cannot validate."),
     # the record itself
     Code("bad-id", "error", "The id does not have the form of its series (`LIT-NNN`, `SOTA-NNN`, `THEORY-NNN`, `ADR-NNN`)."),
@@ -104,6 +105,27 @@ _CODES = [
         "error",
         "A field still holds the text `assay new` wrote for a person to replace, so the record cannot read as cited or checked.",
     ),
+    # evidence that could have failed
+    Code(
+        "unknown-counterpart",
+        "error",
+        "An expectation's `against:` names a metric its check does not declare, its own metric, or one in another unit.",
+    ),
+    Code(
+        "unchallenged",
+        "warning",
+        "An expectation a supporting assertion reads names no counterpart (`against:`), so nothing shows it could have "
+        "failed; it votes for nothing.",
+    ),
+    Code(
+        "weaker-than-source",
+        "warning",
+        "A threshold asks less than the size the source states (`source_value`): the assertion is at best "
+        "direction-only; `weaker_because:` says why.",
+    ),
+    Code("apparatus-evidence", "error", "An assertion names an apparatus check (our own machinery) as evidence."),
+    Code("unknown-apparatus", "error", "A check's `uses:` names no apparatus check of the claim."),
+    Code("unargued-subset", "warning", "An assertion reads only some expectations of a check without saying why (`because:`)."),
     # references between records
     Code("unknown-source", "error", "A citation, reported number or comparison names a source that does not exist."),
     Code("unknown-record", "error", "A relation names a record that does not exist."),
@@ -203,31 +225,32 @@ def printable(text: str) -> str:
 
 
 def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = None) -> list[Diagnostic]:
-    """``found`` sorted, with at most ``PER_FILE`` diagnostics of each file listed.
+    """``found`` sorted, with at most ``PER_FILE`` diagnostics of each file listed, errors before warnings.
 
-    The rest of a file's diagnostics, and the ``unlisted[path]`` problems that were counted but never
-    made into diagnostics, become one too-many-problems diagnostic where the first left out was.
+    The rest of a file's diagnostics, and the ``unlisted[path]`` problems that were counted but never made into
+    diagnostics (errors, all of them), become one diagnostic where the first left out was: too-many-problems when
+    an error is among them, too-many-warnings when only warnings are.
     """
     unlisted = unlisted or {}
     out: list[Diagnostic] = []
     for path, group in itertools.groupby(sorted(found), key=lambda d: d.path):
-        listed = list(itertools.islice(group, PER_FILE + 1))
-        more = sum(1 for _ in group) + unlisted.get(path, 0)
-        if len(listed) > PER_FILE:
-            where, more = listed.pop(), more + 1
-        elif more:
-            where = listed[-1]
-        else:
-            out += listed
-            continue
+        every = list(group)
+        ranked = sorted(every, key=lambda d: (d.severity != "error", d))  # errors are never hidden behind warnings
+        listed, left = sorted(ranked[:PER_FILE]), ranked[PER_FILE:]
+        more = len(left) + unlisted.get(path, 0)
         out += listed
+        if not more:
+            continue
+        where = min(left) if left else listed[-1]
+        code = "too-many-problems" if unlisted.get(path) or any(d.severity == "error" for d in left) else "too-many-warnings"
+        noun = "problem" if code == "too-many-problems" else "warning"
         out.append(
             Diagnostic(
                 path,
                 where.line,
                 where.col,
-                "too-many-problems",
-                f"{more} more {'problem' if more == 1 else 'problems'} in this file {'is' if more == 1 else 'are'} not listed",
+                code,
+                f"{more} more {noun if more == 1 else noun + 's'} in this file {'is' if more == 1 else 'are'} not listed",
                 "fix these and run assay check again",
             )
         )

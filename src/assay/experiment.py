@@ -14,6 +14,24 @@ from assay.ids import VERIFIER, Slug, Text
 SeedReading = Literal["all", "mean"]
 
 
+class SourceValue(BaseModel):
+    """The size a source states for the quantity an expectation tests: the threshold is held to it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    says: Text = Field(description="The source's words for the size (`almost an order of magnitude`).")
+    value: float = Field(allow_inf_nan=False, description="The size as a number in the metric's unit (10).")
+    citation: Annotated[int, Field(ge=1)] = Field(description="The claim's citation that states it, by number (1 is the first).")
+    weaker_because: Text | None = Field(
+        None,
+        description="Why the threshold is weaker than the source's size, where it is: silences the warning; the "
+        "assertion still reads at best direction-only.",
+    )
+
+
+Role = Literal["evidence", "apparatus"]
+
+
 class Expectation(BaseModel):
     """One comparison over a metric the verifier records: `metric op value`, or `== value within tol`."""
 
@@ -41,6 +59,20 @@ class Expectation(BaseModel):
         lt=1,
         description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset.",
     )
+    against: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description="Counterparts: metrics of the same run that measure the same statistic on a condition where this "
+        "comparison must not hold (for a control, the model with the effect; for an effect, the model without it). The "
+        "comparison is evaluated on each, with the same seed reading; only an expectation they all fail can vote.",
+    )
+    source_value: SourceValue | None = Field(
+        None, description="The size the source states for what this tests; a weaker threshold is at best direction-only."
+    )
+    identity: bool = Field(
+        False,
+        description="It holds by construction (an identity of the code or the maths): shown, and support only in an "
+        "analytic check.",
+    )
 
     @model_validator(mode="after")
     def _tol_only_with_eq(self) -> Expectation:
@@ -49,6 +81,17 @@ class Expectation(BaseModel):
         if self.interval is not None and self.seeds != "mean":
             raise ValueError("interval is only meaningful with seeds: mean")
         return self
+
+    def weaker_than_source(self) -> bool:
+        """Whether the threshold asks for less than the size the source states, in the comparison's direction."""
+        if self.source_value is None:
+            return False
+        size = self.source_value.value
+        if self.op in (">", ">="):
+            return self.value < size
+        if self.op in ("<", "<="):
+            return self.value > size
+        return abs(self.value - size) > (self.tol or 0.0)  # `==` that does not admit the source's value
 
     def holds(self, measured: float) -> bool:
         """Whether the measured value satisfies this expectation."""
@@ -125,6 +168,16 @@ class Check(BaseModel):
         None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
     )
     note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
+    role: Role = Field(
+        "evidence",
+        description="`apparatus`: a check of our own machinery against a reference (an equivalence, a count of our "
+        "implementation); it votes for no assertion, and the checks that use the machinery name it under `uses`.",
+    )
+    uses: list[Slug] = Field(
+        default_factory=list,
+        description="The apparatus checks whose machinery this check runs on; a failing one makes this check's evidence "
+        "an error.",
+    )
 
     def metric(self, name: str) -> MetricSpec | None:
         """The declaration of metric ``name``, or None."""

@@ -106,6 +106,7 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
         "closure": st.closure,
         "assertion_counts": st.counts,
         "assertion_status": {a.id: a.by_device for a in st.assertions},
+        "assertion_why": {a.id: a.why for a in st.assertions},
         "results": [
             {
                 "check": c.check,
@@ -127,6 +128,8 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
                         "seeds_holding": e.seeds_holding,
                         "seeds_total": e.seeds_total,
                         "control": e.control,
+                        "against": [c.model_dump() for c in e.against],
+                        "discriminates": e.discriminates,
                     }
                     for e in c.result.expectation
                 ]

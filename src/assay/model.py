@@ -191,6 +191,9 @@ class Support(BaseModel):
         default_factory=list,
         description="The metrics of the check's expectations that bear on this assertion; unset: all of them.",
     )
+    because: Text | None = Field(
+        None, description="Why the assertion reads only the `metrics` named, where it reads only some of the check's."
+    )
 
 
 class Protocol(BaseModel):
@@ -209,6 +212,7 @@ class Assertion(BaseModel):
 
     id: Slug = Field(description="Assertion id, unique in the claim.")
     filed: list[Text] = Field(min_length=1, description="Its words: exact spans of the statement or of a condition.")
+    says: Text | None = Field(None, description="One self-contained sentence, in plain words, of what it asserts.")
     source: SourceSays = Field(description="What the cited sources say about it.")
     evidence: list[Support] = Field(default_factory=list, description="The checks that bear on it, each with its stance.")
     cited_only: Text | None = Field(None, description="Why no check tests it (`needs ImageNet-scale training`).")

@@ -8,12 +8,14 @@ and why a check needs a run. The commands, the export and the site read these; t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from assay.diagnostics import Diagnostic
+from assay.experiment import Check, Expectation
 from assay.ledger.inputs import InputParts, stale_reasons
 from assay.ledger.result import Key, Result
 from assay.ledger.store import Ledger
-from assay.model import Assertion, Claim, series_of
+from assay.model import Assertion, Claim, Support, series_of
 from assay.records.knowledge_base import KnowledgeBase
 from assay.vocabulary import ASSERTION
 
@@ -113,53 +115,133 @@ VOTE = {
 }
 
 
-def assertion_status(assertion: Assertion, states: dict[tuple[str, str], CheckState], device: str) -> str:
-    """An assertion's status on one device, from its checks' states there and their stances (a key of ASSERTION).
+@dataclass(frozen=True)
+class Vote:
+    """What one check says of an assertion on one device: for (+1), against (-1), neutral (0), undecided (None);
+    why, in one line; and whether its threshold is weaker than the size the source states."""
 
-    Each check votes by its stance and how the expectations the assertion reads came out (``VOTE``). Checks
-    for and against: inconclusive. Only against: contradicted. Any undecided: inconclusive. For, with every
-    check measured: supported. A refuting check that did not refute, alone: inconclusive."""
+    value: int | None
+    why: str
+    direction_only: bool = False
+
+
+def vote(support: Support, state: CheckState, check: Check | None) -> Vote | None:
+    """The vote of ``support``'s check, from how the expectations the assertion reads came out (``VOTE``); None
+    when nothing was measured. An expectation that holds votes only if it could have failed: its counterparts all
+    fail it (``discriminates``), it is no identity outside an analytic check, and it is at best direction-only when
+    its threshold asks less than the source's size. ``check``: the record's check (None: no record marks)."""
+    measured = state.status in ("passed", "failed", "known-failing", "inconclusive")
+    outcome = came_out(state, support.metrics) if measured else None
+    if outcome is None:
+        return None
+    value = VOTE[(support.stance, outcome)]
+    if outcome != "holds" or value == 0:
+        why = {"fails": "an expectation it reads failed", "inconclusive": "the seeds disagree"}.get(outcome, "")
+        return Vote(value, why or f"the refuting check {support.check} did not refute")
+    if check is not None and check.tier == "analytic":
+        return Vote(value, f"{support.check} holds analytically")
+    read = _read(state, support.metrics, check)
+    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
+    if read and not voting:
+        return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
+    for ev, _ in voting:
+        if ev.discriminates is False:
+            met = next((c for c in ev.against if c.outcome != "fails"), None)
+            how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+            return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({ev.metric})")
+    if not any(ev.discriminates for ev, _ in voting):
+        return Vote(None, f"unchallenged: no counterpart shows that {support.check} could have failed")
+    weaker = [spec for _, spec in voting if spec is not None and spec.weaker_than_source()]
+    if weaker:
+        says = weaker[0].source_value.says if weaker[0].source_value else ""
+        return Vote(value, f"holds in direction; {weaker[0]} is weaker than the source's size ({says})", True)
+    return Vote(value, f"{support.check} holds and its counterparts fail it")
+
+
+def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Any, Expectation | None]]:
+    """The evaluated expectations the assertion reads, each beside the record's expectation it evaluated (in the
+    record's order, which is the order they were evaluated in)."""
+    evaluated = state.result.expectation if state.result is not None else []
+    specs = list(check.expect) if check is not None and len(check.expect) == len(evaluated) else [None] * len(evaluated)
+    return [(ev, spec) for ev, spec in zip(evaluated, specs) if not on or ev.metric in on]
+
+
+def assertion_status(
+    assertion: Assertion, states: dict[tuple[str, str], CheckState], device: str, checks: dict[str, Check] | None = None
+) -> tuple[str, str]:
+    """An assertion's status on one device (a key of ASSERTION) and the line that explains it, from its checks'
+    votes there (``vote``; ``checks``: the claim's checks by id, whose marks weigh a vote).
+
+    Checks for and against: inconclusive. Only against: contradicted. Any undecided: inconclusive. For, with every
+    check measured: supported, or direction-only where a threshold is weaker than the source's size. A refuting
+    check that did not refute, alone: inconclusive. Apparatus checks vote for nothing; a failed apparatus that a
+    check uses makes the assertion an error."""
+    checks = checks or {}
     if assertion.cited_only:
-        return "untested"
-    relevant = [(e, states[(e.check, device)]) for e in assertion.evidence if (e.check, device) in states]
+        return "untested", "cited only: " + assertion.cited_only
+    relevant = [
+        (e, states[(e.check, device)])
+        for e in assertion.evidence
+        if (e.check, device) in states and getattr(checks.get(e.check), "role", "evidence") != "apparatus"
+    ]
     if not relevant:
-        return "not-run"
+        return "not-run", "no check that bears on it has run here"
+    broken = _apparatus_failed(relevant, states, device, checks)
+    if broken:
+        return "error", broken
     if any(st.status == "error" for _, st in relevant):
-        return "error"
+        return "error", "a check that bears on it crashed or timed out"
     if any(st.stale for _, st in relevant):
-        return "stale"
-    votes, missing = [], False
-    for e, st in relevant:
-        outcome = came_out(st, e.metrics) if st.status in ("passed", "failed", "known-failing", "inconclusive") else None
-        if outcome is None:
-            missing = True
-        else:
-            votes.append(VOTE[(e.stance, outcome)])
-    if not votes:
-        return "not-run"
-    if 1 in votes and -1 in votes:
-        return "inconclusive"
-    if -1 in votes:
-        return "contradicted"
-    if None in votes:
-        return "inconclusive"
-    if 1 in votes:
-        return "not-run" if missing else "supported"
-    return "not-run" if missing else "inconclusive"
+        return "stale", "a check that bears on it ran on inputs that have changed"
+    votes = [vote(e, st, checks.get(e.check)) for e, st in relevant]
+    cast = [v for v in votes if v is not None]
+    missing = len(cast) < len(votes)
+    if not cast:
+        return "not-run", "no check that bears on it has a measurement here"
+    values = [v.value for v in cast]
+    first = {x: next(v.why for v in cast if v.value == x) for x in set(values)}
+    if 1 in values and -1 in values:
+        return "inconclusive", f"checks disagree: {first[1]}; but {first[-1]}"
+    if -1 in values:
+        return "contradicted", first[-1]
+    if None in values:
+        return "inconclusive", first[None]
+    if 1 in values:
+        if missing:
+            return "not-run", "not every check that bears on it has a measurement here"
+        shy = next((v for v in cast if v.direction_only), None)
+        return ("direction-only", shy.why) if shy else ("supported", first[1])
+    return ("not-run", "not every check that bears on it has a measurement here") if missing else ("inconclusive", first[0])
+
+
+def _apparatus_failed(relevant: list, states: dict, device: str, checks: dict[str, Check]) -> str:
+    """Why the machinery a check uses failed its own check (empty when it did not)."""
+    for e, _ in relevant:
+        for used in getattr(checks.get(e.check), "uses", []):
+            st = states.get((used, device))
+            if st is not None and st.status in ("failed", "known-failing", "error", "inconclusive"):
+                return f"the apparatus failed: {e.check} uses {used}, which is {st.status}"
+    return ""
 
 
 @dataclass(frozen=True)
 class AssertionState:
-    """An assertion's status on every device the claim's checks declare."""
+    """An assertion's status on every device the claim's checks declare, and the line that explains each."""
 
     id: str
     by_device: dict[str, str]  # device -> a key of ASSERTION
+    why: dict[str, str] = field(default_factory=dict)  # device -> the one line that explains it
 
 
 def assertion_states(claim: Claim, checks: list[CheckState]) -> list[AssertionState]:
     by_key = {(c.check, c.device): c for c in checks}
     devices = claim_devices(claim)
-    return [AssertionState(a.id, {d: assertion_status(a, by_key, d) for d in devices}) for a in claim.assertions]
+    records = {c.id: c for c in claim.checks}
+    out = []
+    for a in claim.assertions:
+        judged = {d: assertion_status(a, by_key, d, records) for d in devices}
+        out.append(AssertionState(a.id, {d: s for d, (s, _) in judged.items()}, {d: w for d, (_, w) in judged.items()}))
+    return out
 
 
 def claim_devices(claim: Claim) -> list[str]:
@@ -186,7 +268,7 @@ def summarise_assertions(claim: Claim, assertions: list[AssertionState], ran: li
         return "not-run"
     if all(a.by_device.get(d) == "supported" for a in assertions for d in ran):
         return "verified"
-    if "supported" in every:
+    if "supported" in every or "direction-only" in every:
         return "partly-verified"
     return "contradicted" if "contradicted" in every else "inconclusive"
 

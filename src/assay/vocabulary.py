@@ -101,6 +101,12 @@ ASSERTION = {
             "Every check that bears on it ran on this device and came out for it.",
         ),
         Status(
+            "direction-only",
+            "material-trending-up",
+            "#8a4b00",
+            "It holds in direction, but a threshold asks less than the size the source states (or that size was not tested).",
+        ),
+        Status(
             "contradicted",
             "material-close-circle",
             "#c62828",

@@ -26,7 +26,7 @@ def test_a_reported_number_that_is_not_finite_is_an_error_so_the_json_export_sta
 
 def test_an_expectation_threshold_of_minus_infinity_cannot_make_a_check_pass_trivially(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
-    path.write_text(path.read_text().replace("        value: 50\n", "        value: -.inf\n", 1))
+    path.write_text(path.read_text().replace("        value: 50,", "        value: -.inf,", 1))
     assert [d.code for d in audit.run(load(kb_root))] == ["wrong-type"]
 
 

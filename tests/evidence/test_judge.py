@@ -114,3 +114,41 @@ def test_the_t_quantile_matches_the_printed_table(p, df, table):
     from assay.statistics import t_quantile
 
     assert round(t_quantile(p, df), 4) == table
+
+
+SHUFFLE = {"top1": 60.0, "top1_nofix": 20.0, "signature_acc_shuffled": 0.3, "signature_acc_nofix": 0.9}
+
+
+def test_each_counterpart_is_read_with_the_expectation_s_comparison_and_all_failing_it_discriminates(kb_root):
+    claim = load(kb_root).claims["SOTA-364"]
+    top1, control = judge(claim, claim.check("shuffle-bn"), SHUFFLE)
+    assert [(c.metric, c.measured, c.outcome) for c in top1.against] == [("top1_nofix", 20.0, "fails")]
+    assert [(c.metric, c.outcome) for c in control.against] == [("signature_acc_nofix", "fails")]
+    assert (top1.discriminates, control.discriminates) == (True, True)
+
+
+def test_a_counterpart_that_meets_the_comparison_does_not_discriminate(kb_root):
+    claim = load(kb_root).claims["SOTA-364"]
+    top1, control = judge(claim, claim.check("shuffle-bn"), {**SHUFFLE, "signature_acc_nofix": 0.5})
+    assert (top1.discriminates, control.discriminates) == (True, False)
+    assert control.against[0].outcome == "holds"
+
+
+def test_a_counterpart_is_read_seed_by_seed_as_its_expectation_is(kb_root):
+    claim = load(kb_root).claims["SOTA-364"]
+    seeds = {"top1": [60.0, 61.0], "top1_nofix": [45.0, 55.0]}  # the model without the fix meets >= 50 on one seed
+    top1 = judge(claim, claim.check("shuffle-bn"), SHUFFLE, seeds)[0]
+    c = top1.against[0]
+    assert (c.seeds, c.seeds_holding, c.seeds_total, c.outcome) == ("all", 1, 2, "inconclusive")
+    assert top1.discriminates is False  # undecided is not a demonstrated failure
+
+
+def test_a_counterpart_the_verifier_did_not_record_is_the_verifier_s_error(kb_root):
+    claim = load(kb_root).claims["SOTA-364"]
+    metrics = {k: v for k, v in SHUFFLE.items() if k != "top1_nofix"}
+    with pytest.raises(VerifierError) as info:
+        judge(claim, claim.check("shuffle-bn"), metrics)
+    assert str(info.value) == (
+        "SOTA-364/shuffle-bn: the verifier did not record metric 'top1_nofix', a counterpart of 'top1' "
+        "(recorded: signature_acc_nofix, signature_acc_shuffled, top1)"
+    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.experiment import Check, Expectation
-from assay.ledger.result import ErrorKind, Evaluated, PaperNumber, Verdict
+from assay.ledger.result import Counterpart, ErrorKind, Evaluated, PaperNumber, Verdict
 from assay.model import Claim
 from assay.statistics import mean_interval
 
@@ -76,10 +76,32 @@ def evaluate(
         )
         spec = check.metric(exp.metric)
         reading = read_seeds(exp, metrics[exp.metric], seeds.get(exp.metric, []))
+        against = [_counterpart(claim, check, exp, name, metrics, seeds) for name in exp.against]
         out.append(
-            Evaluated(**exp.model_dump(exclude={"seeds", "interval"}), **reading, paper=paper, unit=spec.unit if spec else None)
+            Evaluated(
+                **exp.model_dump(exclude={"seeds", "interval", "against", "source_value", "identity"}),
+                **reading,
+                paper=paper,
+                unit=spec.unit if spec else None,
+                against=against,
+                discriminates=all(c.outcome == "fails" for c in against) if against else None,
+            )
         )
     return out
+
+
+def _counterpart(
+    claim: Claim, check: Check, exp: Expectation, name: str, metrics: dict[str, float], seeds: dict[str, list[float]]
+) -> Counterpart:
+    """``exp``'s comparison on the counterpart metric ``name``, read as ``exp`` is read (the same seed reading)."""
+    if name not in metrics:
+        raise VerifierError(
+            f"{claim.id}/{check.id}: the verifier did not record metric '{name}', a counterpart of '{exp.metric}' "
+            f"(recorded: {', '.join(sorted(metrics)) or 'none'})"
+        )
+    reading = read_seeds(exp, metrics[name], seeds.get(name, []))
+    reading.pop("holds")
+    return Counterpart(metric=name, **reading)
 
 
 def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:

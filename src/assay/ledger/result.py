@@ -77,6 +77,19 @@ class PaperNumber(_Part):
     locator: str = Field(description="Where the source reports it.")
 
 
+class Counterpart(_Part):
+    """An expectation's comparison evaluated on one counterpart: the same statistic, measured in the same run, on a
+    condition where the comparison must not hold."""
+
+    metric: Name = Field(description="The counterpart's metric.")
+    measured: Finite = Field(description="Its measured value (the mean, where per-seed values were recorded).")
+    outcome: Outcome = Field(description="How the expectation's comparison came out on it, read as the expectation is.")
+    seeds: Literal["value", "all", "mean"] = Field("value", description="How it was read.")
+    seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied the comparison.")
+    seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
+    interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
+
+
 class Evaluated(_Part):
     """One expectation of the check, as evaluated against what was measured."""
 
@@ -99,6 +112,14 @@ class Evaluated(_Part):
     interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
     unit: str | None = Field(None, description="The metric's declared unit.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
+    against: list[Counterpart] = Field(
+        default_factory=list, description="The comparison evaluated on each counterpart the record names."
+    )
+    discriminates: bool | None = Field(
+        None,
+        description="Whether every counterpart fails the comparison (every seed, or its interval on the other side); "
+        "None when the record names none.",
+    )
 
 
 class Figure(_Part):

@@ -18,17 +18,25 @@ def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
     the assertions it bears on, with its stance; the statement, for a claim not cut into assertions).
 
     The definition leaves out the check's note, the wording of its known-failing reason and the prose that
-    describes its metrics: they change what a reader is told, not what runs or how it is read."""
+    describes its metrics: they change what a reader is told, not what runs or how it is read. So do what only
+    weighs a result (an expectation's control and identity marks, its source's size; the check's role and the
+    apparatus it uses): the status reads them from the record. An expectation's counterparts (``against``) are
+    evaluated in the run, so they are an input, where there are any."""
     definition = check.model_dump(
         mode="json",
         exclude={
             "note": True,
             "known_failing": True,
-            "expect": {"__all__": {"control"}},
+            "role": True,
+            "uses": True,
+            "expect": {"__all__": {"control", "identity", "source_value"}},
             "metrics": {"__all__": {"measures", "quantity"}},
         },
     )
     definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
+    for exp in definition["expect"]:
+        if not exp["against"]:
+            del exp["against"]  # so the definitions of checks with no counterparts hash as they did before there were any
     parts = [(f"check:{claim.id}#{check.id}", digest(json.dumps(definition, sort_keys=True).encode()))]
     testing = claim.assertions_testing(check.id)
     if testing:

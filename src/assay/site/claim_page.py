@@ -41,7 +41,7 @@ LEAD = {
 }
 
 
-COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed"}
+COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed", "direction-only": "holding in direction only"}
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,9 @@ def verdict_sentence(view: ClaimView) -> str:
     """``Holds in part, at toy scale, on CPU: 6 of 10 assertions supported, 2 contradicted, 2 cited only;
     not run on a GPU.`` Made from the counts, never typed."""
     st, claim = view.state, view.claim
-    ran_tiers = [TIER_WORDS[t] for t in view.tiers if any(c.tier == t and _ran(view, c.id) for c in claim.checks)]
+    # our own machinery (apparatus) sets no scale word: it is no evidence
+    evidence = [c for c in claim.checks if c.role != "apparatus" and _ran(view, c.id)]
+    ran_tiers = [TIER_WORDS[t] for t in view.tiers if any(c.tier == t for c in evidence)]
     head = LEAD[st.status] + (", " + " and ".join(ran_tiers) if ran_tiers else "")
     declared = status.claim_devices(claim)
     ran = [d for d in declared if d in st.devices_run]
@@ -196,7 +198,7 @@ def _counts(view: ClaimView, device: str) -> str:
         ]
         names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
         total, what = len(names), "checks"
-    order = ["supported", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
+    order = ["supported", "direction-only", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
     n = {name: names.count(name) for name in order}
     bits = [f"{n['supported']} of {total} {what} supported" if total != 1 else f"{n['supported']} of 1 {what[:-1]} supported"]
     bits += [f"{n[name]} {COUNT_WORDS.get(name, name)}" for name in order[1:] if n[name]]
