@@ -69,6 +69,8 @@ class Row:
     refined: str | None
     cited_only: str | None
     discrepancies: list[int]  # numbers of the discrepancies whose filed words overlap this row's
+    says: str | None = None  # the assertion in one sentence, where the record gives it
+    why: str = ""  # the line that explains the verdict (on the first device that ran)
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,9 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
     out = []
     for i, a in enumerate(claim.assertions):
         devices = view.state.devices_run or []
-        by_device = view.state.assertions[i].by_device if i < len(view.state.assertions) else {}
+        state = view.state.assertions[i] if i < len(view.state.assertions) else None
+        by_device = state.by_device if state else {}
+        why = next((state.why[d] for d in devices if d in state.why), "") if state else ""
         verdicts = [(d, vocabulary.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or [
             ("", vocabulary.ASSERTION["untested" if a.cited_only else "not-run"])
         ]
@@ -232,6 +236,8 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 a.refined,
                 a.cited_only,
                 marks.get(a.id, []),
+                a.says,
+                why,
             )
         )
     return out
