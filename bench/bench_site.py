@@ -152,9 +152,9 @@ TARGET_RATIO, TARGET_SIZE = 2.0, 10_000
 def _mkdocs(config: Path) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS in MB of ``mkdocs build`` as a child (``measure``)."""
     argv = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
-    wall, cpu, mb, rc, _ = measured(argv, {**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    wall, cpu, mb, rc, stderr = measured(argv, {**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     if rc:
-        raise subprocess.CalledProcessError(rc, argv)
+        raise subprocess.CalledProcessError(rc, argv, stderr=stderr)  # what mkdocs said is in the error
     return wall, cpu, mb
 
 
