@@ -97,6 +97,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         for a in st.assertions:
             verdicts = ", ".join(f"{d} {v}" for d, v in a.by_device.items()) or "no device"
             print(printable(f"  assertion {a.id}: {verdicts}"))
+            for device, why in a.why.items():
+                if a.by_device.get(device) not in ("not-run", "untested"):
+                    print(printable(f"    why ({device}): {why}"))
+            if filed[a.id].says:
+                print(printable(f"    says: {filed[a.id].says}"))
             print(printable(f"    filed: {_clip(' … '.join(filed[a.id].filed), 160)}"))
             print(printable(f"    source: {filed[a.id].source.kind}"))
             for e in filed[a.id].evidence:
