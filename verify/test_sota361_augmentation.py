@@ -127,6 +127,7 @@ def test_crop_only_contrastive_solves_pretext_but_learns_colour_not_digits(evide
     m["probe_gain"] = m["crop_colour_probe"] - m["crop_probe"]
     m["knn_gain"] = m["crop_colour_knn"] - m["crop_knn"]
     m["crop_probe_minus_random"] = m["crop_probe"] - m["random_probe"]
+    m["crop_colour_probe_minus_random"] = m["crop_colour_probe"] - m["random_probe"]  # counterpart of the above
     m["tint_r2_drop"] = m["crop_tint_r2"] - m["crop_colour_tint_r2"]
     for k, v in m.items():  # each replica is a seed
         evidence.metric(k, v.mean().item(), seeds=v.tolist())

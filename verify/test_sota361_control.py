@@ -59,15 +59,19 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
     ink = ink_coverage(x, tint)  # ink: 1797 x 1 x 8 x 8
     grey = (GREY_INK * ink + GREY_PAPER * (1 - ink)).expand(-1, 3, -1, -1)  # one ink and paper colour for all: 1797 x 3 x 8 x 8
     tinted_net, tinted = crop_only(x, y, tr, te, SEED)
-    _, untinted = crop_only(grey, y, tr, te, SEED)
+    untinted_net, untinted = crop_only(grey, y, tr, te, SEED)
     # the tinted model's pretext task on views of the same crops whose colours are drawn afresh per view
     retinted = pretext_accuracy(tinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
+    # the same re-painting for the grey-tint model, which has no colour route (counterpart of the tinted model's loss)
+    untinted_retinted = pretext_accuracy(untinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
     per_seed = {
         "tinted_pretext_acc": tinted["pretext_acc"],
         "untinted_pretext_acc": untinted["pretext_acc"],
         "pretext_acc_tinted_minus_untinted": tinted["pretext_acc"] - untinted["pretext_acc"],
         "tinted_retinted_pretext_acc": retinted,
         "pretext_acc_lost_by_retinting": tinted["pretext_acc"] - retinted,
+        "untinted_pretext_acc_lost_by_retinting": untinted["pretext_acc"] - untinted_retinted,
+        "retinted_pretext_acc_tinted_minus_untinted": retinted - untinted_retinted,  # both models on re-painted views
         "tinted_knn": tinted["knn"],
         "untinted_knn": untinted["knn"],
         "knn_untinted_minus_tinted": untinted["knn"] - tinted["knn"],

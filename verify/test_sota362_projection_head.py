@@ -149,6 +149,7 @@ def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
         "rot_acc_gh_above_chance": m["nonlinear_rot_gh"] - 0.25,
         "rot_acc_h": m["nonlinear_rot_h"],
         "random_init_rot_acc_gh_above_chance": m["random_rot_gh"] - 0.25,
+        "random_init_rot_acc_gh": m["random_rot_gh"],  # rot_acc_gh's counterpart: the untrained network's g(h)
     }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
@@ -178,6 +179,8 @@ def test_any_head_beats_no_head(evidence, device):
         "nonlinear_minus_none": nonlinear - none,  # replica r of both runs: same encoder init and batches
         "lin_acc_h_nonlinear_head_twin": twin,
         "same_head_abs_diff": (nonlinear - twin).abs(),  # control: the head is not what differs
+        "nonlinear_minus_twin": nonlinear - twin,  # nonlinear_minus_none's counterpart: the same head on both sides
+        "nonlinear_none_abs_diff": (nonlinear - none).abs(),  # the control's counterpart: the heads differ
         "random_init_lin_acc_h": untrained,
         "nonlinear_minus_random_init": nonlinear - untrained,
         "none_minus_random_init": none - untrained,

@@ -197,6 +197,12 @@ def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, de
     for name, v in per_seed.items():
         unit = "nats" if name.startswith("entropy") else "fraction"
         evidence.metric(name, v.mean().item(), unit=unit, seeds=v.tolist())
+    # counterparts on the untrained networks (same groups, no training): the entropy drop and the temperature's gain
+    ue, ul = out["untrained"]["entropy"], out["untrained"]["lin"]
+    v = ue["l2_tau1"] - ue["l2_tau0p05"]
+    evidence.metric("random_init_entropy_l2_tau1_minus_tau0p05", v.mean().item(), unit="nats", seeds=v.tolist())
+    v = ul["l2_tau0p1"] - ul["l2_tau1"]
+    evidence.metric("random_init_lin_l2_tau0p1_minus_tau1", v.mean().item(), unit="fraction", seeds=v.tolist())
     evidence.metric("max_entropy", math.log(2 * 256 - 1), unit="nats")
 
     fig, ax = plt.subplots(figsize=(5, 3.5))

@@ -180,9 +180,11 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     bn_train_out, bn_eval_out = pair_errors(bn, x_test)  # N x 1 x 8 x 8 each
     errors = {"bn_train": F.mse_loss(bn_train_out, target).item(), "bn_eval": F.mse_loss(bn_eval_out, target).item()}
     bn_eval_to_own_input = F.mse_loss(bn_eval_out, x_test).item()  # blog: eval output "still resembles the original input"
+    eval_errors = {}  # the controls' eval-mode MSE to the other element (counterparts of bn_eval_over_train)
     for norm in ("ln", "gn", "none"):  # per-sample: train and eval mode are the same function
-        out, _ = pair_errors(train(norm, STEPS_CONTROL, x_train, g, device), x_test)
+        out, out_eval = pair_errors(train(norm, STEPS_CONTROL, x_train, g, device), x_test)
         errors[norm] = F.mse_loss(out, target).item()
+        eval_errors[norm] = F.mse_loss(out_eval, target).item()
 
     evidence.metric("per_sample_floor_mse", floor)
     evidence.metric("mean_image_mse", mean_image_mse)
@@ -196,6 +198,9 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     evidence.metric("groupnorm_over_floor", errors["gn"] / floor)
     evidence.metric("nonorm_over_floor", errors["none"] / floor)
     evidence.metric("min_control_over_floor", min(errors[k] for k in ("ln", "gn", "none")) / floor)
+    evidence.metric("layernorm_eval_over_train", eval_errors["ln"] / errors["ln"])  # counterparts of bn_eval_over_train
+    evidence.metric("groupnorm_eval_over_train", eval_errors["gn"] / errors["gn"])
+    evidence.metric("nonorm_eval_over_train", eval_errors["none"] / errors["none"])
     evidence.note(
         f"load_digits 8x8 (not MNIST 28x28), width {WIDTH}, {STEPS_BN} BN steps of {PAIRS} pairs, "
         f"controls {STEPS_CONTROL} steps; MSEs: " + ", ".join(f"{k}={v:.4f}" for k, v in errors.items()) + f", floor={floor:.4f}"
