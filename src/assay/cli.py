@@ -226,7 +226,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     report = merge(load(args.root), args.dirs)
     for d in report.problems:
-        print(printable(d.render()))
+        print(d.render())  # render escapes what a file says; its hint line is its own
     for title, lines in (
         ("added", report.added),
         ("replaced", report.replaced),

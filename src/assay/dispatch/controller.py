@@ -222,7 +222,7 @@ def _record_deaths(kb: KnowledgeBase, state: RunState, phases: dict[int, Phase],
 def _merge(kb: KnowledgeBase, state: RunState, folders: list[Path], out: TextIO) -> MergeReport:
     report = merge(kb, [f for f in folders if (f / "results").is_dir()])
     for d in report.problems:
-        print(printable(d.render()), file=out)
+        print(d.render(), file=out)
     for line in report.conflicts:
         print(printable(f"conflict: {line}"), file=out)
     print(

@@ -6,6 +6,7 @@ UTC timestamps.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from typing import Annotated, Literal
@@ -51,7 +52,16 @@ Finite = Annotated[float, AfterValidator(_finite)]
 Name = Annotated[str, StringConstraints(pattern=NAME)]
 
 
-Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP)]
+def _real_time(text: str) -> str:
+    try:
+        dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        raise ValueError("is not a real UTC time") from None
+    return text
+
+
+#: A real UTC time (its shape alone would let ``9999-99-99T99:99:99Z`` beat every real result in a merge).
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP), AfterValidator(_real_time)]
 
 
 class _Part(BaseModel):

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from assay.cache import CACHE_FROM, UNCACHED, ParseCache
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_in, read_regular, write_atomic
-from assay.fingerprints import Stamp, sha256, stamp
+from assay.fingerprints import Stamp, input_hash, sha256, stamp
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
 from assay.records.knowledge_base import KnowledgeBase
@@ -121,6 +121,8 @@ def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
         result = Result.model_validate_json(raw)  # the common case, in one pass
     except ValidationError:
         result = _diagnose(rel, raw)
+    if input_hash(result.inputs.parts) != result.inputs.hash:  # the hash is recomputed from its parts, never trusted
+        raise LedgerProblem("ledger-shape", f"{rel}: 'inputs.hash' is not the hash of its parts")
     named = _key_of(path)
     if named != result.key:
         raise LedgerProblem(
@@ -219,7 +221,8 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:
         try:
             raw = read_in(real, name)
             result = Result.model_validate_json(raw)
-            if result.claim == folder and name == f"{result.check}.{result.device}.json":
+            placed = result.claim == folder and name == f"{result.check}.{result.device}.json"
+            if placed and input_hash(result.inputs.parts) == result.inputs.hash:
                 return result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures)
         except (Unreadable, ValidationError):
             pass
