@@ -224,6 +224,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     ev = pyfuncitem.stash.get(_EVIDENCE, None)
     if ev is None:
         raise VerifierError(f"{pyfuncitem.nodeid} does not use the 'evidence' fixture, so it recorded nothing")
+    ev.validate()
     ev.check_units(tie[1])
     try:
         pyfuncitem.stash[_EVALUATED] = judge(*tie, ev.metrics, ev.seeds)

@@ -228,3 +228,25 @@ def test_a_bad_claim_option_is_a_usage_error_under_xdist_too_not_an_internal_err
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_figure_written_straight_into_the_record_with_a_path_for_a_name_is_an_error_of_that_check_only(pytester):
+    root = two_checks(pytester, "evidence.metric('gap', 2.0)\nevidence.figures['../../escape'] = '<svg/>'")
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert ledger(root, "bad")["last_error"]["message"].startswith("VerifierError: figure name '../../escape' must be snake_case")
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_an_oversized_record_is_an_error_beside_the_last_measurement_not_a_lost_one(pytester, monkeypatch):
+    root = two_checks(pytester, "evidence.metric('gap', 2.0)\nevidence.note('x' * int(__import__('os').environ['NOTE']))")
+    monkeypatch.setenv("NOTE", "10")
+    pytester.runpytest("verify").assert_outcomes(passed=2)
+    monkeypatch.setenv("NOTE", str(9 * 2**20))  # 9 MiB: the ledger file would be past what its reader reads
+    pytester.runpytest("verify").assert_outcomes(passed=1, failed=1)
+    data = ledger(root, "bad")
+    assert data["verdict"] == "passed"  # the last measurement is kept, and stays readable
+    assert data["last_error"]["message"].startswith(
+        "VerifierError: the notes hold 9437184 characters, more than the 65536 a result keeps"
+    )

@@ -16,6 +16,12 @@ from assay.evidence.judge import VerifierError
 from assay.experiment import Check
 from assay.ledger.result import NAME
 
+#: The most a verifier may record, so that the ledger file the plugin writes is one its reader reads
+#: (``assay.files.MAX_BYTES``): per-seed values of one metric, characters of all notes, bytes of one figure.
+MAX_SEEDS = 10_000
+MAX_NOTES_CHARS = 64 * 1024
+MAX_FIGURE_BYTES = 2 * 2**20
+
 
 @dataclass
 class Evidence:
@@ -67,6 +73,30 @@ class Evidence:
         np.random.seed(ev.seed)
         torch.manual_seed(ev.seed)
         return ev
+
+    def validate(self) -> None:
+        """Everything a verifier can reach of this record, checked before it is judged or written: names are
+        snake_case, values have their types, and nothing is larger than the ledger keeps. Raises ``VerifierError``
+        (an error of the check alone; its last measurement stays)."""
+        for what, names in (("metric", self.metrics), ("unit of", self.units), ("seeds of", self.seeds)):
+            for name in names:
+                _check_name(what.split()[0], name)
+        for name, svg in self.figures.items():
+            _check_name("figure", name)
+            if not isinstance(svg, str):
+                raise VerifierError(
+                    f"figure {name!r} is a {type(svg).__name__}, not SVG text; record figures with evidence.figure()"
+                )
+            if len(svg.encode("utf-8", "replace")) > MAX_FIGURE_BYTES:
+                raise VerifierError(f"figure {name!r} is over {MAX_FIGURE_BYTES // 2**20} MiB; draw fewer points")
+        for name, values in self.seeds.items():
+            if not isinstance(values, list) or len(values) > MAX_SEEDS:
+                raise VerifierError(f"metric {name!r} has more than {MAX_SEEDS} per-seed values, or they are not a list")
+        if not all(isinstance(n, str) for n in [*self.notes, *self.captions.values(), *self.units.values()]):
+            raise VerifierError("notes, captions and units must be text")
+        size = sum(len(n) for n in self.notes)
+        if size > MAX_NOTES_CHARS:
+            raise VerifierError(f"the notes hold {size} characters, more than the {MAX_NOTES_CHARS} a result keeps")
 
     def check_units(self, check: Check) -> None:
         """A metric recorded with a unit other than the one its check declares is the verifier's error."""

@@ -182,15 +182,19 @@ def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: fl
     """The ledger result of a check's phase reports, judged ``verdict`` (an error keeps no measurement)."""
     run = runs[-1]
     measured = verdict != "error"
-    figures = [
-        Figure(
-            name=name,
-            file=figure_file(run.check, run.device, name),
-            sha256=sha256(svg.encode("utf-8")),
-            caption=run.captions.get(name),
-        )
-        for name, svg in sorted(run.figures.items())
-    ]
+    figures = (
+        [  # an error keeps no figure: what it left behind was never validated as a measurement
+            Figure(
+                name=name,
+                file=figure_file(run.check, run.device, name),
+                sha256=sha256(svg.encode("utf-8")),
+                caption=run.captions.get(name),
+            )
+            for name, svg in sorted(run.figures.items())
+        ]
+        if measured
+        else []
+    )
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": commit})
     inputs = Inputs(hash=input_hash(run.parts), parts=run.parts)
@@ -248,7 +252,7 @@ def record(
             if flagged is not None:
                 store.write_result(ledger_root, flagged)
             return "compared", line
-        svgs = {figure_file(new.check, new.device, name): svg for name, svg in runs[-1].figures.items()}
+        svgs = {f.file: runs[-1].figures[f.name] for f in new.figures}  # only the figures the result names
         store.write_result(ledger_root, merge.supersede(old, new), svgs)
     except OSError as e:
         raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
