@@ -293,6 +293,8 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
     evidence.metric("bn_encoder_output_change_median", float(np.median(res["bn"]["out_diff"])))
     ln_change = np.reshape(res["ln"]["out_diff"], (len(SEEDS), -1)).max(1)  # seeds: largest change over its pairs
     evidence.metric("ln_encoder_output_change_max", float(ln_change.mean()), seeds=ln_change.tolist())
+    bn_change = np.reshape(res["bn"]["out_diff"], (len(SEEDS), -1)).max(1)  # counterpart: the same for the BN encoder
+    evidence.metric("bn_encoder_output_change_max", float(bn_change.mean()), seeds=bn_change.tolist())
     evidence.note(
         f"{len(SEEDS)} seeds, {n_trials} train + {n_trials} test pairs; probe acc per seed: "
         f"BN {np.round(res['bn']['probe'], 3).tolist()}, LN {np.round(res['ln']['probe'], 3).tolist()}; "

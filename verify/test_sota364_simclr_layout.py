@@ -81,6 +81,9 @@ def test_simclr_same_device_views_gain_through_per_device_bn(evidence, device):
     _summary(evidence, "leak_free_margin", drop["global"] - drop["shuffle"])  # control: two models trained leak-free
     _summary(evidence, "knn_global_minus_nofix", runs["global"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
     _summary(evidence, "knn_shuffle_minus_nofix", runs["shuffle"][1]["knn"][-1] - runs["per_device"][1]["knn"][-1])
+    # counterparts: the same kNN gaps with the per-device-BN model replaced by the other leak-free model
+    _summary(evidence, "knn_global_minus_shuffle", runs["global"][1]["knn"][-1] - runs["shuffle"][1]["knn"][-1])
+    _summary(evidence, "knn_shuffle_minus_global", runs["shuffle"][1]["knn"][-1] - runs["global"][1]["knn"][-1])
     evidence.figure(
         "simclr_layouts",
         _figure(runs),

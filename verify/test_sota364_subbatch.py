@@ -37,7 +37,7 @@ def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device):
     held-out kNN accuracy of the shuffle fix minus no fix."""
     data = load_digits_split(device=device)
     train = dict(n_replicas=SEEDS, batch=BATCH, steps=STEPS, queue=QUEUE, monitor_every=STEPS, seed=0, device=device)
-    q_g, k_g, _, _ = train_moco(data, norm="bn", bn_mode="global", devices=1, **train)  # no device split to learn
+    q_g, k_g, _, hist_g = train_moco(data, norm="bn", bn_mode="global", devices=1, **train)  # no device split to learn
     rows = {}
     for n in SUB_BATCHES:
         devices = BATCH // n
@@ -53,10 +53,11 @@ def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device):
             "leak_free_margin": gain["global"] - gain["shuffle"],
             "knn_shuffle_minus_nofix": shuffle[3]["knn"][-1] - nofix[3]["knn"][-1],
             "nofix_knn_end": nofix[3]["knn"][-1],
+            "knn_global_minus_shuffle": hist_g["knn"][-1] - shuffle[3]["knn"][-1],  # two leak-free models
         }
         for key, per_seed in rows[n].items():
             _summary(evidence, f"{key}_b{n}", per_seed)
-    for key in ("learned_cheat_margin", "knn_shuffle_minus_nofix", "passive_gain"):  # the trend: 4 against 16
+    for key in ("learned_cheat_margin", "knn_shuffle_minus_nofix", "passive_gain", "leak_free_margin"):  # the trend: 4 against 16
         _summary(evidence, f"{key}_b4_minus_b16", rows[4][key] - rows[16][key])
     evidence.figure(
         "sub_batch_trend",

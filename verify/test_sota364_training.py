@@ -74,9 +74,12 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
     # symptom 1: "training loss drops faster with the bug than without it" (per seed; seeds share inits)
     _summary(evidence, "loss_step100_shuffle_minus_nofix", L["shuffle"][90:110].mean(0) - L["per_device"][90:110].mean(0))
     _summary(evidence, "loss_step100_global_minus_nofix", L["global"][90:110].mean(0) - L["per_device"][90:110].mean(0))
+    # counterpart: the same gap with the no-fix model replaced by the other leak-free model (global BN)
+    _summary(evidence, "loss_step100_shuffle_minus_global", L["shuffle"][90:110].mean(0) - L["global"][90:110].mean(0))
     # symptom 2: pretext accuracy higher with the bug
     _summary(evidence, "pretext_acc_nofix_minus_shuffle", A["per_device"] - A["shuffle"])
     _summary(evidence, "pretext_acc_nofix_minus_global", A["per_device"] - A["global"])
+    _summary(evidence, "pretext_acc_global_minus_shuffle", A["global"] - A["shuffle"])  # counterpart: both leak-free
     # decoupling: accuracy in the training regime minus accuracy with the batch channel cut
     nofix_c, nofix_s, nofix_e = runs["per_device"][3:]
     shuf_c, shuf_s, shuf_e = runs["shuffle"][3:]
@@ -126,6 +129,8 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     # control: global BN over shuffle BN, neither leaking (as sub-batch-trend's leak-free margin); a gap as large as
     # global - no fix means that gap comes from 64- vs 8-sample statistics, not from the leak
     _summary(evidence, "knn_global_minus_shuffle", knn["global"][-1] - knn["shuffle"][-1])
+    # counterpart of knn_shuffle_minus_nofix: the no-fix model replaced by the other leak-free model (global BN)
+    _summary(evidence, "knn_shuffle_minus_global", knn["shuffle"][-1] - knn["global"][-1])
 
 
 def _train_memory_bank(data, seed, device, steps=STEPS, n_neg=QUEUE, tau=0.2, bank_m=0.5, lr=3e-3):
