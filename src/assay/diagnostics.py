@@ -105,6 +105,12 @@ _CODES = [
         "error",
         "A field still holds the text `assay new` wrote for a person to replace, so the record cannot read as cited or checked.",
     ),
+    Code(
+        "unreadable-input",
+        "error",
+        "A file a check `reads` is missing, a folder, or not a regular file inside the knowledge base; its result could "
+        "never go stale.",
+    ),
     # evidence that could have failed
     Code(
         "unknown-counterpart",

@@ -8,6 +8,7 @@ reader never sees half a file and a crash leaves the old one.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -37,6 +38,31 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
     return _read_open(str(resolved), 0, limit)
+
+
+def sha256_regular(root: Path, path: Path) -> str:
+    """The sha256 of ``path`` by the rule of ``read_regular``, streamed: an input of any size is hashed in full,
+    so rewriting a large data file makes its results stale. Raises ``Unreadable``."""
+    root = Path(root).resolve()
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError) as e:
+        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
+    if not resolved.is_relative_to(root):
+        raise Unreadable("is a link to a file outside the knowledge base")
+    try:
+        fd = os.open(str(resolved), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise Unreadable(f"cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:  # fstat of what was opened: a swap after resolve() is caught too
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+        h = hashlib.sha256()
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def read_in(folder: str, name: str, limit: int = MAX_BYTES) -> bytes:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from assay.cache import UNCACHED, ParseCache
 from assay.experiment import Check
-from assay.files import Unreadable, read_regular
-from assay.fingerprints import digest, stamp
+from assay.files import Unreadable, read_regular, sha256_regular
+from assay.fingerprints import stamp
 from assay.model import Claim
 from assay.records.parts import record_parts
 from assay.records.verifiers import imported_names
@@ -138,8 +138,8 @@ class InputParts:
         """The hash of a file in the repository, or why it cannot be read (which is itself an input)."""
         path = Path(path).absolute()
         if path not in self._digests:
-            try:
-                self._digests[path] = digest(read_regular(self.root, path))
+            try:  # streamed: a file of any size is an input in full
+                self._digests[path] = sha256_regular(self.root, path)[:16]
             except Unreadable as e:
                 self._digests[path] = f"unreadable: {e}"
         return self._digests[path]

@@ -33,6 +33,7 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     yield from _compared_against(kb)
     yield from _verifiers(kb)
     yield from _uncited(kb)
+    yield from _reads(kb)
 
 
 def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
@@ -279,6 +280,27 @@ def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
                 f"'{v.nodeid}' and '{other.nodeid}' are both marked claim({v.claim!r}, {v.check!r})",
                 "a check has one verifier: tie each test to its own check, or remove one",
             )
+
+
+def _reads(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Every file a check ``reads`` is a regular file inside the knowledge base: an input that cannot be read
+    would be hashed as the same words on every run, and its results would never go stale."""
+    for cid, f in kb.claim_files.items():
+        for n, check in enumerate(f.outline.checks if f.outline else ()):
+            for k, name in enumerate(check.reads):
+                path = kb.root / name
+                try:
+                    ok = path.is_file() and path.resolve().is_relative_to(kb.root)
+                except (OSError, RuntimeError):
+                    ok = False
+                if not ok:
+                    why = "does not exist" if not path.exists() else "is not a regular file inside the knowledge base"
+                    yield f.diag(
+                        ("checks", n, "reads", k),
+                        "unreadable-input",
+                        f"check '{check.id}' of {cid} reads '{name}', which {why}",
+                        "list under reads: the data files the verifier opens, relative to the root",
+                    )
 
 
 def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:

@@ -1,0 +1,53 @@
+"""Attacks on freshness through what a check reads: an input too large to read, a folder, a missing file."""
+
+from __future__ import annotations
+
+from assay.ledger.inputs import InputParts
+from assay.records.knowledge_base import load
+from assay.status import run_reason
+from tests.conftest import write_result
+
+KEY = ("THEORY-085", "log-n-cap", "cpu")
+
+
+def _reading(root, name: str) -> None:
+    path = root / "claims" / "THEORY-085.yaml"
+    path.write_text(path.read_text().replace("    devices: [cpu]\n", f"    devices: [cpu]\n    reads: [{name}]\n", 1))
+
+
+def test_a_data_file_over_the_read_limit_is_hashed_in_full_so_rewriting_it_makes_the_result_stale(kb_root):
+    (kb_root / "data").mkdir()
+    big = kb_root / "data" / "scores.bin"
+    big.write_bytes(b"a" * (9 * 2**20))  # 9 MiB: more than Assay reads as a record, still an input in full
+    _reading(kb_root, "data/scores.bin")
+    write_result(kb_root, *KEY, "passed", excess=0.0)
+    kb = load(kb_root)
+    claim = kb.claims["THEORY-085"]
+    from assay.ledger.store import read_ledger
+
+    ledger = read_ledger(kb_root)
+    assert run_reason(ledger, KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "fresh"
+    big.write_bytes(b"b" * (9 * 2**20))  # the same size: only the content differs
+    assert run_reason(ledger, KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "stale"
+
+
+def test_a_folder_named_under_reads_is_an_error_of_assay_check(diagnose, make_kb):
+    root = make_kb()
+    (root / "data").mkdir()
+    _reading(root, "data")
+    from assay import audit
+
+    found = [d.render() for d in audit.run(load(root))]
+    assert found == [
+        "claims/THEORY-085.yaml:16:13: error[unreadable-input]: check 'log-n-cap' of THEORY-085 reads 'data', which "
+        "is not a regular file inside the knowledge base\n"
+        "  hint: list under reads: the data files the verifier opens, relative to the root"
+    ]
+
+
+def test_a_missing_file_named_under_reads_is_an_error_of_assay_check(diagnose):
+    assert diagnose("unreadable-input") == (
+        "claims/THEORY-085.yaml:16:13: error[unreadable-input]: check 'log-n-cap' of THEORY-085 reads "
+        "'data/scores.npz', which does not exist\n"
+        "  hint: list under reads: the data files the verifier opens, relative to the root"
+    )
