@@ -139,6 +139,9 @@ def test_nt_xent_against_logistic_and_margin_with_and_without_mining(evidence, d
         "lin_random_negative_gain_nt_logistic": lin["nt_logistic_random"] - lin["nt_logistic"],
         "lin_nt_xent_minus_best_mined": lin["nt_xent"] - best_mined,
         "lin_best_mined_minus_nt_xent": best_mined - lin["nt_xent"],
+        # counterparts: the same difference for the alternatives without mining (no softmax weighting of negatives)
+        "lin_best_mined_minus_nt_logistic": best_mined - lin["nt_logistic"],
+        "lin_best_mined_minus_margin": best_mined - lin["margin"],
         "knn_mining_gain_nt_logistic": knn["nt_logistic_sh"] - knn["nt_logistic"],
         "knn_mining_gain_margin": knn["margin_sh"] - knn["margin"],
         "knn_random_negative_gain_nt_logistic": knn["nt_logistic_random"] - knn["nt_logistic"],

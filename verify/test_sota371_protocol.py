@@ -37,6 +37,8 @@ def protocol_metrics(evidence, res, seq_lens, batch_sizes):
     if region.any() and (~region).any():
         contrast = cheat[:, 0][:, region].mean(1) - cheat[:, 0][:, ~region].mean(1)  # seeds
         evidence.metric("leak_region_contrast", contrast.mean().item(), unit="fraction", seeds=seeds(contrast))
+        far_contrast = cheat[:, 1][:, region].mean(1) - cheat[:, 1][:, ~region].mean(1)  # seeds: counterpart, no target
+        evidence.metric("far_control_region_contrast", far_contrast.mean().item(), unit="fraction", seeds=seeds(far_contrast))
     return log_ratio.mean(0)  # 2 x L x N
 
 
@@ -115,6 +117,13 @@ def test_bn_reads_its_target_below_the_information_floor(evidence, device):
     )
     shrink = tr[:, 0, -1] - tr[:, 0, 0]  # seeds: leak MSE at the largest batch minus at batch size 1
     evidence.metric("leak_mse_rise_n1_to_largest", shrink.mean().item(), unit="MSE", seeds=shrink.tolist())
+    # counterparts on the same models: the control's rise with the batch size, the leak's lowest cell in standard errors
+    far_shrink = tr[:, 1, -1] - tr[:, 1, 0]  # seeds: far MSE at the largest batch minus at batch size 1
+    evidence.metric("far_mse_rise_n1_to_largest", far_shrink.mean().item(), unit="MSE", seeds=far_shrink.tolist())
+    leak_margin = ((tr[:, 0] - FLOOR) / se[:, 0]).min(1).values  # seeds: leak's lowest cell, in standard errors
+    evidence.metric(
+        "leak_min_train_mse_minus_floor_in_se", leak_margin.mean().item(), unit="standard errors", seeds=leak_margin.tolist()
+    )
     for i, mode in enumerate(MODES):  # the blog's criterion on the same models: train < eval
         flagged = (tr[:, i] < ev[:, i]).float().mean(1)
         evidence.metric(f"{mode}_blog_criterion_flag_frac", flagged.mean().item(), unit="fraction", seeds=flagged.tolist())
