@@ -15,12 +15,14 @@ generated page outside the navigation they are the same for every page of its fo
 
 from __future__ import annotations
 
+import os
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.toc import get_toc
@@ -56,6 +58,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return (base / self.config.root).resolve() if self.config.root else base
 
     def on_config(self, config: Any) -> Any:
+        _refuse_outside_links(Path(config.docs_dir))
         dirs = config.theme.dirs
         if str(THEME) not in dirs:
             dirs.insert(1 if config.theme.custom_dir else 0, str(THEME))
@@ -140,3 +143,23 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             if (root / folder).is_dir():
                 server.watch(str(root / folder))
         return server
+
+
+def _refuse_outside_links(docs: Path) -> None:
+    """Stop the build before MkDocs walks the documentation folder when a link in it leads outside the repository
+    that holds it (``/proc/self/environ``, a page elsewhere, a large tree): the site publishes only what is in it."""
+    bound = docs.resolve().parent
+    for folder, dirs, names in os.walk(docs, followlinks=False):
+        for name in [*dirs, *names]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                try:
+                    inside = path.resolve(strict=True).is_relative_to(bound)
+                except (OSError, RuntimeError):
+                    inside = False
+                if not inside:
+                    rel = path.relative_to(docs.parent).as_posix()
+                    raise PluginError(
+                        f"{rel} is a link to something outside the repository; Assay publishes only files inside it "
+                        "(copy the file in, or remove the link)"
+                    )
