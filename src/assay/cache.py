@@ -7,21 +7,27 @@ write within the same clock tick could leave its times as they were (git's "raci
 The cache is keyed by the engine too: another version of the loader or the model, of pydantic or of
 PyYAML starts it afresh.
 
-The entries are pickles, and unpickling runs code, so they live outside the knowledge base, in the
-user's cache folder (``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), in a
-folder only the user can write: a knowledge base from elsewhere (a pull request, an archive) cannot
-carry a cache of its own. A cache that cannot be read, or is not ours, is ignored, never an error;
-so is one that cannot be written.
+The entries are pickles, and unpickling runs code, so a file is unpickled only when it is certainly this
+user's: it lives in the user's cache folder (``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else
+``~/.cache/assay``), never one inside the knowledge base (a cache there could arrive with a commit or an
+archive, and is not used); the folder and the file are checked as they are opened (a real folder and a
+regular file of this user that nobody else can write, so swapping either between check and use does not
+help); and the file must carry the MAC, under a secret kept in that folder, that only this user's runs
+make. A cache that cannot be read, or is not ours, is ignored, never an error; so is one that cannot be
+written. The prune removes only files of the cache's own names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import os
 import pickle
+import re
+import secrets
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -94,6 +100,8 @@ class ParseCache:
             self.path: Path | None = folder() / f"{key}.pickle"
         except (RuntimeError, KeyError):  # no home folder to hold a cache
             self.path = None
+        if self.path is not None and _inside(self.path.parent, self.root):
+            self.path = None  # a cache folder inside the knowledge base could come with it (a commit, an archive)
         self.engine = _engine(also)
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}
@@ -135,25 +143,37 @@ class ParseCache:
         data = {"engine": self.engine, "root": str(self.root), "kind": self.kind, "entries": self._new}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if not _private(self.path.parent):
+            dir_fd = _open_private_dir(self.path.parent)
+            if dir_fd is None:
                 return
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".", suffix=".tmp")
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, self.path)
+                body = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+                _write_in(dir_fd, self.path.name, _seal(_key(dir_fd), body))
+                _prune(dir_fd)
             finally:
-                Path(tmp).unlink(missing_ok=True)
-            _prune(self.path.parent)
+                os.close(dir_fd)
         except OSError:
             pass  # a cache that cannot be written only costs time
 
     def _read(self) -> dict[str, tuple[Stamp, Any]]:
+        """The entries of this cache's file, if this user wrote it: the folder and the file are checked as opened
+        (no time between the check and the use), and the file's MAC under the folder's key must hold before a
+        byte is unpickled, so a planted file is never loaded."""
         try:
-            if self.path is None or not _private(self.path.parent) or not _private(self.path):
+            if self.path is None:
                 return {}
-            with open(self.path, "rb") as fh:
-                data = pickle.load(fh)
+            dir_fd = _open_private_dir(self.path.parent)
+            if dir_fd is None:
+                return {}
+            try:
+                sealed = _read_in(dir_fd, self.path.name)
+                key = _key(dir_fd, create=False)
+            finally:
+                os.close(dir_fd)
+            body = _unseal(key, sealed) if key is not None and sealed is not None else None
+            if body is None:
+                return {}
+            data = pickle.loads(body)
             if (data["engine"], data["root"], data["kind"]) != (self.engine, str(self.root), self.kind):
                 return {}
             entries = data["entries"]
@@ -162,20 +182,94 @@ class ParseCache:
             return {}
 
 
-def _private(path: Path) -> bool:
-    """Whether ``path`` is ours and nobody else can write it (else a pickle there could be anyone's)."""
-    st = os.stat(path, follow_symlinks=False)
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not stat.S_ISLNK(st.st_mode)
+#: The secret of a cache folder: a file's MAC is made with it, so only this user's runs make files that load.
+KEY_FILE = "key"
+_MAC = 32
+_KEPT = re.compile(r"^[0-9a-f]{24}\.pickle$")  # the only files the cache writes, and so the only ones it prunes
 
 
-def _prune(where: Path) -> None:
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):
+        return True  # unresolvable: as good as inside
+
+
+def _ours(st: os.stat_result) -> bool:
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _open_private_dir(path: Path) -> int | None:
+    """A descriptor of the cache folder if it is a real folder (no link) of this user that nobody else can write."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    if _ours(os.fstat(fd)):
+        return fd
+    os.close(fd)
+    return None
+
+
+def _read_in(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of ``name`` in the checked folder, if it is a regular file of this user (checked as opened)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        return fh.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
+
+
+def _write_in(dir_fd: int, name: str, data: bytes) -> None:
+    """``data`` written to ``name`` in the checked folder atomically: a private temporary file, fsync, rename."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def _key(dir_fd: int, create: bool = True) -> bytes | None:
+    """The folder's secret, made on first use (readable by this user alone)."""
+    key = _read_in(dir_fd, KEY_FILE)
+    if key is not None and len(key) == 32:
+        return key
+    if not create:
+        return None
+    key = secrets.token_bytes(32)
+    _write_in(dir_fd, KEY_FILE, key)
+    return key
+
+
+def _seal(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).digest() + body
+
+
+def _unseal(key: bytes, sealed: bytes) -> bytes | None:
+    mac, body = sealed[:_MAC], sealed[_MAC:]
+    return body if hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()) else None
+
+
+def _prune(dir_fd: int) -> None:
+    """Remove the cache files nobody used for ``UNUSED_DAYS``: only files of the cache's own names, never a
+    user's own files that share the folder."""
     cutoff = time.time() - UNUSED_DAYS * 86400
-    for old in where.glob("*.pickle"):
-        try:
-            if old.stat().st_mtime < cutoff:
-                old.unlink()
-        except OSError:
-            pass
+    for name in os.listdir(dir_fd):
+        if not _KEPT.match(name):
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                os.unlink(name, dir_fd=dir_fd)
 
 
 class Uncached:

@@ -1,0 +1,80 @@
+"""Attacks on the parse cache: a pickle planted where Assay would read it must never run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import time
+from pathlib import Path
+
+from assay import cache
+from assay.records.knowledge_base import load
+
+
+class _Payload:
+    """Unpickling this writes the file ``marker``: proof that planted code ran."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "ran"))
+
+
+def _plant(folder: Path, root: Path, marker: Path, kind: str = "records") -> Path:
+    """A pickle at the name the cache of ``root`` would read, as an attacker can compute it."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = hashlib.sha256(f"{root.resolve()}\0{kind}".encode()).hexdigest()[:24] + ".pickle"
+    path = folder / name
+    path.write_bytes(pickle.dumps(_Payload(marker)))
+    return path
+
+
+def test_a_pickle_committed_in_a_cache_folder_inside_the_knowledge_base_is_never_read(kb_root, monkeypatch, tmp_path):
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(kb_root / ".assay-cache"))  # a CI that caches its workspace
+    marker = tmp_path / "ran"
+    planted = _plant(kb_root / ".assay-cache", kb_root, marker)
+    load(kb_root, cache=True)
+    assert not marker.exists()
+    assert [p.name for p in (kb_root / ".assay-cache").iterdir()] == [planted.name]  # nothing read, nothing written
+
+
+def test_a_pickle_planted_in_the_users_own_cache_folder_without_the_folders_mac_is_never_unpickled(
+    kb_root, monkeypatch, tmp_path
+):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(folder))
+    monkeypatch.setattr(cache, "RACY_S", -1.0)
+    load(kb_root, cache=True)  # the user's run makes the folder, its key and a sealed file
+    marker = tmp_path / "ran"
+    _plant(folder, kb_root, marker)  # written over by someone who got a file in, without the key
+    load(kb_root, cache=True)
+    assert not marker.exists()
+
+
+def test_a_cache_folder_that_is_a_link_is_not_used(kb_root, monkeypatch, tmp_path):
+    real = tmp_path / "real"
+    marker = tmp_path / "ran"
+    _plant(real, kb_root, marker)
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "link"))
+    load(kb_root, cache=True)
+    assert not marker.exists()
+    assert cache._open_private_dir(tmp_path / "link") is None
+
+
+def test_the_prune_removes_only_the_files_the_cache_wrote(kb_root, monkeypatch, tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    mine = folder / "notes.pickle"  # a user's own file in the folder, long unused
+    mine.write_bytes(b"x")
+    stale = folder / ("0" * 24 + ".pickle")  # a cache file nobody used for a long time
+    stale.write_bytes(b"x")
+    old = time.time() - 40 * 86400
+    for p in (mine, stale):
+        os.utime(p, (old, old))
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(folder))
+    monkeypatch.setattr(cache, "RACY_S", -1.0)
+    load(kb_root, cache=True)  # a save prunes
+    assert mine.exists() and not stale.exists()
