@@ -143,9 +143,9 @@ def claim(i: int, n_claims: int, n_sources: int, rng: random.Random) -> dict[str
                     {"name": "score", "unit": "fraction", "measures": "The bench score of the claim."},
                     {"name": "baseline", "unit": "fraction", "measures": "The score of a model without the effect."},
                 ],
-                "expect": [
-                    {"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5},
-                    {"metric": "baseline", "op": "<", "value": 0.5, "control": True},
+                "expect": [  # each the other's counterpart, as a record that could have failed names them
+                    {"metric": "score", "op": ">=" if check == "effect" else "<", "value": 0.5, "against": ["baseline"]},
+                    {"metric": "baseline", "op": "<", "value": 0.5, "control": True, "against": ["score"]},
                 ],
             }
             for check in CHECKS
@@ -161,7 +161,9 @@ def claim(i: int, n_claims: int, n_sources: int, rng: random.Random) -> dict[str
                 "id": "control",
                 "filed": ["its control shows no effect.", f"Condition {i % 13} holds."],
                 "source": {"kind": "not-in-source"},
-                "evidence": [{"check": "control", "stance": "supports", "metrics": ["score"]}],
+                "evidence": [
+                    {"check": "control", "stance": "supports", "metrics": ["score"], "because": "the baseline is the effect's"}
+                ],
             },
         ],
         "tags": [f"t{i % 20}", "bench"],

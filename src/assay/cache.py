@@ -148,7 +148,8 @@ class ParseCache:
                 return
             try:
                 body = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
-                _write_in(dir_fd, self.path.name, _seal(_key(dir_fd), body))
+                key = _key(dir_fd)
+                _write_in(dir_fd, self.path.name, hmac.new(key, body, hashlib.sha256).digest(), body)
                 _prune(dir_fd)
             finally:
                 os.close(dir_fd)
@@ -222,13 +223,14 @@ def _read_in(dir_fd: int, name: str) -> bytes | None:
         return fh.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
 
 
-def _write_in(dir_fd: int, name: str, data: bytes) -> None:
-    """``data`` written to ``name`` in the checked folder atomically: a private temporary file, fsync, rename."""
+def _write_in(dir_fd: int, name: str, *parts: bytes) -> None:
+    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, fsync, rename."""
     tmp = f".{name}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for part in parts:
+                fh.write(part)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -250,12 +252,10 @@ def _key(dir_fd: int, create: bool = True) -> bytes | None:
     return key
 
 
-def _seal(key: bytes, body: bytes) -> bytes:
-    return hmac.new(key, body, hashlib.sha256).digest() + body
-
-
-def _unseal(key: bytes, sealed: bytes) -> bytes | None:
-    mac, body = sealed[:_MAC], sealed[_MAC:]
+def _unseal(key: bytes, sealed: bytes) -> memoryview | None:
+    """The body of a sealed file (its MAC, then the pickle) when the MAC is the folder's; a view, not a copy."""
+    view = memoryview(sealed)
+    mac, body = view[:_MAC], view[_MAC:]
     return body if hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()) else None
 
 
