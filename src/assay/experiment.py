@@ -9,7 +9,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from assay.ids import VERIFIER, Slug, Text
+#: A check id, a metric's unit-free name part: lower-case words joined by hyphens (ASCII only).
+SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+#: A verifier's pytest node id.
+VERIFIER = r"^verify/[A-Za-z0-9_/]+\.py::[A-Za-z_][A-Za-z0-9_]*$"
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Slug = Annotated[str, StringConstraints(pattern=SLUG)]
 
 SeedReading = Literal["all", "mean"]
 

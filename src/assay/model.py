@@ -13,15 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from assay.experiment import Check
-from assay.ids import (
-    ClaimId,
-    DecisionId,
-    RecordId,
-    Slug,
-    SourceId,
-    Text,
-)
+from assay.experiment import Check, Slug, Text
+from assay.ids import ClaimId, DecisionId, RecordId, SourceId
 
 
 class Record(BaseModel):

@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from assay.experiment import Device, Tier
-from assay.ids import CLAIM_ID, SLUG
+from assay.experiment import SLUG, Device, Tier
+from assay.ids import CLAIM_ID
 
 FORMAT = 2
 

@@ -22,6 +22,7 @@ from assay.fingerprints import Stamp, input_hash, sha256, stamp
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
 from assay.records.knowledge_base import KnowledgeBase
+from assay.svg import unsafe
 
 _CLAIM_FOLDER = re.compile(CLAIM_ID)
 
@@ -196,7 +197,7 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     """
     root = Path(root).resolve()
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=("ledger.result", "ledger.store")) if cache else UNCACHED
+    store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else UNCACHED
     for folder, name, real in _ledger_entries(root):
         current = stamp(os.path.join(real, name)) if cache and real else None  # stamped before it is read
         entry = store.memo(f"results/{folder}/{name}", current, lambda: _read_entry(root, folder, name, real))
@@ -271,23 +272,32 @@ def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], 
         rel = f"results/{key[0]}/{file}"
         current = stamp(folder / file) if direct else None
         try:
-            digest = (store or UNCACHED).memo(rel, current, lambda: sha256(read_regular(root, folder / file)))
+            digest, why = (store or UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))
         except Unreadable as e:
             out.append(f"{file} {e}")
+            continue
+        if why is not None:
+            out.append(f"{file} is not shown: {why}")
             continue
         if digest != sha:
             out.append(f"{file} is not the figure this result drew (its hash differs)")
     return out
 
 
+def _figure_reading(root: Path, path: Path) -> tuple[str, str | None]:
+    """A figure's hash, and why it may not reach a page (``assay.svg``), from one read."""
+    data = read_regular(root, path)
+    return sha256(data), unsafe(data)
+
+
 def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
-    """The SVG of a figure if it is readable and matches the result's hash; else None."""
+    """The SVG of a figure if it is readable, matches the result's hash and passes the allow-list; else None."""
     path = ledger_path(root, result.claim, result.check, result.device).with_name(fig.file)
     try:
         data = read_regular(root, path)
     except Unreadable:
         return None
-    return data if sha256(data) == fig.sha256 else None
+    return data if sha256(data) == fig.sha256 and unsafe(data) is None else None
 
 
 def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
@@ -295,7 +305,7 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     big = len(kb.files) >= CACHE_FROM
     ledger = read_ledger(kb.root, cache=big)
     yield from ledger.diagnostics
-    store = ParseCache(kb.root, "figures") if big and ledger.figures else None
+    store = ParseCache(kb.root, "figures", also=("svg", "ledger.result", "ledger.store")) if big and ledger.figures else None
     for key, figures in ledger.figures.items():
         for problem in figure_problems(kb.root, key, figures, store):
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
