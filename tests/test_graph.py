@@ -22,6 +22,10 @@ from tests.conftest import ENVIRONMENT, load_states, write_result
 # --- helpers ------------------------------------------------------------------------------------
 
 
+#: shuffle-bn's metrics on a passing run: its effect and control, each beside the counterpart that fails it.
+SHUFFLE = {"top1": 60.0, "top1_nofix": 20.0, "signature_acc_shuffled": 0.3, "signature_acc_nofix": 0.9}
+
+
 def record(root: Path, claim_id: str, check_id: str, device: str, verdict: str, **metrics: float) -> Path:
     """Write a fresh ledger result as the pytest plugin would."""
     return write_result(root, claim_id, check_id, device, verdict, **metrics)
@@ -36,10 +40,7 @@ def verify_all(root: Path) -> None:
         "shuffle-bn",
         "cpu",
         "passed",
-        top1=60.0,
-        top1_nofix=20.0,
-        signature_acc_shuffled=0.3,
-        signature_acc_nofix=0.9,
+        **SHUFFLE,
     )
     record(
         root,
@@ -47,10 +48,7 @@ def verify_all(root: Path) -> None:
         "shuffle-bn",
         "cuda",
         "passed",
-        top1=61.0,
-        top1_nofix=20.0,
-        signature_acc_shuffled=0.3,
-        signature_acc_nofix=0.9,
+        **{**SHUFFLE, "top1": 61.0},
     )
     record(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
 
@@ -81,10 +79,7 @@ def test_each_check_has_a_state_on_every_device_it_declares(kb_root):
         "shuffle-bn",
         "cpu",
         "passed",
-        top1=60.0,
-        top1_nofix=20.0,
-        signature_acc_shuffled=0.3,
-        signature_acc_nofix=0.9,
+        **SHUFFLE,
     )
     got = [(c.check, c.device, c.status, c.stale) for c in states(kb_root)["SOTA-364"].checks]
     assert got == [

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from assay import audit
+from assay.records.knowledge_base import load
+
 
 def test_a_counterpart_the_check_does_not_declare_is_an_error(diagnose):
     assert diagnose("unknown-counterpart") == (
@@ -30,14 +35,16 @@ def test_a_threshold_weaker_than_the_source_s_size_warns(diagnose):
     )
 
 
+def _mended(root: Path, old: str, new: str) -> list:
+    """Every diagnostic of the knowledge base at ``root`` once SOTA-364's ``old`` text reads ``new``."""
+    path = root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace(old, new))
+    return audit.run(load(root))
+
+
 def test_a_weaker_threshold_whose_record_says_why_does_not_warn(make_kb):
     root = make_kb("weaker-than-source")
-    path = root / "claims" / "SOTA-364.yaml"
-    path.write_text(path.read_text().replace("citation: 1}", "citation: 1, weaker_because: our toy is 8x smaller}"))
-    from assay import audit
-    from assay.records.knowledge_base import load
-
-    assert audit.run(load(root)) == []
+    assert _mended(root, "citation: 1}", "citation: 1, weaker_because: our toy is 8x smaller}") == []
 
 
 def test_an_apparatus_check_named_as_evidence_is_an_error(diagnose):
@@ -66,12 +73,7 @@ def test_an_assertion_reading_part_of_a_check_without_a_reason_is_a_diagnostic(d
 
 def test_a_subset_with_its_reason_is_no_diagnostic(make_kb):
     root = make_kb("unargued-subset")
-    path = root / "claims" / "SOTA-364.yaml"
-    path.write_text(path.read_text().replace("metrics: [top1]}", "metrics: [top1], because: the control is the leak's own}"))
-    from assay import audit
-    from assay.records.knowledge_base import load
-
-    assert audit.run(load(root)) == []
+    assert _mended(root, "metrics: [top1]}", "metrics: [top1], because: the control is the leak's own}") == []
 
 
 def test_more_than_fifty_warnings_in_a_file_are_counted_as_warnings_not_as_an_error(diagnose):
