@@ -8,9 +8,10 @@ runs of a large knowledge base, under what it was computed from.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay import status
 from assay.cache import CACHE_FROM, ParseCache
@@ -159,6 +160,28 @@ def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: byt
             h.update(repr((check.id, device, ledger.stamps.get(key), record, data)).encode())
             h.update(code[module])
     return h.hexdigest()
+
+
+def run_summary(
+    tr: Any,
+    compared: list[str],
+    problems: list[str],
+    written: dict[str, list[str]],
+    kb: Callable[[], KnowledgeBase],
+    ledger_root: Path,
+) -> None:
+    """The end of ``pytest verify``'s terminal report: the reruns compared, the ledger's write problems, and each
+    claim the run wrote results for (the knowledge base is loaded only then)."""
+    if compared:
+        tr.section("assay: reruns compared with the ledger (not written)")
+        for line in compared:
+            tr.write_line(line)
+    for problem in problems:
+        tr.write_line(f"assay: error: {problem}", red=True)
+    if written:
+        tr.section("assay: claims verified in this run")
+        for line in verified_lines(kb(), kb().root, ledger_root, written):
+            tr.write_line(line)
 
 
 def verified_lines(kb: KnowledgeBase, root: Path, ledger_root: Path, written: dict[str, list[str]]) -> list[str]:

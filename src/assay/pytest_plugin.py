@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from assay.evidence import limits, run, selection
+from assay.evidence import forked, limits, run, selection
 from assay.evidence.judge import ExpectationInconclusive, ExpectationNotMet, PhaseOutcome, VerifierError, judge
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
@@ -61,6 +61,7 @@ class _Run:
         self.compared: list[str] = []
         self.problems: list[str] = []
         self.notes_dir: Path | None = None
+        self.sender: forked.Sender | None = None  # in a forked child: where its reports go
 
     @functools.cached_property
     def kb(self) -> KnowledgeBase:
@@ -72,8 +73,9 @@ class _Run:
 
     @functools.cached_property
     def hard_stop(self) -> limits.HardStop | None:
-        """The worker's watcher process, started at its first check (xdist workers only: their death is survivable)."""
-        notes = getattr(self.config, "workerinput", {}).get("assay_notes")
+        """The watcher process, started at a worker's first check (xdist workers and forked children only: their
+        death is survivable)."""
+        notes = getattr(self.config, "workerinput", {}).get("assay_notes") or (self.sender and str(self.notes_dir))
         return limits.HardStop(notes) if notes is not None else None
 
     @functools.cached_property
@@ -190,8 +192,7 @@ def device(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture
 def evidence(request: pytest.FixtureRequest) -> Evidence:
     """Where a verifier records its metrics and figures; torch, numpy and random are seeded with 0 first."""
-    ev = request.node.stash[_EVIDENCE] = Evidence.seeded()
-    return ev
+    return request.node.stash.setdefault(_EVIDENCE, Evidence.seeded())
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -247,20 +248,31 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             return (yield)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Without xdist, each verifier runs in a forked child (``assay.evidence.forked``): its death is a crash."""
+    state, tie = _tied(item)
+    if tie is None or state.sender is not None or not forked.wanted(item.config):
+        return None
+    state.notes_dir = state.notes_dir or Path(tempfile.mkdtemp(prefix="assay-notes-"))
+    forked.run(item, nextitem, functools.partial(setattr, state, "sender"))
+    return True
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     state, tie = _tied(item)
-    if tie is None or report.when not in ("setup", "call"):
-        return report
-    recorded = (item.stash.get(_EVIDENCE, None), item.stash.get(_EVALUATED, []), item.stash.get(_MEASURED, {}))
-    phase = run.phase_report(
-        *tie, state.device, state.parts.get(item.nodeid, {}), run.classify(state.root, call, report), recorded
-    )
-    report.user_properties.append(phase.property())
-    judged = call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive))
-    if judged and report.failed:
-        report.longrepr = str(call.excinfo.value)  # the comparisons with their numbers; no engine frames
+    if tie is not None and report.when in ("setup", "call"):
+        recorded = (item.stash.get(_EVIDENCE, None), item.stash.get(_EVALUATED, []), item.stash.get(_MEASURED, {}))
+        parts = state.parts.get(item.nodeid, {})
+        phase = run.phase_report(*tie, state.device, parts, run.classify(state.root, call, report), recorded)
+        report.user_properties.append(phase.property())
+        judged = call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive))
+        if judged and report.failed:
+            report.longrepr = str(call.excinfo.value)  # the comparisons with their numbers; no engine frames
+    if state.sender is not None:
+        state.sender.send(report)  # a forked child's reports are logged by its parent
     return report
 
 
@@ -281,19 +293,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
-    if state is None or hasattr(config, "workerinput"):
-        return
-    tr = terminalreporter
-    if state.compared:
-        tr.section("assay: reruns compared with the ledger (not written)")
-        for line in state.compared:
-            tr.write_line(line)
-    for problem in state.problems:
-        tr.write_line(f"assay: error: {problem}", red=True)
-    if not state.written:
-        return
-    from assay.overview import verified_lines
+    if state is not None and not hasattr(config, "workerinput"):
+        from assay.overview import run_summary
 
-    tr.section("assay: claims verified in this run")
-    for line in verified_lines(state.kb, state.root, state.ledger_root, state.written):
-        tr.write_line(line)
+        run_summary(terminalreporter, state.compared, state.problems, state.written, lambda: state.kb, state.ledger_root)

@@ -44,6 +44,48 @@ def test_a_verifier_that_kills_its_worker_is_recorded_as_a_crash_beside_its_last
     assert ledger(root, "gap")["verdict"] == "passed"
 
 
+@pytest.mark.parametrize(
+    ("body", "how"),
+    [
+        ("import os; os._exit(3)", "ended with exit status 3 before its test finished"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", "was killed by SIGTERM"),
+    ],
+)
+def test_a_verifier_that_kills_its_process_without_xdist_is_a_crash_and_the_later_checks_still_run(pytester, body, how):
+    # the README's adding-a-claim steps run plain `pytest verify`: the run must survive it as a worker's death is
+    root = two_checks(pytester, "evidence.metric('gap', 2.0)")
+    pytester.runpytest_subprocess("verify").assert_outcomes(passed=2)
+    test = root / "verify" / "test_kb.py"
+    # the crashing check runs first, so a run that died with it would leave the good check unrun
+    bad = f'@pytest.mark.claim("SOTA-001", "bad")\ndef test_bad(evidence):\n    {body}\n\n'
+    test.write_text("import pytest\n\n" + bad + textwrap.dedent(GAP_TESTS).replace("import pytest\n", ""))
+    result = pytester.runpytest_subprocess("verify")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*the process running the verifier {how}*"])
+    data = ledger(root, "bad")
+    assert data["verdict"] == "passed"  # the last completed measurement stays, with the crash beside it
+    assert data["last_error"]["kind"] == "crash"
+    assert data["last_error"]["message"] == "the process running the verifier died (os._exit, a segfault, or killed for memory)"
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_native_code_past_its_limit_is_ended_without_xdist_too(pytester):
+    body = "import re\nre.match(r'(a+)+$', 'a' * 40 + 'b')  # catastrophic backtracking: C code, never checks signals"
+    root = two_checks(pytester, body, "timeout: 0.5\n")
+    pytester.runpytest_subprocess("verify", "-o", "assay_wall_floor_s=1").assert_outcomes(passed=1, failed=1)
+    error = ledger(root, "bad")["last_error"]
+    assert error["kind"] == "timeout"
+    assert error["message"].endswith("and did not stop within 10 s (native code)")
+    assert ledger(root, "gap")["verdict"] == "passed"
+
+
+def test_in_process_runs_the_verifiers_in_pytests_own_process(pytester):
+    two_checks(pytester, "import os\nevidence.metric('gap', 2.0 if os.getpid() == int(os.environ['RUNNER']) else 0.0)")
+    pytester.makeconftest("import os\nos.environ['RUNNER'] = str(os.getpid())\n")
+    pytester.runpytest_subprocess("verify", "--in-process").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess("verify").assert_outcomes(passed=1, failed=1)  # forked: another pid
+
+
 def test_a_metric_set_to_nan_by_hand_is_an_error_of_that_check_only(pytester):
     root = two_checks(pytester, "evidence.metrics['gap'] = float('nan')")
     result = pytester.runpytest("verify")

@@ -141,6 +141,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="rerun and compare with the ledger (verdict, largest metric change, environment); "
         "results are not replaced, a changed verdict with the same inputs is flagged unstable",
     )
+    add(
+        "--in-process",
+        action="store_true",
+        help="run verifiers in pytest's own process (for a debugger); without -n each otherwise runs in a forked "
+        "child, so that one that kills its process is recorded as a crash and the run goes on",
+    )
     parser.addini(
         "assay_wall_floor_s",
         "the least wall-clock limit of a check, in seconds (its CPU limit is the check's `timeout`)",
