@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
-from assay import cli
-from assay.ledger import store
+from assay import cli, fingerprints
+from assay.evidence import run
+from assay.ledger import merge, store
+from assay.ledger.result import Figure
 from assay.ledger.store import LedgerProblem
 from tests.conftest import write_result
 
@@ -65,3 +69,93 @@ def test_an_impossible_finish_time_is_refused_and_cannot_beat_a_real_result(kb_r
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
     assert "'finished': value error, is not a real utc time" in capsys.readouterr().out
     assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)).verdict == "passed"
+
+
+def test_a_merge_and_a_run_that_finish_together_keep_the_newer_result(kb_root, tmp_path, monkeypatch):
+    # the merge reads our pass and picks theirs; a run writes a newer pass meanwhile: the merge's older pick must
+    # not land over it (writers take the folder's lock, and read what they replace under it)
+    write_result(kb_root, *KEY, "passed", excess=0.0)
+    other = _incoming(kb_root, tmp_path, finished="2026-06-01T00:00:00Z")
+    picked, go_on = threading.Event(), threading.Event()
+    real_pick = merge.pick
+
+    def slow_pick(*args):
+        picked.set()
+        go_on.wait(5)
+        return real_pick(*args)
+
+    monkeypatch.setattr(merge, "pick", slow_pick)
+    merging = threading.Thread(target=cli.main, args=(["--root", str(kb_root), "merge", str(other)],))
+    merging.start()
+    assert picked.wait(5)
+    newest = store.read_result(kb_root, store.ledger_path(kb_root, *KEY)).model_copy(update={"finished": "2026-09-01T00:00:00Z"})
+    run_writes = threading.Thread(target=lambda: _write_as_a_run_does(kb_root, newest))
+    run_writes.start()
+    run_writes.join(0.5)
+    assert run_writes.is_alive()  # the run waits for the merge's lock
+    go_on.set()
+    merging.join(10)
+    run_writes.join(10)
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)).finished == "2026-09-01T00:00:00Z"
+
+
+def _write_as_a_run_does(root: Path, result) -> None:
+    with store.locked(root, result.claim):
+        store.write_result(root, result)
+
+
+def test_the_plugin_writes_its_result_under_the_ledgers_lock(kb_root):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    report = run.RunReport(
+        claim=ours.claim,
+        check=ours.check,
+        device=ours.device,
+        tier=ours.tier,
+        when="call",
+        outcome="passed",
+        metrics=ours.metrics,
+        expectation=ours.expectation,
+        parts=ours.inputs.parts,
+        environment=ours.environment,
+    )
+    done = []
+    recording = threading.Thread(
+        target=lambda: done.append(run.record(kb_root, [report], None, duration=1.0, commit="c0ffee", compare=False))
+    )
+    with store.locked(kb_root, KEY[0]):  # as a merge holds it
+        recording.start()
+        recording.join(0.5)
+        assert recording.is_alive() and not done
+    recording.join(10)
+    assert done == [("written", "log-n-cap.cpu: passed")]
+
+
+def _with_figure(result, svg: str):
+    sha = fingerprints.sha256(svg.encode())
+    fig = Figure(name="curve", file=store.figure_file(result.check, result.device, "curve", sha), sha256=sha)
+    return result.model_copy(update={"figures": [fig]}), {fig.file: svg}
+
+
+def test_a_full_disk_during_a_rerun_keeps_the_kept_results_figure(kb_root, monkeypatch):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    first, svgs = _with_figure(ours, "<svg>the kept measurement</svg>")
+    store.write_result(kb_root, first, svgs)
+    rerun, svgs = _with_figure(ours.model_copy(update={"notes": ["a longer note"]}), "<svg>smaller</svg>")
+    real_write = store.write_atomic
+
+    def full_disk(path: Path, data) -> None:
+        if path.suffix == ".json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(path, data)
+
+    monkeypatch.setattr(store, "write_atomic", full_disk)
+    with pytest.raises(OSError):
+        store.write_result(kb_root, rerun, svgs)
+    kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))
+    assert kept.figures == first.figures
+    assert store.figure_problems(kb_root, KEY, tuple((f.file, f.sha256) for f in kept.figures)) == []
+    folder = store.ledger_path(kb_root, *KEY).parent
+    assert sorted(p.name for p in folder.glob("*.svg")) == [first.figures[0].file]  # the new one cleaned up
+    monkeypatch.setattr(store, "write_atomic", real_write)
+    store.write_result(kb_root, rerun, svgs)  # with room: the new figure in, then the old one out
+    assert sorted(p.name for p in folder.glob("*.svg")) == [rerun.figures[0].file]

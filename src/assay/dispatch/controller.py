@@ -206,7 +206,8 @@ def _record_deaths(kb: KnowledgeBase, state: RunState, phases: dict[int, Phase],
         message = f"{phase.reason}; log: {task.log or 'none'}"
         dead = lost(kb, state.device, task, phase.kind, message, done)  # type: ignore[arg-type]
         for result in dead:
-            store.write_result(folder, result)
+            with store.locked(folder, result.claim):
+                store.write_result(folder, result)
         n += len(dead)
         print(
             printable(

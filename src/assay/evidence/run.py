@@ -186,7 +186,7 @@ def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: fl
         [  # an error keeps no figure: what it left behind was never validated as a measurement
             Figure(
                 name=name,
-                file=figure_file(run.check, run.device, name),
+                file=figure_file(run.check, run.device, name, sha256(svg.encode("utf-8"))),
                 sha256=sha256(svg.encode("utf-8")),
                 caption=run.captions.get(name),
             )
@@ -243,17 +243,23 @@ def record(
     new = result_of(runs, verdict=verdict, message=message, duration=duration, kind=kind, commit=commit)
     path = store.ledger_path(ledger_root, new.claim, new.check, new.device)
     try:
+        with store.locked(ledger_root, new.claim):
+            return _record_over(ledger_root, path, new, runs, compare)
+    except OSError as e:
+        raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
+
+
+def _record_over(ledger_root: Path, path: Path, new: Result, runs: list[RunReport], compare: bool) -> tuple[str, str]:
+    """``record``'s read of the result it replaces and its write, under the ledger's lock."""
+    try:
         old = store.read_result(ledger_root, path) if path.exists() else None
     except LedgerProblem:
         old = None  # a broken file is replaced by this run
-    try:
-        if compare:
-            line, flagged = merge.compare(old, new)
-            if flagged is not None:
-                store.write_result(ledger_root, flagged)
-            return "compared", line
-        svgs = {f.file: runs[-1].figures[f.name] for f in new.figures}  # only the figures the result names
-        store.write_result(ledger_root, merge.supersede(old, new), svgs)
-    except OSError as e:
-        raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
+    if compare:
+        line, flagged = merge.compare(old, new)
+        if flagged is not None:
+            store.write_result(ledger_root, flagged)
+        return "compared", line
+    svgs = {f.file: runs[-1].figures[f.name] for f in new.figures}  # only the figures the result names
+    store.write_result(ledger_root, merge.supersede(old, new), svgs)
     return "written", f"{new.check}.{new.device}: {new.status}"

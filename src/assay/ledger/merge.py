@@ -185,6 +185,14 @@ def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, th
     if claim is None or check is None or key[2] not in check.devices:
         report.skipped.append(f"{label}: not a check and device of this knowledge base")
         return
+    with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
+        _merge_locked(kb, inputs, source, key, theirs, report)
+
+
+def _merge_locked(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:
+    label, claim = "/".join(key), kb.claims[key[0]]
+    check = claim.check(key[1])
+    assert check is not None
     path = store.ledger_path(kb.root, *key)
     try:
         ours = store.read_result(kb.root, path) if path.exists() else None

@@ -136,7 +136,10 @@ class Figure(_Part):
     """A figure the verifier drew, stored as SVG beside the ledger file."""
 
     name: Name = Field(description="The name the verifier gave it.")
-    file: str = Field(pattern=r"^[a-z0-9-]+\.(cpu|cuda)\.[a-z][a-z0-9_]*\.svg$", description="The SVG file beside the result.")
+    file: str = Field(
+        pattern=r"^[a-z0-9-]+\.(cpu|cuda)\.[a-z][a-z0-9_]*(\.[0-9a-f]{12})?\.svg$",
+        description="The SVG file beside the result, named by its content (older ledgers: without the hash).",
+    )
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Hash of the SVG, so a result and its figure are known to match.")
     caption: str | None = Field(None, description="What the figure shows, where the verifier said.")
 

@@ -6,10 +6,12 @@ result of this format, is a diagnostic, never a crash; a file is written atomica
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,17 +36,50 @@ def ledger_path(root: Path, claim: str, check: str, device: str) -> Path:
     return Path(root) / "results" / claim / f"{check}.{device}.json"
 
 
-def figure_file(check: str, device: str, name: str) -> str:
-    return f"{check}.{device}.{name}.svg"
+def figure_file(check: str, device: str, name: str, sha: str) -> str:
+    """A figure's file: named by its content, so a new figure never takes the place of one a kept result names."""
+    return f"{check}.{device}.{name}.{sha[:12]}.svg"
+
+
+@contextmanager
+def locked(root: Path, claim: str) -> Iterator[None]:
+    """Hold the lock of ``results/<claim>/`` (an exclusive ``flock`` on the folder itself, so nothing is left
+    behind): every writer of the ledger reads what it replaces and writes under it, so a merge and a run that
+    finish together never put an older pick over a newer result."""
+    folder = Path(root) / "results" / claim
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None) -> Path:
-    """Write the figures (``Figure.file`` -> SVG text), then the result that names them by hash."""
+    """Write the figures (``Figure.file`` -> SVG text) under their own names, then the result that names them, and
+    only then remove this check's figures that it no longer names: at every moment the result on disk has its
+    figures (a full disk fails the JSON and leaves the kept result and its figures as they were). Call it
+    holding ``locked``."""
     path = ledger_path(root, result.claim, result.check, result.device)
-    for fig in result.figures:
-        if svgs and fig.file in svgs:
-            write_atomic(path.with_name(fig.file), svgs[fig.file])
-    write_atomic(path, to_json(result))
+    written = []
+    try:
+        for fig in result.figures:
+            if svgs and fig.file in svgs:
+                target = path.with_name(fig.file)
+                if not target.exists():
+                    written.append(target)
+                write_atomic(target, svgs[fig.file])
+        write_atomic(path, to_json(result))
+    except BaseException:
+        for target in written:
+            target.unlink(missing_ok=True)
+        raise
+    named = {fig.file for fig in result.figures}
+    mine = re.compile(rf"^{re.escape(result.check)}\.{result.device}\.[a-z][a-z0-9_]*(\.[0-9a-f]{{12}})?\.svg$")
+    for entry in os.scandir(path.parent):
+        if mine.match(entry.name) and entry.name not in named and entry.is_file(follow_symlinks=False):
+            os.unlink(entry.path)
     return path
 
 
