@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import escape as html_escape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -89,7 +90,8 @@ def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:
 
 def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
-    row = page[page.index('id="assertion-identifies-positive"') : page.index('id="assertion-bad-representation"')]
+    start = page.index('id="assertion-identifies-positive"')
+    row = page[start : page.index("</details>", start)]
     assert '<code class="assay-metric">knn_<wbr>gap</code> <strong>12 %</strong>' in row
     assert (
         '<span class="assay-paper">paper 10 % <span class="assay-locator">'
@@ -305,7 +307,17 @@ def test_the_search_finds_a_claim_by_id_title_statement_and_its_sources_arxiv_id
 
 def test_a_page_indexed_from_its_search_document_is_rendered_in_full(built: Path) -> None:
     html = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
-    assert '<h2 id="neighbourhood">Neighbourhood</h2>' in html and 'assay-yaml"' in html
+    assert '<h2 id="neighbourhood">Neighbourhood</h2>' in html and 'href="../records/SOTA-364.html"' in html
+
+
+def test_the_record_is_a_listing_of_its_own_with_an_anchor_per_line_linked_from_the_checks(built: Path, site_kb: Path) -> None:
+    listing = (built / "records" / "SOTA-364.html").read_text(encoding="utf-8")
+    lines = (site_kb / "claims" / "SOTA-364.yaml").read_text(encoding="utf-8").splitlines()
+    assert listing.count('class="l"') == len(lines)
+    assert f'<span id="L1" class="l">{html_escape(lines[0], quote=False)}' in listing.replace("&#34;", '"').replace("&#39;", "'")
+    assert '<a href="../claims/SOTA-364.html">SOTA-364</a>' in listing
+    page = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
+    assert re.search(r'href="\.\./records/SOTA-364\.html#L\d+" title="line \d+ of the record"', page)
 
 
 def test_sidebars_rendered_once_per_folder_are_those_the_theme_renders_per_page(

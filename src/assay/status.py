@@ -136,10 +136,13 @@ def vote(support: Support, state: CheckState, check: Check | None) -> Vote | Non
         return None
     value = VOTE[(support.stance, outcome)]
     if outcome != "holds" or value == 0:
-        why = {"fails": "an expectation it reads failed", "inconclusive": "the seeds disagree"}.get(outcome, "")
-        return Vote(value, why or f"the refuting check {support.check} did not refute")
+        named = [ev.metric for ev, _ in _read(state, support.metrics, check) if ev.outcome == outcome]
+        on = f" ({', '.join(named[:2])}{', …' if len(named) > 2 else ''})" if named else ""
+        why = {"fails": f"{support.check}: an expectation it reads failed{on}", "inconclusive": f"the seeds disagree{on}"}
+        return Vote(value, why.get(outcome) or f"the refuting check {support.check} did not refute")
+    held = f"the refuting check {support.check} held" if support.stance == "refutes" else f"{support.check} holds"
     if check is not None and check.tier == "analytic":
-        return Vote(value, f"{support.check} holds analytically")
+        return Vote(value, f"{held} analytically")
     read = _read(state, support.metrics, check)
     voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
     if read and not voting:
@@ -155,7 +158,7 @@ def vote(support: Support, state: CheckState, check: Check | None) -> Vote | Non
     if weaker:
         says = weaker[0].source_value.says if weaker[0].source_value else ""
         return Vote(value, f"holds in direction; {weaker[0]} is weaker than the source's size ({says})", True)
-    return Vote(value, f"{support.check} holds and its counterparts fail it")
+    return Vote(value, f"{held} and its counterparts fail it")
 
 
 def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Any, Expectation | None]]:

@@ -16,7 +16,7 @@ from assay import status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
 from assay.site import check_view, neighbourhood, search
-from assay.site.code import record_lines
+from assay.site.code import record_listing_path
 from assay.site.markup import record_doc
 from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
@@ -41,6 +41,19 @@ LEAD = {
 }
 
 
+#: The groups of the assertions table, in the order a reader meets them: what does not hold first, cited only last.
+GROUPS = (
+    ("contradicted", "Does not hold"),
+    ("inconclusive", "Undecided"),
+    ("direction-only", "Holds in direction only"),
+    ("error", "A check did not finish"),
+    ("stale", "Stale"),
+    ("not-run", "Not run yet"),
+    ("supported", "Holds"),
+    ("untested", "Cited only"),
+)
+
+
 COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed", "direction-only": "holding in direction only"}
 
 
@@ -50,7 +63,9 @@ class Evidence:
 
     stance: str
     check: check_view.CheckView
-    measures: list[check_view.Measure]
+    measures: list[check_view.Measure]  # what the assertion reads of it, where it reads only some
+    unread: list[check_view.Measure] = field(default_factory=list)  # the rest of its expectations, with their outcome
+    because: str | None = None  # why it reads only ``measures``
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,7 @@ class Row:
     discrepancies: list[int]  # numbers of the discrepancies whose filed words overlap this row's
     says: str | None = None  # the assertion in one sentence, where the record gives it
     why: str = ""  # the line that explains the verdict (on the first device that ran)
+    group: str = "not-run"  # the verdict it is listed under (``GROUPS``): its worst over the devices that ran
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,7 @@ class ClaimPage:
     freshness: Status
     tiers: list[str]
     rows: list[Row]
+    groups: list[tuple[str, str, list[Row]]]  # (verdict, heading, rows) in ``GROUPS`` order, the empty left out
     by_assertion: bool
     reported: list[ReportedRow]
     checks: list[check_view.CheckView]
@@ -104,7 +121,7 @@ class ClaimPage:
     no_check_reason: str | None
     stale: list[str]
     record_path: str
-    record_lines: list[str]
+    record_href: str  # the record's listing, with an anchor per line
     edit_url: str | None
     neighbourhood: Markup
     toc: list[tuple[str, str]] = field(default_factory=list)
@@ -125,6 +142,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         freshness=vocabulary.FRESHNESS[view.freshness],
         tiers=view.tiers,
         rows=rows,
+        groups=_groups(rows) if claim.assertions else [],
         by_assertion=bool(claim.assertions),
         reported=[
             ReportedRow(r.what, check_view.paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
@@ -140,7 +158,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         no_check_reason=claim.no_check_reason,
         stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
         record_path=view.loaded.path,
-        record_lines=record_lines(ix.kb.root, view.loaded.path),
+        record_href=record_listing_path(claim.id),
         edit_url=options.edit_url.format(path=view.loaded.path, line=1) if options.edit_url else None,
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
     )
@@ -221,7 +239,7 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
         verdicts = [(d, vocabulary.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or [
             ("", vocabulary.ASSERTION["untested" if a.cited_only else "not-run"])
         ]
-        evidence = [_evidence(e.stance, checks[e.check], getattr(e, "metrics", None)) for e in a.evidence if e.check in checks]
+        evidence = [_evidence(e.stance, checks[e.check], e.metrics, e.because) for e in a.evidence if e.check in checks]
         out.append(
             Row(
                 a.id,
@@ -238,14 +256,30 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 marks.get(a.id, []),
                 a.says,
                 why,
+                _group([s.name for _, s in verdicts]),
             )
         )
     return out
 
 
-def _evidence(stance: str, check: check_view.CheckView, metrics: list[str] | None) -> Evidence:
-    measures = [m for r in check.runs[:1] for m in r.measures if not metrics or m.metric in metrics]
-    return Evidence(stance, check, measures)
+def _group(names: list[str]) -> str:
+    order = [g for g, _ in GROUPS]
+    return min(names, key=lambda n: order.index(n) if n in order else len(order)) if names else "not-run"
+
+
+def _groups(rows: list[Row]) -> list[tuple[str, str, list[Row]]]:
+    return [(g, heading, [r for r in rows if r.group == g]) for g, heading in GROUPS if any(r.group == g for r in rows)]
+
+
+def _evidence(stance: str, check: check_view.CheckView, metrics: list[str] | None, because: str | None = None) -> Evidence:
+    """A check as evidence for a row. Its whole list of expectations is the check's, shown once under the checks;
+    a row lists only what it reads of a check that it reads in part, and the rest beside it."""
+    measures = [m for r in check.runs[:1] for m in r.measures]
+    if not metrics:
+        return Evidence(stance, check, measures)
+    return Evidence(
+        stance, check, [m for m in measures if m.metric in metrics], [m for m in measures if m.metric not in metrics], because
+    )
 
 
 def _check_row(check: check_view.CheckView, c: Check) -> Row:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -41,13 +41,40 @@ def _read(root: Path, rel: str) -> str:
     return read_regular(root, root / rel).decode("utf-8", "replace")
 
 
-def record_lines(root: Path, rel: str) -> list[str]:
-    """A record's YAML, line by line, for the claim page's listing (anchored ``yaml-L<n>`` there); empty when it
-    cannot be read. Not highlighted: Pygments' YAML lexer would double the cost of a claim page."""
+def record_listing_path(record_id: str) -> str:
+    """Where a claim's YAML record is listed, docs-relative: a file of its own beside the pages."""
+    return f"records/{record_id}.html"
+
+
+def record_listing(root: Path, rel: str, record_id: str, page: str) -> Output:
+    """A claim's YAML record as one small HTML file with an anchor per line (``#L12``), linked from its page.
+
+    A plain file, not a themed page: the record is read far less often than the claim page, which it would
+    otherwise double in weight, and the build does not render a second page per claim. Not highlighted; every
+    line is escaped."""
     try:
-        return _read(root, rel).splitlines()
-    except Unreadable:
-        return []
+        lines = _read(root, rel).splitlines()
+    except Unreadable as e:
+        lines = [f"not shown: {e}"]
+    back = "../" + page
+    body = "".join(f'<span id="L{n}" class="l">{escape(line)}\n</span>' for n, line in enumerate(lines, 1))
+    html = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(rel)}</title><style>{_LISTING_CSS}</style></head><body>"
+        f'<p><a href="{escape(back)}">{escape(record_id)}</a> · <code>{escape(rel)}</code></p>'
+        f"<pre><code>{body}</code></pre></body></html>\n"
+    )
+    return Output(record_listing_path(record_id), html)
+
+
+_LISTING_CSS = (
+    ":root{color-scheme:light dark}body{font:14px/1.45 ui-monospace,monospace;margin:1rem}"
+    "pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}code{counter-reset:l}"
+    ".l{display:block;padding-left:4.5em;text-indent:-4.5em}"
+    ".l::before{counter-increment:l;content:counter(l);display:inline-block;width:3.5em;margin-right:1em;"
+    "text-align:right;opacity:.55;text-indent:0}.l:target{background:#ffe58a66}"
+)
 
 
 def functions(text: str) -> list[tuple[str, str, int]]:

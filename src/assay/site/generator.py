@@ -11,7 +11,7 @@ from pathlib import Path
 from assay.export import as_json, bibtex_all
 from assay.ledger.store import figure_bytes
 from assay.site import claim_page, code, dashboard, explorer, pages, reference
-from assay.site.markup import VOCABULARIES, colour_css, icon_css, script_json
+from assay.site.markup import VOCABULARIES, colour_css, icon_css, page_url, record_doc, script_json
 from assay.site.pages import Options, Output
 from assay.site.views import SiteIndex, index
 
@@ -34,6 +34,7 @@ def _pages(ix: SiteIndex, options: Options) -> list[Output]:
         pages.decisions_index(ix),
     ]
     out += [claim_page.page(ix, view, options) for view in ix.claims.values()]
+    out += [code.record_listing(ix.kb.root, view.loaded.path, cid, page_url(record_doc(cid))) for cid, view in ix.claims.items()]
     out += [pages.source_page(ix, s) for s in ix.sources.values()]
     out += [pages.decision_page(ix, d) for d in ix.decisions.values()]
     out += pages.anthology_pages(ix) + pages.tag_pages(ix)
