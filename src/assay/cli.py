@@ -227,13 +227,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     report = merge(load(args.root), args.dirs)
     for d in report.problems:
         print(d.render())  # render escapes what a file says; its hint line is its own
-    for title, lines in (
-        ("added", report.added),
-        ("replaced", report.replaced),
-        ("kept", report.kept),
-        ("conflict", report.conflicts),
-        ("skipped", report.skipped),
-    ):
+    kinds = {"added": report.added, "replaced": report.replaced, "kept": report.kept, "conflict": report.conflicts}
+    for title, lines in (kinds | {"skipped": report.skipped, "error": report.failed}).items():
         for line in lines:
             print(printable(f"{title}: {line}"))
     print(
@@ -241,7 +236,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"{len(report.conflicts)} conflict(s), {len(report.skipped)} skipped",
         file=sys.stderr,
     )
-    return 1 if report.problems else 0
+    return 1 if report.problems or report.failed else 0
 
 
 def cmd_init(args: argparse.Namespace) -> int:

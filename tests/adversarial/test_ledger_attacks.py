@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -159,3 +160,59 @@ def test_a_full_disk_during_a_rerun_keeps_the_kept_results_figure(kb_root, monke
     monkeypatch.setattr(store, "write_atomic", real_write)
     store.write_result(kb_root, rerun, svgs)  # with room: the new figure in, then the old one out
     assert sorted(p.name for p in folder.glob("*.svg")) == [rerun.figures[0].file]
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    ["expectation.0.value", "expectation.0.measured", "cpu_s", "peak_memory_mb", "duration_s"],
+)
+def test_a_non_finite_number_anywhere_in_a_ledger_file_is_a_shape_diagnostic_and_the_export_stays_json(
+    kb_root, tmp_path, capsys, dotted
+):
+    path = write_result(kb_root, *KEY, "passed", excess=0.0)
+    text = path.read_text()
+    data = json.loads(text)
+    node = data
+    *up, last = dotted.split(".")
+    for k in up:
+        node = node[int(k)] if k.isdigit() else node[k]
+    if last not in node:
+        pytest.skip(f"{dotted} is not in this result")
+    node[last] = float("nan")
+    path.write_text(json.dumps(data))  # Python writes NaN, as a forged file would
+    assert cli.main(["--root", str(kb_root), "check"]) == 1
+    assert "error[ledger-shape]" in capsys.readouterr().out
+    assert cli.main(["--root", str(kb_root), "export", "json"]) == 0
+    json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON export"))
+    other = tmp_path / "other"
+    shutil.copytree(kb_root, other)
+    shutil.rmtree(kb_root / "results")
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1  # reported, not a crash
+    assert "error[ledger-shape]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("what", ["file", "fifo", "read-only"])
+def test_a_merge_into_a_results_folder_that_cannot_take_it_is_an_error_not_a_crash(kb_root, tmp_path, capsys, what):
+    write_result(kb_root, *KEY, "passed", excess=0.0)
+    other = tmp_path / "other"
+    shutil.copytree(kb_root, other)
+    shutil.rmtree(kb_root / "results")
+    results = kb_root / "results"
+    if what == "file":
+        results.write_text("not a folder")
+    elif what == "fifo":
+        os.mkfifo(results)
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only folder all the same")
+        results.mkdir()
+        results.chmod(0o500)
+    try:
+        code = cli.main(["--root", str(kb_root), "merge", str(other)])
+    finally:
+        if what == "read-only":
+            results.chmod(0o700)
+    out = capsys.readouterr()
+    assert code == 1, out
+    assert "Traceback" not in out.out + out.err and "internal error" not in (out.out + out.err).lower()
+    assert "results/" in out.out + out.err

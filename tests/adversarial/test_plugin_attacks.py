@@ -119,6 +119,35 @@ def test_a_cpu_bound_verifier_past_its_cpu_limit_times_out_and_the_run_goes_on(p
     assert error["message"].endswith("s of CPU time, over its limit of 0.5 s")
 
 
+@pytest.mark.parametrize(
+    "escape",
+    [
+        "try:\n    spin(1.5)\nexcept Exception:\n    pass\nspin(1.5)",  # swallows the timeout, goes on
+        "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nspin(1.5)",  # never hears it
+    ],
+    ids=["except-exception", "sigalrm-ignored"],
+)
+def test_a_verifier_cannot_catch_or_ignore_its_timeout(pytester, escape):
+    spin = "import time\ndef spin(s):\n    t = time.process_time()\n    while time.process_time() - t < s:\n        pass\n"
+    root = two_checks(pytester, spin + escape + "\nevidence.metric('gap', 2.0)", "timeout: 0.5\n")
+    pytester.runpytest_subprocess("verify").assert_outcomes(passed=1, failed=1)
+    error = ledger(root, "bad")["last_error"]
+    assert error["kind"] == "timeout"
+    assert error["message"].startswith("timed out: the verifier used ")
+    assert error["message"].endswith("s of CPU time, over its limit of 0.5 s")
+
+
+def test_a_parametrized_verifier_is_an_error_not_several_results_for_one_check(pytester):
+    tests = textwrap.dedent(GAP_TESTS).replace(
+        "def test_gap(evidence):", "@pytest.mark.parametrize('k', [1, 2])\ndef test_gap(evidence, k):"
+    )
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    result = pytester.runpytest_subprocess("verify")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*is one of several parametrized tests marked for SOTA-001/gap; a check has one test*"])
+    assert not (root / "results" / "SOTA-001" / "gap.cpu.json").exists()
+
+
 def test_native_code_past_its_limit_is_ended_under_xdist_and_recorded_as_a_timeout(pytester):
     body = "import re\nre.match(r'(a+)+$', 'a' * 40 + 'b')  # catastrophic backtracking: C code, never checks signals"
     root = two_checks(pytester, body, "timeout: 0.5\n")
@@ -171,6 +200,17 @@ def test_a_results_folder_that_cannot_be_written_is_reported_and_the_run_fails(p
     assert result.ret == 1
     result.stdout.fnmatch_lines(["assay: error: could not write results/SOTA-001/gap.cpu.json: *"])
     assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_a_results_link_leading_outside_is_refused_before_anything_is_written(pytester, tmp_path):
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "results").symlink_to(outside, target_is_directory=True)
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["assay: error: could not write results/SOTA-001/gap.cpu.json: *results/ is a link*"])
+    assert list(outside.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -49,3 +49,21 @@ def test_new_writes_no_odd_file_name_into_the_record_it_scaffolds(kb_root, capsy
     assert cli.main(["--root", str(kb_root), "new", "claim"]) == 0
     text = (kb_root / "claims" / "SOTA-365.yaml").read_text()
     assert "injected" not in text and "  - source: LIT-590\n" in text
+
+
+def test_a_copied_record_file_that_sorts_first_is_the_duplicate_not_the_real_one(kb_root):
+    real = kb_root / "claims" / "SOTA-364.yaml"
+    (kb_root / "claims" / "SOTA-364 (copy).yaml").write_text(real.read_text())  # sorts before SOTA-364.yaml
+    kb = load(kb_root)
+    assert kb.claim_files["SOTA-364"].path == "claims/SOTA-364.yaml"
+    found = [(d.path, d.code) for d in audit.run(kb)]
+    assert ("claims/SOTA-364 (copy).yaml", "duplicate-id") in found
+    assert all(path != "claims/SOTA-364.yaml" for path, _ in found)
+
+
+def test_a_hidden_file_is_no_record(kb_root):
+    real = kb_root / "claims" / "SOTA-364.yaml"
+    (kb_root / "claims" / ".SOTA-364.yaml.swp.yaml").write_text(real.read_text().replace("title:", "title: Not me,", 1))
+    kb = load(kb_root)
+    assert [f.path for f in kb.files if f.id == "SOTA-364"] == ["claims/SOTA-364.yaml"]
+    assert audit.run(kb) == []

@@ -43,7 +43,7 @@ def test_the_committed_json_schema_is_the_models(tmp_path):
         ("environment", [], "'environment': input should be a valid dictionary or instance of environment"),
         ("figures", "x.svg", "'figures': input should be a valid list"),
         ("finished", 12, "'finished': input should be a valid string"),
-        ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': value error, must be a finite number"),
+        ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': input should be a finite number"),
         ("verdict", "green", "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive' or 'error'"),
     ],
 )

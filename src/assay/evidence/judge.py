@@ -40,8 +40,9 @@ class VerifierError(Exception):
     """The verifier did something its check cannot use: a metric missing or not finite, a bad figure name."""
 
 
-class CheckTimeout(Exception):
-    """The verifier ran past its CPU-time or wall-clock limit."""
+class CheckTimeout(BaseException):
+    """The verifier ran past its CPU-time or wall-clock limit. A ``BaseException``, so that a verifier's
+    ``except Exception`` does not swallow it (and ``limits.limited`` raises it again when the body ends)."""
 
 
 @dataclass(frozen=True)

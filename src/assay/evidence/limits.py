@@ -81,6 +81,11 @@ def limited(cpu_limit: float, wall: float | None = None) -> Iterator[None]:
     thread.start()
     try:
         yield
+        used = cpu_seconds() - start_cpu
+        if not tripped and used > cpu_limit:
+            tripped.append(f"used {used:.1f} s of CPU time, over its limit of {cpu_limit:g} s")
+        if tripped:  # the verifier caught the timeout or ignored SIGALRM: past its limit is past it all the same
+            raise CheckTimeout(tripped[0])
     finally:
         done.set()
         signal.signal(signal.SIGALRM, previous)

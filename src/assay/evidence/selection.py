@@ -106,7 +106,12 @@ def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[
     if claim is None or check is None:
         what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
         return None, f"{nodeid}: the claim marker names {what}; see `assay check`"
-    if nodeid.split("[")[0] != check.verifier:
+    if "[" in nodeid:
+        return None, (
+            f"{nodeid} is one of several parametrized tests marked for {cid}/{check_id}; a check has one test: give the "
+            "values to the verifier as its seeds, or make each its own check"
+        )
+    if nodeid != check.verifier:
         return None, (
             f"{nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
             "a check has one verifier (see `assay check`)"

@@ -97,6 +97,7 @@ class MergeReport:
     conflicts: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # results that could not be written, and why
 
 
 def pick(ours: Result | None, theirs: Result, current: str | None) -> tuple[Result | None, str]:
@@ -185,8 +186,11 @@ def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, th
     if claim is None or check is None or key[2] not in check.devices:
         report.skipped.append(f"{label}: not a check and device of this knowledge base")
         return
-    with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
-        _merge_locked(kb, inputs, source, key, theirs, report)
+    try:
+        with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
+            _merge_locked(kb, inputs, source, key, theirs, report)
+    except OSError as e:
+        report.failed.append(f"{label}: could not write results/{key[0]}/: {e.strerror or e}")
 
 
 def _merge_locked(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:

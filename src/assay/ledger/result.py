@@ -65,7 +65,8 @@ Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP), AfterValidator(
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Metric(_Part):

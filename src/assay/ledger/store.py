@@ -6,6 +6,7 @@ result of this format, is a diagnostic, never a crash; a file is written atomica
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -45,8 +46,12 @@ def figure_file(check: str, device: str, name: str, sha: str) -> str:
 def locked(root: Path, claim: str) -> Iterator[None]:
     """Hold the lock of ``results/<claim>/`` (an exclusive ``flock`` on the folder itself, so nothing is left
     behind): every writer of the ledger reads what it replaces and writes under it, so a merge and a run that
-    finish together never put an older pick over a newer result."""
-    folder = Path(root) / "results" / claim
+    finish together never put an older pick over a newer result. Raises ``OSError`` before anything is written
+    where ``results/`` or the claim's folder is a link or leads outside ``root``, or is not a folder."""
+    base = Path(root) / "results"
+    if os.path.lexists(base) and (base.is_symlink() or not base.is_dir()):
+        raise OSError(errno.ENOTDIR, "results/ is a link or not a folder; the ledger is written only inside the knowledge base")
+    folder = base / claim
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:

@@ -16,7 +16,7 @@ from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic
 from assay.model import series_of
 from assay.records.document import Loaded
-from assay.records.knowledge_base import KnowledgeBase
+from assay.records.knowledge_base import KnowledgeBase, named_first
 from assay.records.verifiers import Index, Verifier, scan
 from assay.records.within import suggest
 
@@ -39,7 +39,7 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """A second file with the id of a first (the id's shape, name and folder are ``assay.records.within``')."""
     first: dict[str, Loaded] = {}
-    for f in kb.files:
+    for f in named_first(kb.files):
         if not f.named:
             continue  # a malformed id is a bad-id where it is written; the file goes by its stem (Loaded.id)
         if f.id in first:

@@ -51,7 +51,8 @@ class KnowledgeBase:
 
     root: Path
     files: list[Loaded]
-    #: The first file of each id (a duplicate is reported by ``assay.records.across``).
+    #: The first file of each id, one named by its id before any other (a duplicate is reported by
+    #: ``assay.records.across``).
     by_id: dict[str, Loaded] = field(init=False, repr=False)
     #: The files of the valid records of each kind by id; the first of a duplicated id wins, as in ``by_id``.
     claim_files: dict[str, Loaded] = field(init=False, repr=False)
@@ -65,7 +66,7 @@ class KnowledgeBase:
     def __post_init__(self) -> None:
         self.by_id, self.claim_files, self.source_files, self.decision_files = {}, {}, {}, {}
         valid: dict[Any, dict[str, Loaded]] = {Claim: self.claim_files, Source: self.source_files, Decision: self.decision_files}
-        for f in self.files:
+        for f in named_first(self.files):
             self.by_id.setdefault(f.id, f)
             index = valid.get(f.model)
             if index is not None:
@@ -151,10 +152,18 @@ def parse_for_cache(root: Path, rel: str) -> Loaded:
     return loaded
 
 
+def named_first(files: list[Loaded]) -> list[Loaded]:
+    """The files in name order, those whose name is their id before the others: of two files with one id, the
+    one named by it is the record (``SOTA-366 (copy).yaml``, sorting first, is the duplicate)."""
+    return sorted(files, key=lambda f: f.path.rsplit("/", 1)[-1] != f"{f.id}.yaml")
+
+
 def _yaml_names(folder: Path) -> list[str]:
     """Names ending in .yaml in ``folder``, sorted (what ``sorted(folder.glob('*.yaml'))`` gives, faster)."""
     try:
-        return sorted(n for n in os.listdir(folder) if n.endswith(".yaml"))
+        return sorted(
+            n for n in os.listdir(folder) if n.endswith(".yaml") and not n.startswith(".")
+        )  # a hidden file is no record
     except OSError:  # missing, or not a folder
         return []
 
