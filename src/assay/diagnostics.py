@@ -52,6 +52,12 @@ _CODES = [
     Code("yaml-not-mapping", "error", "The document is not a mapping of fields, or the file holds several documents."),
     Code("yaml-too-deep", "error", "The document nests deeper than any record does."),
     Code(
+        "bidi-control",
+        "error",
+        "Text holds a bidirectional control character, which can make it show in another order than it reads.",
+    ),
+    Code("yaml-too-large", "error", "The document holds more items than any record does (it would expand without bound)."),
+    Code(
         "too-many-problems",
         "error",
         f"A file has more than {PER_FILE} problems; the rest are counted, not listed (fix these and run again).",

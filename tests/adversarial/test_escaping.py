@@ -19,7 +19,9 @@ def test_a_field_name_with_terminal_control_sequences_is_shown_escaped_by_assay_
     path = kb_root / "claims" / "THEORY-090.yaml"
     path.write_text(path.read_text() + '"\\e[1A\\e[2K\\u202e": 1\n', encoding="utf-8")
     assert [d.render().splitlines()[0] for d in audit.run(load(kb_root))] == [
-        "claims/THEORY-090.yaml:20:1: error[unknown-field]: '\\x1b[1A\\x1b[2K\\u202e' is not a field of this record"
+        "claims/THEORY-090.yaml:20:1: error[unknown-field]: '\\x1b[1A\\x1b[2K\\u202e' is not a field of this record",
+        "claims/THEORY-090.yaml:20:12: error[bidi-control]: U+202E, a bidirectional control, can make the text show "
+        "in another order than it reads",
     ]
 
 
@@ -89,3 +91,20 @@ def test_a_url_with_braces_cannot_close_the_bibtex_field_or_start_an_entry():
     text = bib(identifiers={"url": "https://example.org/}}@misc{evil,title={pwn"})
     assert "  url = {https://example.org/%7D%7D@misc%7Bevil,title=%7Bpwn},\n" in text
     assert text.count("{") == text.count("}")  # an @ inside a closed field is text
+
+
+def test_a_bidirectional_override_is_an_error_of_assay_check_and_shown_as_its_code_point_on_pages(kb_root):
+    from assay.site.generator import generate
+
+    set_title(kb_root, "THEORY-090", "Larger \u202ecod\u2066 batches")  # raw, as a pasted text would carry them
+    found = [d.render().splitlines()[0] for d in audit.run(load(kb_root)) if d.code == "bidi-control"]
+    assert found == [
+        "claims/THEORY-090.yaml:3:15: error[bidi-control]: U+202E, a bidirectional control, can make the text show "
+        "in another order than it reads",
+        "claims/THEORY-090.yaml:3:19: error[bidi-control]: U+2066, a bidirectional control, can make the text show "
+        "in another order than it reads",
+    ]
+    pages = [o for o in generate(kb_root) if o.title is not None]
+    assert not [o.path for o in pages if any(c in o.content + o.title for c in "\u202e\u2066")]
+    page = next(o for o in pages if o.path == "claims/THEORY-090.md")
+    assert "Larger [U+202E]cod[U+2066] batches" in page.title

@@ -67,3 +67,20 @@ def test_a_hidden_file_is_no_record(kb_root):
     kb = load(kb_root)
     assert [f.path for f in kb.files if f.id == "SOTA-364"] == ["claims/SOTA-364.yaml"]
     assert audit.run(kb) == []
+
+
+def test_a_record_that_would_expand_to_millions_of_items_is_refused_before_it_is_parsed(kb_root):
+    import resource
+    import time
+
+    path = kb_root / "claims" / "SOTA-380.yaml"
+    path.write_text("id: SOTA-380\ntags: [" + ",".join(["x"] * 4_000_000) + "]\n")  # 8 MiB, 4 million items
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.process_time()
+    found = [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/SOTA-380.yaml"]
+    assert found == [
+        "claims/SOTA-380.yaml:1:1: error[yaml-too-large]: holds 4,000,003 items, over the 200,000 a record may have\n"
+        "  hint: a record is a page of fields, not data: keep data in files the verifier reads"
+    ]
+    assert time.process_time() - started < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no node graph was built

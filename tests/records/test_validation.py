@@ -69,6 +69,26 @@ def test_nesting_deeper_than_any_record_is_refused_where_it_gets_too_deep(diagno
     )
 
 
+def test_a_record_with_more_items_than_any_record_has_is_refused_before_it_is_parsed(diagnose, monkeypatch):
+    from assay.records import document
+
+    monkeypatch.setattr(document, "MAX_ITEMS", 1_000)  # the fixture's 2,000 tags; the real bound is 200,000
+    assert diagnose("yaml-too-large") == (
+        "claims/SOTA-380.yaml:1:1: error[yaml-too-large]: holds 2,005 items, over the 1,000 a record may have\n"
+        "  hint: a record is a page of fields, not data: keep data in files the verifier reads"
+    )
+
+
+def test_a_bidirectional_control_written_as_a_yaml_escape_is_an_error_where_it_stands(diagnose):
+    found = [line for line in diagnose("bidi-control").splitlines() if "bidi-control" in line]
+    assert found == [
+        "claims/SOTA-380.yaml:3:16: error[bidi-control]: U+202E, a bidirectional control, can make the text show in "
+        "another order than it reads",
+        "claims/SOTA-380.yaml:3:26: error[bidi-control]: U+202C, a bidirectional control, can make the text show in "
+        "another order than it reads",
+    ]
+
+
 def test_a_record_without_the_schema_line_gets_a_warning_with_the_line_to_add(diagnose):
     assert diagnose("schema-line") == (
         "claims/SOTA-380.yaml:1:1: warning[schema-line]: the first line does not point editors at the schema\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,12 @@ SCHEMA_LINE = "# yaml-language-server: $schema="
 
 
 MAX_DEPTH = 24
+
+
+#: The most separators (commas, colons, line ends) a record may hold: each item of a flow list costs one, and the
+#: parser builds a node per item before anything is checked. The largest record here has about 7,000; an 8 MiB
+#: flow list of 4 million items would cost gigabytes.
+MAX_ITEMS = 200_000
 
 
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
@@ -252,6 +259,23 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
             [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")],
         )
     positions: dict[Loc, Pos] = {}
+    items = source.count(",") + source.count(":") + source.count("\n")  # a bound on the nodes, counted in C
+    if items > MAX_ITEMS:
+        return (
+            None,
+            {},
+            [
+                Diagnostic(
+                    path,
+                    1,
+                    1,
+                    "yaml-too-large",
+                    f"holds {items:,} items, over the {MAX_ITEMS:,} a record may have",
+                    "a record is a page of fields, not data: keep data in files the verifier reads",
+                )
+            ],
+        )
+    bidi = _bidi(source, path)
     try:
         node = yaml.compose(source, Loader=_COMPOSER)
         data = _plain(node, (), positions, 0, {}) if node is not None else None
@@ -285,7 +309,41 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {_type_name(data)}"
         return None, positions, [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")]
-    return data, positions, []
+    return data, positions, bidi
+
+
+#: Bidirectional embeddings, overrides and isolates: text holding them can show in another order than it reads
+#: (the "Trojan Source" class). The marks U+200E/U+200F change no order of what is written and are let be.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+#: The same in a record's text: raw, or written as a YAML escape in a double-quoted scalar.
+_BIDI_IN_SOURCE = re.compile(r"[\u202a-\u202e\u2066-\u2069]|\\(?:u|U0000)(?:202[a-eA-E]|206[6-9])")
+
+
+def _code_point(found: str) -> int:
+    return ord(found) if len(found) == 1 else int(found[-4:], 16)
+
+
+def _bidi(source: str, path: str) -> list[Diagnostic]:
+    """A diagnostic where each of the first few bidirectional controls stands (one search over the text, in C)."""
+    out = []
+    for m in _BIDI_IN_SOURCE.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        col = m.start() - (source.rfind("\n", 0, m.start()) + 1) + 1
+        out.append(
+            Diagnostic(
+                path,
+                line,
+                col,
+                "bidi-control",
+                f"U+{_code_point(m.group()):04X}, a bidirectional control, can make the text show in another order than it reads",
+                "delete it; write the text in the order it is read",
+            )
+        )
+        if len(out) == 5:
+            break
+    return out
 
 
 # Field paths and positions repeat across records (every claim has ('checks', 0, 'id')): one tuple each

@@ -17,6 +17,7 @@ from typing import Any
 
 from assay import vocabulary
 from assay.model import series_of
+from assay.records.document import BIDI_CONTROLS
 from assay.vocabulary import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
@@ -25,6 +26,11 @@ _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
 def esc(text: Any) -> str:
     """Record text as safe HTML text (quotes escaped too, so it may stand in attributes)."""
     return html.escape(str(text), quote=True)
+
+
+def visible_bidi(text: str) -> str:
+    """``text`` with each bidirectional embedding, override or isolate written as ``[U+202E]``."""
+    return BIDI_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text) if BIDI_CONTROLS.search(text) else text
 
 
 def code_spans(text: str) -> str:

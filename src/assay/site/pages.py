@@ -15,7 +15,7 @@ from assay import vocabulary
 from assay.export import bibtex
 from assay.model import Claim, Decision, Source
 from assay.site import search
-from assay.site.markup import anchor, esc, paragraphs, record_doc
+from assay.site.markup import anchor, esc, paragraphs, record_doc, visible_bidi
 from assay.site.template import render
 from assay.site.views import ClaimView, Located, SiteIndex
 from assay.vocabulary import Status
@@ -54,8 +54,10 @@ class Output:
         search: str | None = None,
         toc: Iterable[tuple[str, str]] = (),
     ) -> Output:
-        """A page titled ``title`` (plain text: escaped here) with the body ``html``."""
-        return cls(path, html, esc(title), in_nav, search, tuple(toc), _boost(path))
+        """A page titled ``title`` (plain text: escaped here) with the body ``html``. A bidirectional control from
+        a record (``assay check`` reports it) is shown as its code point, so no text shows in another order."""
+        html, title = visible_bidi(html), visible_bidi(esc(title))
+        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path))
 
 
 def _boost(path: str) -> float | None:
