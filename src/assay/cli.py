@@ -185,9 +185,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     example: assay graph --focus SOTA-364 --depth 1 --format mermaid
     """
+    if args.depth < 0:
+        raise UsageProblem(f"--depth {args.depth}: a number of links is 0 or more")
     kb = load(args.root)
-    states = overview.briefs(kb)
-    g = graph.build(kb, states)
+    g = graph.build(kb, overview.briefs(kb))
     if args.focus:
         if args.focus not in g:
             raise UsageProblem(f"no record '{args.focus}' to focus on")
@@ -336,7 +337,7 @@ def _parser() -> argparse.ArgumentParser:
     add("status", cmd_status)
     p = add("graph", cmd_graph)
     p.add_argument("--focus", metavar="ID")
-    p.add_argument("--depth", type=int, default=1)
+    p.add_argument("--depth", type=int, default=1, help="links from --focus to follow (0 or more)")
     p.add_argument("--format", choices=("json", "dot", "mermaid"), default="json")
     p = add("export", cmd_export)
     p.add_argument("what", choices=("bibtex", "json"))

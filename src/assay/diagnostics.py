@@ -188,6 +188,12 @@ _CODES = [
         "`<check>.<device>.json`; it is not read as evidence.",
     ),
     Code(
+        "ledger-orphan",
+        "warning",
+        "A ledger file is the result of a claim, check or device this knowledge base does not have (a check renamed "
+        "or removed); nothing reads it.",
+    ),
+    Code(
         "ledger-figure",
         "warning",
         "A result names a figure that is missing or is not the one it drew (a run killed "

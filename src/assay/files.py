@@ -95,6 +95,16 @@ def _read_open(path: str, flags: int, limit: int) -> bytes:
     return data
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: The process's umask, read once at import (reading it means setting it, which is not thread-safe later).
+_UMASK = _umask()
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically: a temp file beside it, fsync, rename; cleaned up on failure.
 
@@ -104,6 +114,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would make it: mkstemp's 0600 would hide the ledger from its readers
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()

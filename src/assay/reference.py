@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay import vocabulary
+from assay.diagnostics import UsageProblem
 from assay.model import Claim, Decision, Source
 
 
@@ -139,6 +140,8 @@ def render_readme(text: str) -> str:
 
 def update_readme(path: Path) -> bool:
     """Rewrite the generated sections of the README at ``path``; True when something changed."""
+    if not path.is_file():
+        raise UsageProblem(f"no {path.name} in {path.parent}; assay readme updates the sections of one that exists")
     before = path.read_text(encoding="utf-8")
     after = render_readme(before)
     if after != before:

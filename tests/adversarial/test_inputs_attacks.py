@@ -51,3 +51,24 @@ def test_a_missing_file_named_under_reads_is_an_error_of_assay_check(diagnose):
         "'data/scores.npz', which does not exist\n"
         "  hint: list under reads: the data files the verifier opens, relative to the root"
     )
+
+
+def test_a_helper_imported_by_its_path_is_an_input_so_editing_it_makes_the_result_stale(kb_root):
+    # importlib.util.spec_from_file_location loads a file no import statement names: it is an input all the same
+    helper = kb_root / "verify" / "by_path_helper.py"
+    helper.write_text("SCALE = 1.0\n")
+    module = kb_root / "verify" / "test_theory085.py"
+    module.write_text(
+        "import importlib.util\nfrom pathlib import Path\n"
+        "_spec = importlib.util.spec_from_file_location('h', Path(__file__).with_name('by_path_helper.py'))\n"
+        + module.read_text()
+    )
+    write_result(kb_root, *KEY, "passed", excess=0.0)
+    kb = load(kb_root)
+    claim = kb.claims["THEORY-085"]
+    parts = InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")
+    assert "code:verify/by_path_helper.py" in parts
+    from assay.ledger.store import read_ledger
+
+    helper.write_text("SCALE = 2.0\n")
+    assert run_reason(read_ledger(kb_root), KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "stale"

@@ -216,3 +216,23 @@ def test_a_merge_into_a_results_folder_that_cannot_take_it_is_an_error_not_a_cra
     assert code == 1, out
     assert "Traceback" not in out.out + out.err and "internal error" not in (out.out + out.err).lower()
     assert "results/" in out.out + out.err
+
+
+def test_a_ledger_file_that_says_passed_beside_an_expectation_that_fails_is_refused(kb_root):
+    path = write_result(kb_root, *KEY, "passed", excess=0.0)
+    data = json.loads(path.read_text())
+    data["expectation"][0].update(outcome="fails", holds=False)
+    path.write_text(json.dumps(data))
+    with pytest.raises(LedgerProblem) as info:
+        store.read_result(kb_root, path)
+    assert "verdict 'passed' beside an expectation that fails" in info.value.message
+
+
+def test_ledger_files_and_figures_are_readable_by_the_group_and_others_as_the_umask_says(kb_root):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    with_figure, svgs = _with_figure(ours, "<svg>drawn</svg>")
+    path = store.write_result(kb_root, with_figure, svgs)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for written in (path, path.with_name(with_figure.figures[0].file)):
+        assert written.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600

@@ -262,6 +262,14 @@ def test_a_stray_copy_of_a_result_is_reported_and_not_read_as_evidence(make_kb):
     assert [c.status for c in claim_states(load(root))["THEORY-085"].checks] == ["not-run"]
 
 
+def test_a_result_of_a_check_the_claim_no_longer_has_is_reported_as_an_orphan(diagnose):
+    assert diagnose("ledger-orphan") == (
+        "results/THEORY-085/renamed-away.cpu.json:1:1: warning[ledger-orphan]: results/THEORY-085/renamed-away.cpu.json "
+        "is a result of check 'renamed-away', which THEORY-085 does not have\n"
+        "  hint: delete it (git rm), or restore the check it belongs to; nothing reads it"
+    )
+
+
 def test_a_result_whose_figure_does_not_match_is_a_warning(diagnose):
     assert diagnose("ledger-figure") == (
         "results/THEORY-085/log-n-cap.cpu.json:1:1: warning[ledger-figure]: log-n-cap.cpu.curve.svg cannot be read "

@@ -24,7 +24,7 @@ from assay.files import Unreadable, read_regular, sha256_regular
 from assay.fingerprints import stamp
 from assay.model import Claim
 from assay.records.parts import record_parts
-from assay.records.verifiers import imported_names
+from assay.records.verifiers import FILE_IMPORT, imported_names
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -183,6 +183,11 @@ class InputParts:
         package = ".".join(folder.relative_to(self.root).parts) if folder.is_relative_to(self.root) else ""
         found = []
         for name in self._names_of(path, package):
+            if name.startswith(FILE_IMPORT):  # imported by its path: relative to the importing module's folder
+                candidate = (folder / name[len(FILE_IMPORT) :]).absolute()
+                if candidate.is_file() and candidate.is_relative_to(self.root):
+                    found.append(candidate)
+                continue
             bits = name.split(".")
             # pytest puts the root on sys.path (pythonpath = ["."]) and a test module's own folder too
             for base in (self.root, folder):

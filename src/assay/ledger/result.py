@@ -11,7 +11,7 @@ import json
 import math
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from assay.experiment import SLUG, Device, Tier
 from assay.ids import CLAIM_ID
@@ -222,6 +222,15 @@ class Result(_Part):
         None, description="The latest run errored: shown beside this measurement, which it never replaces."
     )
     unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
+
+    @model_validator(mode="after")
+    def _verdict_agrees(self) -> Result:
+        """A pass is every expectation holding: the plugin writes nothing else, so a file that says otherwise was not
+        written by it."""
+        if self.verdict == "passed" and any(e.outcome != "holds" for e in self.expectation):
+            bad = next(e for e in self.expectation if e.outcome != "holds")
+            raise ValueError(f"verdict 'passed' beside an expectation that {bad.outcome} ({bad.metric})")
+        return self
 
     @property
     def key(self) -> Key:

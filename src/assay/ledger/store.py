@@ -340,11 +340,33 @@ def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
     return data if sha256(data) == fig.sha256 and unsafe(data) is None else None
 
 
+_ORPHAN_HINT = "delete it (git rm), or restore the check it belongs to; nothing reads it"
+
+
+def _orphan(kb: KnowledgeBase, key: Key) -> str:
+    """Whose result ``key`` is, where this knowledge base has no such claim, check or device (else empty). A claim
+    whose record is invalid is not judged: its checks cannot be told."""
+    cid, check_id, device = key
+    if cid not in kb.by_id:
+        return f"{cid}, which is not a record here"
+    if cid not in kb.claims:
+        return ""
+    check = kb.claims[cid].check(check_id)
+    if check is None:
+        return f"check '{check_id}', which {cid} does not have"
+    return "" if device in check.devices else f"{cid}/{check_id} on {device}, a device the check does not declare"
+
+
 def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
     big = len(kb.files) >= CACHE_FROM
     ledger = read_ledger(kb.root, cache=big)
     yield from ledger.diagnostics
+    for key in ledger.results:  # the keys only: no result is validated for this
+        whose = _orphan(kb, key)
+        if whose:
+            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
     store = ParseCache(kb.root, "figures", also=("svg", "ledger.result", "ledger.store")) if big and ledger.figures else None
     for key, figures in ledger.figures.items():
         for problem in figure_problems(kb.root, key, figures, store):

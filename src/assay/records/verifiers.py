@@ -104,7 +104,8 @@ def imported_names(tree: ast.Module, package: str, source: bytes | None = None) 
     and ``verify/sub/__init__.py``.
     """
     names: list[str] = []
-    dynamic = source is None or b"import_module" in source or b"__import__" in source
+    files: list[str] = []
+    dynamic = source is None or any(w in source for w in (b"import_module", b"__import__", b"spec_from_file_location"))
     for node in _statements(tree, dynamic):
         if isinstance(node, ast.Import):
             names += [a.name for a in node.names]
@@ -119,11 +120,15 @@ def imported_names(tree: ast.Module, package: str, source: bytes | None = None) 
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 names.append(arg.value)
+        elif isinstance(node, ast.Call) and _is_file_import(node.func) and len(node.args) >= 2:
+            location = _literal_file(node.args[1])
+            if location:
+                files.append(FILE_IMPORT + location)
     out: list[str] = []
     for name in names:
         parts = name.split(".")
         out += [".".join(parts[: i + 1]) for i in range(len(parts))]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out + files))
 
 
 def _statements(tree: ast.Module, dynamic: bool) -> Iterator[ast.AST]:
@@ -137,6 +142,30 @@ def _statements(tree: ast.Module, dynamic: bool) -> Iterator[ast.AST]:
         yield node
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             todo += [n for n in getattr(node, name, ()) if isinstance(n, (ast.stmt, ast.excepthandler, ast.match_case))]
+
+
+#: How ``imported_names`` gives a file imported by its path (``importlib.util.spec_from_file_location``): this prefix
+#: and the path as written, relative to the importing module's folder unless absolute.
+FILE_IMPORT = "file:"
+
+
+def _is_file_import(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name == "spec_from_file_location"
+
+
+def _literal_file(arg: ast.expr) -> str:
+    """The file a location argument names where its last part is a literal: ``"helper.py"``, ``HERE / "helper.py"``,
+    ``Path(__file__).with_name("helper.py")`` (``parent / "sub" / "h.py"`` gives ``sub/h.py``); else empty."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div) and isinstance(arg.right, ast.Constant):
+        head = _literal_file(arg.left) if isinstance(arg.left, ast.BinOp) else ""
+        return f"{head}/{arg.right.value}" if head else str(arg.right.value)
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in ("with_name", "joinpath"):
+        literal = [a.value for a in arg.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        return "/".join(literal) if literal and len(literal) == len(arg.args) else ""
+    return ""
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
