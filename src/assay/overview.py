@@ -170,8 +170,14 @@ def run_summary(
     kb: Callable[[], KnowledgeBase],
     ledger_root: Path,
 ) -> None:
-    """The end of ``pytest verify``'s terminal report: the reruns compared, the ledger's write problems, and each
-    claim the run wrote results for (the knowledge base is loaded only then)."""
+    """The end of ``pytest verify``'s terminal report: the inconclusive checks and why, the reruns compared, the
+    ledger's write problems, and each claim the run wrote results for (the knowledge base is loaded only then)."""
+    undecided = getattr(tr, "stats", {}).get("inconclusive", [])
+    if undecided:
+        tr.section("assay: inconclusive checks (an open question: the run does not fail for it)")
+        for report in undecided:
+            why = next((text for title, text in report.sections if title == "assay: inconclusive"), "")
+            tr.write_line(f"{report.nodeid}: {why}")
     if compared:
         tr.section("assay: reruns compared with the ledger (not written)")
         for line in compared:

@@ -1,11 +1,10 @@
 """The pytest plugin: ties verifiers to claim records, runs them under limits, and writes the ledger.
 
 A verifier is a test marked ``@pytest.mark.claim("SOTA-364", "check-id")`` that records through the ``evidence``
-fixture; its expectation is judged after the body returns, and a ``known_failing`` check is a strict xfail. Each
-phase reaches the controller as one typed ``RunReport`` in ``user_properties``; only the controller writes
-``results/``. With no claim test collected the plugin only declares its options and markers. Here are pytest's
-hooks and one state class, ``_Run``; what they call lives in ``assay.evidence`` and ``assay.ledger``.
-"""
+fixture; its expectation is judged after the body returns; a ``known_failing`` check is a strict xfail and an
+inconclusive one its own outcome. Each phase reaches the controller as one typed ``RunReport`` in
+``user_properties``; only the controller writes ``results/``. Here are pytest's hooks and one state class, ``_Run``;
+what they call lives in ``assay.evidence`` and ``assay.ledger``."""
 
 from __future__ import annotations
 
@@ -95,6 +94,17 @@ class _Run:
         elif report.when not in ("setup", "call"):  # xdist's "???" report of a worker that died
             self.finish(report.nodeid, crash=run.crash_outcome(self.notes_dir, report.nodeid))
 
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict]] | None:
+        return run.INCONCLUSIVE_STATUS if run.is_inconclusive(report) else None
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.problems and exitstatus == 0:  # a result that could not be written fails the run
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.notes_dir is not None:
+            shutil.rmtree(self.notes_dir, ignore_errors=True)
+
     def finish(self, nodeid: str, crash: PhaseOutcome | None = None) -> None:
         """Judge the check's phases into its result and write it over the ledger's (or compare the two)."""
         runs, duration = self.reports.pop(nodeid), round(self.durations.pop(nodeid, 0.0), 3)
@@ -109,8 +119,9 @@ class _Run:
             return
         if kind == "compared":
             self.compared.append(line)
-        elif kind == "written":
+        elif kind in ("written", "unstable"):
             self.written.setdefault(runs[-1].claim, []).append(line)
+            self.problems += [f"{runs[-1].claim}/{line}"] if kind == "unstable" else []
 
 
 _KEY = pytest.StashKey[_Run]()
@@ -138,12 +149,6 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("device") == "cuda":
             selection.resolve_device("cuda")
         config.pluginmanager.register(state, "assay-controller")  # only reads reports until a check ends
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    state = config.stash.get(_KEY, None)
-    if state is not None and state.notes_dir is not None:
-        shutil.rmtree(state.notes_dir, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -268,9 +273,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         parts = state.parts.get(item.nodeid, {})
         phase = run.phase_report(*tie, state.device, parts, run.classify(state.root, call, report), recorded)
         report.user_properties.append(phase.property())
-        judged = call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive))
-        if judged and report.failed:
-            report.longrepr = str(call.excinfo.value)  # the comparisons with their numbers; no engine frames
+        if call.excinfo is not None and call.excinfo.errisinstance((ExpectationNotMet, ExpectationInconclusive)):
+            report.longrepr = str(call.excinfo.value) if report.failed else report.longrepr  # no engine frames
+            if call.excinfo.errisinstance(ExpectationInconclusive):
+                run.mark_inconclusive(report)  # its own outcome: an open question, not a broken check
     if state.sender is not None:
         state.sender.send(report)  # a forked child's reports are logged by its parent
     return report
@@ -283,12 +289,6 @@ def pytest_configure_node(node: Any) -> None:
     if state.notes_dir is None:
         state.notes_dir = Path(tempfile.mkdtemp(prefix="assay-notes-"))
     node.workerinput["assay_notes"] = str(state.notes_dir)
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = session.config.stash.get(_KEY, None)
-    if state is not None and state.problems and not hasattr(session.config, "workerinput") and exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

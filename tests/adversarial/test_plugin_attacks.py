@@ -304,6 +304,20 @@ def test_a_rerun_that_changes_the_verdict_with_the_same_inputs_is_flagged_unstab
     json.dumps(data)
 
 
+def test_a_verdict_that_moved_with_the_same_inputs_fails_the_run_even_when_its_test_passed(pytester, monkeypatch):
+    tests = GAP_TESTS.replace(
+        'evidence.metric("gap", 2.0)', 'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))'
+    )
+    make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    monkeypatch.setenv("GAP", "0.5")
+    pytester.runpytest("verify").assert_outcomes(failed=1)
+    monkeypatch.setenv("GAP", "2.0")
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1  # the evidence did not hold still: CI must see it
+    result.stdout.fnmatch_lines(["assay: error: SOTA-001/gap.cpu: passed (was failed with the same inputs: flagged unstable)"])
+
+
 def test_a_bad_claim_option_is_a_usage_error_under_xdist_too_not_an_internal_error(pytester):
     make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
     result = pytester.runpytest_subprocess("verify", "-n", "2", "--claim", "NOPE")

@@ -117,6 +117,25 @@ def _unit(check: Check, name: str, ev: Evidence) -> str | None:
     return spec.unit if spec else ev.units.get(name)
 
 
+#: ``pytest_report_teststatus``'s answer for an inconclusive check: its own category in the summary line ("3
+#: inconclusive"), a ``?`` in the progress line, and no failure of the run.
+INCONCLUSIVE_STATUS = ("inconclusive", "?", ("INCONCLUSIVE", {"yellow": True}))
+_INCONCLUSIVE = "assay-inconclusive"
+
+
+def mark_inconclusive(report: pytest.TestReport) -> None:
+    """Report an inconclusive call as not failed, with what did not decide kept as a section of the report: the
+    seeds disagree, which is evidence of an open question, and a knowledge base's CI must tell it from a broken
+    check. The ledger records it as inconclusive all the same (the phase report was made before)."""
+    report.sections.append(("assay: inconclusive", str(report.longrepr)))
+    report.outcome, report.longrepr = "passed", None
+    report.user_properties.append((_INCONCLUSIVE, True))
+
+
+def is_inconclusive(report: pytest.TestReport) -> bool:
+    return report.when == "call" and any(key == _INCONCLUSIVE for key, _ in report.user_properties)
+
+
 def classify(root: Path, call: pytest.CallInfo[None], report: pytest.TestReport) -> PhaseOutcome:
     """What a phase (``report.when``) came to, from the exception it raised (never from pytest's message text)."""
     return dataclasses.replace(_classify(root, call, report), when=report.when)
@@ -232,8 +251,9 @@ def record(
     ledger_root: Path, runs: list[RunReport], crash: PhaseOutcome | None, *, duration: float, commit: str, compare: bool
 ) -> tuple[str, str]:
     """Judge a check's phase reports (and the crash that ended it) into its result, and write it over the ledger's
-    by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``, ``compared``,
-    or ``skipped``: a skip is no evidence, and must not overwrite evidence from another machine) and its line.
+    by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``; ``unstable``:
+    written, and its verdict moved with the same inputs; ``compared``; or ``skipped``: a skip is no evidence, and
+    must not overwrite evidence from another machine) and its line.
     Raises ``OSError`` naming the file that could not be written."""
     outcomes = [PhaseOutcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
     verdict, message = verdict_of(outcomes)
@@ -262,4 +282,7 @@ def _record_over(ledger_root: Path, path: Path, new: Result, runs: list[RunRepor
         return "compared", line
     svgs = {f.file: runs[-1].figures[f.name] for f in new.figures}  # only the figures the result names
     store.write_result(ledger_root, merge.supersede(old, new), svgs)
-    return "written", f"{new.check}.{new.device}: {new.status}"
+    line = f"{new.check}.{new.device}: {new.status}"
+    if merge.moved(old, new):  # written, flagged, and the run fails for it: the evidence did not hold still
+        return "unstable", f"{line} (was {old.verdict if old else '?'} with the same inputs: flagged unstable)"
+    return "written", line

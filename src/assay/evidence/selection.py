@@ -121,7 +121,11 @@ def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[
 
 def add_options(parser: pytest.Parser) -> None:
     """The options of ``pytest verify`` and the ini value of the least wall-clock limit."""
-    group = parser.getgroup("assay", "Assay claim verification")
+    group = parser.getgroup(
+        "assay",
+        "Assay claim verification (exit status: an inconclusive check does not fail the run; an unexpected failure, "
+        "an error, an unwritten result or a verdict that moved with the same inputs does)",
+    )
     add = group.addoption
     add(
         "--device",
