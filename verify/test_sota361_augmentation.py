@@ -13,6 +13,7 @@ from verify.probes import frozen_features, knn_probe, linear_probe, tint_r2
 from verify.simclr import pretext_accuracy, train_simclr
 
 SEED = 0  # base seed; the spread in the claim record was measured over SEED = 0..4
+TWIN_SEED = 100  # counterparts of the gains: the crop-only model again from another seed (as SOTA-362's twin)
 TILE = 64  # the two photos (427 x 640) cut into 6 x 10 non-overlapping 64 x 64 tiles each: 120 "images"
 DIGIT_CROP = (0.2, 1.0)  # crop area range for 8 x 8 digits (SimCLR's 0.08 leaves 2 x 2 pixels)
 
@@ -97,6 +98,10 @@ def test_colour_histograms_identify_crops_unless_colour_is_distorted(evidence, d
         caption="Our analogue of SimCLR Figure 6: pixel-intensity "
         "histograms of four crops of each of two photo tiles, without (left) and with (right) colour distortion.",
     )
+    # photo_hist_acc_drop's counterpart: the same drop where the second arm is not colour-distorted either (5 further
+    # draws of crops alone; drawn after everything above, so those numbers are unchanged)
+    photo_crop_again = histogram_matching_accuracy(tiles, (0.08, 1.0), 16, len(tiles), 0.0, g, draws=5)
+    evidence.metric("photo_hist_acc_drop_without_colour", photo_crop - photo_crop_again)
     evidence.note(f"120 photo tiles of {TILE}px, 5 draws; 1797 tinted digits in groups of 256; L1 nearest histogram")
 
 
@@ -129,6 +134,17 @@ def test_crop_only_contrastive_solves_pretext_but_learns_colour_not_digits(evide
     m["crop_probe_minus_random"] = m["crop_probe"] - m["random_probe"]
     m["crop_colour_probe_minus_random"] = m["crop_colour_probe"] - m["random_probe"]  # counterpart of the above
     m["tint_r2_drop"] = m["crop_tint_r2"] - m["crop_colour_tint_r2"]
+    # counterparts of the three gains: the same differences with crops alone on both sides (no colour distortion,
+    # SimCLR §3.1), the second crop-only model trained from another seed (other initialisation, batches and crops)
+    aug = Augment(["crop"], strength=1.0, crop_scale=DIGIT_CROP)
+    twin, _ = train_simclr(x[tr], aug, n_replicas=3, steps=250, batch=256, tau=0.2, hidden=64, seed=TWIN_SEED)
+    t_tr, t_te = frozen_features(twin.f, for_replicas(x[tr], 3)), frozen_features(twin.f, for_replicas(x[te], 3))
+    m["crop_twin_probe"] = linear_probe(t_tr, y[tr], t_te, y[te])  # R
+    m["crop_twin_knn"] = knn_probe(t_tr, y[tr], t_te, y[te])
+    m["crop_twin_tint_r2"] = tint_r2(t_tr, tint[tr], t_te, tint[te])
+    m["probe_gain_crop_twin"] = m["crop_twin_probe"] - m["crop_probe"]  # counterpart of probe_gain
+    m["knn_gain_crop_twin"] = m["crop_twin_knn"] - m["crop_knn"]  # counterpart of knn_gain
+    m["tint_r2_drop_crop_twin"] = m["crop_tint_r2"] - m["crop_twin_tint_r2"]  # counterpart of tint_r2_drop
     for k, v in m.items():  # each replica is a seed
         evidence.metric(k, v.mean().item(), seeds=v.tolist())
     fig, ax = plt.subplots(figsize=(5, 3))
@@ -179,6 +195,14 @@ def test_no_single_transform_matches_crop_plus_colour(evidence, device):
         probe[key] = linear_probe(h_tr, y[tr], h_te, y[te])  # R: one value per replica
         knn[key] = knn_probe(h_tr, y[tr], h_te, y[te])
         pretext[key] = pretext_accuracy(net, x[te], aug, seed=SEED, asymmetric=True)
+    # counterparts: the network every model above starts from (same seed, so the same initialisation), untrained
+    untrained, _ = train_simclr(x[tr], None, n_replicas=2, steps=0, batch=256, tau=0.2, hidden=64, seed=SEED)
+    u_tr, u_te = frozen_features(untrained.f, for_replicas(x[tr], 2)), frozen_features(untrained.f, for_replicas(x[te], 2))
+    random_probe, random_knn = linear_probe(u_tr, y[tr], u_te, y[te]), knn_probe(u_tr, y[tr], u_te, y[te])  # R each
+    random_pretext = {  # the untrained network on each single transformation's one-branch task: R each
+        s: pretext_accuracy(untrained, x[te], Augment([s], strength=1.0, crop_scale=DIGIT_CROP), seed=SEED, asymmetric=True)
+        for s in singles
+    }
     # the best and the median single are ranked by their means over replicas; each replica is a seed
     best_probe = probe[max(singles, key=lambda s: probe[s].mean().item())]
     best_knn = knn[max(singles, key=lambda s: knn[s].mean().item())]
@@ -192,8 +216,17 @@ def test_no_single_transform_matches_crop_plus_colour(evidence, device):
         "composition_minus_best_single_knn": knn["crop_colour"] - best_knn,
         "min_single_pretext_acc": pretext[by_pretext[0]],
         "median_single_pretext_acc": pretext[by_pretext[len(singles) // 2]],
-        "composition_pretext_acc": pretext["crop_colour"],
-    }  # control: the composed task is harder
+        "composition_pretext_acc": pretext["crop_colour"],  # control: the composed task is harder
+        "random_init_probe": random_probe,
+        "random_init_knn": random_knn,
+        "random_init_minus_best_single_probe": random_probe - best_probe,  # counterpart: no training at all
+        "random_init_minus_best_single_knn": random_knn - best_knn,
+        **{f"random_init_{s}_pretext_acc": v for s, v in random_pretext.items()},
+        # median_single_pretext_acc's counterpart: the untrained network's upper median over the six, ranked by its own means
+        "random_init_median_single_pretext_acc": random_pretext[
+            sorted(singles, key=lambda s: random_pretext[s].mean().item())[len(singles) // 2]
+        ],
+    }
     for k, v in m.items():
         evidence.metric(k, v.mean().item(), seeds=v.tolist())
     evidence.figure(

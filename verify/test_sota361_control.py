@@ -16,6 +16,7 @@ DIGIT_CROP = (0.2, 1.0)  # as crop-only-shortcut: SimCLR's 0.08 leaves 2 x 2 pix
 # the setting of crop-only-shortcut (verify/test_sota361_augmentation.py), so that the two models differ only in colour
 TRAIN = dict(n_replicas=R, steps=250, batch=256, tau=0.2, hidden=64)
 GREY_INK, GREY_PAPER = 0.75, 0.25  # the means of tinted_digits' ink U[0.5, 1] and paper U[0, 0.5] colours
+TWIN_SEED = 100  # counterparts of the kNN and probe gaps: the grey-tint model again from another seed
 
 
 def ink_coverage(x, tint):
@@ -64,6 +65,9 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
     retinted = pretext_accuracy(tinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
     # the same re-painting for the grey-tint model, which has no colour route (counterpart of the tinted model's loss)
     untinted_retinted = pretext_accuracy(untinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
+    # the untinted-minus-tinted kNN and probe gaps where neither model has a colour route: a second grey-tint model,
+    # trained alike from another seed (other initialisation, batches and crops), in place of the tinted one
+    _, untinted_twin = crop_only(grey, y, tr, te, TWIN_SEED)
     per_seed = {
         "tinted_pretext_acc": tinted["pretext_acc"],
         "untinted_pretext_acc": untinted["pretext_acc"],
@@ -78,6 +82,10 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
         "tinted_probe": tinted["probe"],
         "untinted_probe": untinted["probe"],
         "probe_untinted_minus_tinted": untinted["probe"] - tinted["probe"],
+        "untinted_twin_knn": untinted_twin["knn"],
+        "untinted_twin_probe": untinted_twin["probe"],
+        "knn_untinted_minus_untinted_twin": untinted["knn"] - untinted_twin["knn"],  # counterpart of the kNN gap
+        "probe_untinted_minus_untinted_twin": untinted["probe"] - untinted_twin["probe"],  # counterpart of the probe gap
     }
     for name, v in per_seed.items():
         evidence.metric(name, v.mean().item(), unit="fraction", seeds=v.tolist())

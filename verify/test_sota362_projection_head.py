@@ -16,6 +16,9 @@ R = 3  # independent seeds trained in lock-step (replicas)
 # toy SimCLR on 8x8 digits: MLP 64-128-128-64 encoder, h = 64-d post-ReLU (as a ResNet's pooled features),
 # g: 64-64-64 (Table 3: dim g(h) = dim h)
 TRAIN = dict(n_replicas=R, steps=400, batch=128, tau=0.5, lr=3e-3, hidden=128, rep_dim=64, out_dim=64, h_relu=True)
+# the second run of pairs that differ only in their seed (other initialisation, batches and views): no-head-worst's
+# control and the counterparts of nonlinear_minus_linear and rot_gap_trained_minus_random
+TWIN_SEED = 100
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,6 +92,10 @@ def test_head_discards_the_rotation_that_h_keeps(evidence, device):
     m = measure_rotation(0, device)
     gap = m["nonlinear_rot_h"] - m["nonlinear_rot_gh"]  # R, trained: h minus g(h)
     gap0 = m["random_rot_h"] - m["random_rot_gh"]  # R, control: untrained
+    # rot_gap_trained_minus_random's counterpart: the same difference of gaps between two untrained networks, the
+    # second initialised from TWIN_SEED: nothing but the initialisation separates them
+    data, twin = _trained("random", True, TWIN_SEED, str(device))
+    twin_h, twin_gh = _rotation_probes(twin, data)  # R each
     per_replica = {
         "rot_acc_h": m["nonlinear_rot_h"],
         "rot_acc_gh": m["nonlinear_rot_gh"],
@@ -97,6 +104,8 @@ def test_head_discards_the_rotation_that_h_keeps(evidence, device):
         "random_init_rot_acc_gh": m["random_rot_gh"],
         "random_init_rot_gap_h_minus_gh": gap0,
         "rot_gap_trained_minus_random": gap - gap0,
+        "random_init_twin_rot_gap_h_minus_gh": twin_h - twin_gh,
+        "random_init_minus_twin_rot_gap": gap0 - (twin_h - twin_gh),  # counterpart of rot_gap_trained_minus_random
     }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
@@ -155,9 +164,6 @@ def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
 
-TWIN_SEED = 100  # control: the nonlinear-head run again from another seed (other initialisation, batches and views)
-
-
 def linear_eval_h(kind, seed, device):
     """Linear evaluation of h alone (R) for one run of _trained (standard shift+noise views, no rotation)."""
     data, model = _trained(kind, False, seed, str(device))
@@ -205,6 +211,9 @@ def test_nonlinear_head_beats_linear_head(evidence, device):
         "linear_head_gap_h_minus_gh": m["linear_lin_h"] - m["linear_lin_gh"],  # control
         # the control's statistic on the model with the effect (§4.2: h better than g(h)), not asserted here
         "nonlinear_head_gap_h_minus_gh": m["nonlinear_lin_h"] - m["nonlinear_lin_gh"],
+        # nonlinear_minus_linear's counterpart: the same difference with the nonlinear head on both sides, the second
+        # run from TWIN_SEED (as no-head-worst's nonlinear_minus_twin): no head differs
+        "nonlinear_minus_twin": m["nonlinear_lin_h"] - linear_eval_h("nonlinear", TWIN_SEED, device),
     }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())

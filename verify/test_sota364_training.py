@@ -91,6 +91,14 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
     # is the channel learned or passive? the shuffle-trained model read with the leaky (coupled) split
     _summary(evidence, "shufflefix_gain_when_coupled", shuf_c - shuf_s)
     _summary(evidence, "learned_cheat_margin", (nofix_c - nofix_s) - (shuf_c - shuf_s))  # > 0 only if learned
+    # counterpart of the margin (as sub-batch-trend's leak-free margin): the global-BN model, trained with no device
+    # split and so with nothing to learn from one (SimCLR §2.2), read with the same 8-device split in place of no fix
+    q_g, k_g = runs["global"][0], runs["global"][1]
+    for enc in (q_g, k_g):
+        enc.set_devices(DEVICES)
+    glob_c8 = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="train")  # q, k share one of 8 devices
+    glob_s8 = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="shuffle")  # MoCo §3.3 split
+    _summary(evidence, "leak_free_margin", (glob_c8 - glob_s8) - (shuf_c - shuf_s))
     evidence.note("pretext accuracy = top-1 of the positive among 1+256 keys; eval mode uses re-estimated BN stats")
 
 
@@ -211,6 +219,13 @@ def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     _summary(evidence, "inbatch_drop_when_keys_shuffled", coupled - shuffled)
     _summary(evidence, "inbatch_drop_in_eval_mode", coupled - evalmode)
     _summary(evidence, "inbatch_minus_bank_drop_when_shuffled", (coupled - shuffled) - (bank_train - bank_shuf))
+    # counterpart: the same difference with the leaky in-batch model replaced by the fixed one, in-batch MoCo with
+    # global BN (SimCLR §2.2: one set of statistics, no per-device signature), read in its own regime
+    q_g, k_g, _, _ = train_moco(data, **SETUP, norm="bn", bn_mode="global", steps=STEPS, device=device)
+    g_coupled = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="train")
+    g_shuffled = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="shuffle")
+    _summary(evidence, "inbatch_global_drop_when_keys_shuffled", g_coupled - g_shuffled)
+    _summary(evidence, "inbatch_global_minus_bank_drop_when_shuffled", (g_coupled - g_shuffled) - (bank_train - bank_shuf))
 
 
 def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, tau=0.2, lr=3e-3):
@@ -312,6 +327,14 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     for mode in curves:
         _summary(evidence, f"{mode}_knn_end", curves[mode][1]["knn"][-1])
         _summary(evidence, f"{mode}_knn_peak_minus_end", curves[mode][1]["knn"].max(0).values - curves[mode][1]["knn"][-1])
+    # counterparts: the same gaps with the no-fix model replaced by a leak-free one, global BN (SimCLR §2.2), trained
+    # alike (as knn-monitor's and cheating's counterparts at 300 steps)
+    _, _, _, hist_g = train_moco(data, **SETUP, norm="bn", bn_mode="global", steps=steps, monitor_every=75, device=device)
+    gap_g = curves["shuffle"][1]["knn"] - hist_g["knn"]  # len(knn_steps) x R, shuffle - global
+    _summary(evidence, "knn_shuffle_minus_global_end", gap_g[-1])
+    _summary(evidence, "knn_shuffle_minus_global_growth", gap_g[-1] - gap_g[mid])
+    acc_gap_g = hist_g["pretext_acc"][-50:].mean(0) - curves["shuffle"][1]["pretext_acc"][-50:].mean(0)
+    _summary(evidence, "pretext_acc_global_minus_shuffle_end", acc_gap_g)
 
     fig = figure_a1(curves, knn_steps, steps)
     evidence.figure(

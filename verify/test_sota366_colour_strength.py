@@ -35,7 +35,7 @@ def strength_sweep(device):
     x, y, _ = tinted_digits(SEED)
     x, y = x.to(device), y.to(device)
     tr, te = split(len(x), SEED)
-    sweep = {"probe": [], "knn": [], "supervised": []}
+    sweep = {"probe": [], "knn": [], "supervised": [], "supervised_probe": [], "supervised_knn": []}
     for s in STRENGTHS:
         aug = Augment(["crop", "colour"], strength=s, crop_scale=(0.2, 1.0))  # SimCLR Table 1: crop + colour(s)
         net, _ = train_simclr(x[tr], aug, n_replicas=2, steps=150, batch=256, tau=0.2, hidden=64, seed=SEED)
@@ -45,6 +45,10 @@ def strength_sweep(device):
         # SimCLR §3.2: 'When training supervised models with the same set of augmentations'
         f, clf = train_supervised(x[tr], y[tr], aug, n_replicas=2, steps=300, batch=128, lr=3e-3, hidden=64, seed=SEED)
         sweep["supervised"].append(supervised_accuracy(f, clf, x[te], y[te]).cpu())
+        # counterparts: the supervised encoder's frozen h read by the same ridge probe and kNN as the contrastive h
+        hs_tr, hs_te = frozen_features(f, for_replicas(x[tr], 2)), frozen_features(f, for_replicas(x[te], 2))
+        sweep["supervised_probe"].append(linear_probe(hs_tr, y[tr], hs_te, y[te]).cpu())
+        sweep["supervised_knn"].append(knn_probe(hs_tr, y[tr], hs_te, y[te]).cpu())
     _SWEEPS[key] = sweep
     return sweep
 
@@ -58,6 +62,12 @@ def record(evidence, sweep, readout):
     m[f"contrastive_{readout}_slope"] = slope(sweep[readout])
     m["supervised_slope"] = slope(sweep["supervised"])  # control: must not rise
     m[f"{readout}_slope_minus_supervised_slope"] = slope(sweep[readout]) - slope(sweep["supervised"])
+    # counterparts (SimCLR §3.2: supervised models trained with the same augmentations do not gain): the supervised
+    # encoder read out as the contrastive one is, and that read-out's slope minus the supervised classifier's
+    for i, tag in enumerate(TAGS):
+        m[f"supervised_{readout}_{tag}"] = sweep[f"supervised_{readout}"][i]
+    m[f"supervised_{readout}_slope"] = slope(sweep[f"supervised_{readout}"])
+    m[f"supervised_{readout}_slope_minus_supervised_slope"] = slope(sweep[f"supervised_{readout}"]) - slope(sweep["supervised"])
     for name, v in m.items():
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
     fig, ax = plt.subplots(figsize=(5, 3))

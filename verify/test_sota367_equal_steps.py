@@ -9,6 +9,7 @@ import torch
 
 from verify.augment import Augment
 from verify.data import for_replicas, split, tinted_digits
+from verify.losses import nt_xent
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import sqrt_scaled_lr, train_simclr
 from verify.supervised import train_supervised
@@ -30,9 +31,27 @@ def probe(f, x, y, tr, te):
     return linear_probe(h_tr, y[tr], h_te, y[te]).cpu(), knn_probe(h_tr, y[tr], h_te, y[te]).cpu()
 
 
+def nt_xent_within_groups(group, tau):
+    """train_simclr's `loss`: NT-Xent (SimCLR eq. 1) within consecutive groups of `group` images of the (random) batch,
+    so that each anchor has 2 * group - 2 negatives whatever the batch size; the mean over all 2N anchors."""
+
+    def loss(z1, z2, g):  # z1, z2: R x N x D, l2-normalised
+        r, n, d = z1.shape
+        part_loss, part_acc = nt_xent(z1.reshape(r * n // group, group, d), z2.reshape(r * n // group, group, d), tau)
+        return part_loss.view(r, -1).mean(1), part_acc.view(r, -1).mean(1)  # R, R
+
+    return loss
+
+
 def accuracy(objective, batch, steps, lr, x, y, tr, te):
     """Train R replicas with `objective` at `batch` for `steps` Adam steps at `lr` and probe h: R, R."""
     aug = Augment(**AUG)
+    if objective == "contrastive_fixed_negatives":  # the images of `batch`, the negatives of batch BATCHES[0]
+        grouped = nt_xent_within_groups(BATCHES[0], 0.2)  # tau as the contrastive runs
+        net, _ = train_simclr(
+            x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=SEED, loss=grouped
+        )
+        return probe(net.f, x, y, tr, te)
     if objective == "contrastive":
         net, _ = train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, tau=0.2, lr=lr, hidden=HIDDEN, seed=SEED)
         return probe(net.f, x, y, tr, te)
@@ -57,6 +76,10 @@ def measure(x, y, tr, te):
                 acc[("probe", objective, budget, b)], acc[("knn", objective, budget, b)] = accuracy(
                     objective, b, n, lr(b), x, y, tr, te
                 )
+    # the counterpart arm: batch 256's images per step with batch 16's negatives (NT-Xent within groups of 16), at
+    # equal steps and the same learning rate, so that of SimCLR §5.2's "more negative examples" only the images remain
+    key = ("contrastive_fixed_negatives", "steps", BATCHES[-1])
+    acc[("probe", *key)], acc[("knn", *key)] = accuracy(key[0], BATCHES[-1], STEPS, LR, x, y, tr, te)
     return acc, epoch_steps
 
 
@@ -108,9 +131,21 @@ def test_at_equal_steps_the_larger_batch_gains_more_for_contrastive_than_supervi
             unit="accuracy points",
             seeds=excess.tolist(),
         )
+        # counterpart: the same excess with the larger batch's extra negatives removed (30 per anchor in both arms)
+        fixed = acc[(readout, "contrastive_fixed_negatives", "steps", large)] - acc[(readout, "contrastive", "steps", small)]
+        name = f"{readout}_contrastive_fixed_negatives_equal_steps_gap"
+        evidence.metric(name, fixed.mean().item(), unit="accuracy points", seeds=fixed.tolist())
+        excess = fixed - gap[(readout, "supervised", "steps")]  # R
+        evidence.metric(
+            f"{readout}_equal_steps_gap_fixed_negatives_minus_supervised",
+            excess.mean().item(),
+            unit="accuracy points",
+            seeds=excess.tolist(),
+        )
     plot(evidence, acc)
     evidence.note(
         f"tinted digits, crop + colour(s=0.5), MLP width {HIDDEN}, tau 0.2, Adam lr {LR} at equal steps and "
         f"1e-3*sqrt(B/256) at equal epochs for both objectives, {REPLICAS} seeds; equal steps {STEPS}, "
-        f"equal epochs {EPOCHS} ({epoch_steps})"
+        f"equal epochs {EPOCHS} ({epoch_steps}); counterpart arm: contrastive at batch {large}, NT-Xent within groups "
+        f"of {small} ({2 * small - 2} negatives per anchor), {STEPS} steps, lr {LR}"
     )

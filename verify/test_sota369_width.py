@@ -16,6 +16,7 @@ REPLICAS = 3  # independent seeds trained in lock-step; per-seed values are reco
 WIDTHS = (16, 32, 64, 128)  # SimCLR Figure 7: ResNet-50 at widths 1x, 2x, 4x (and depths); here the MLP's hidden width
 STEPS, BATCH, LR = 150, 128, 1e-3  # the same for every width and both objectives
 AUG = dict(names=["crop", "colour"], strength=0.5, crop_scale=(0.2, 1.0))
+TWIN_SEED = 100  # counterpart of slope_contrastive_minus_init: a second untrained encoder, initialised from another seed
 
 
 def probe_accuracy(f, x, y, tr, te):
@@ -40,6 +41,11 @@ def sweep(x, y, tr, te):
                     x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=BATCH, tau=0.2, lr=LR, hidden=width, seed=SEED
                 )[0].f
             acc[(objective, width)] = probe_accuracy(f, x, y, tr, te)
+    for width in WIDTHS:  # counterpart: a second untrained encoder (another draw of the initial weights), no learning
+        f = train_simclr(
+            x[tr], Augment(**AUG), n_replicas=REPLICAS, steps=0, batch=BATCH, tau=0.2, lr=LR, hidden=width, seed=TWIN_SEED
+        )[0].f
+        acc[("init2", width)] = probe_accuracy(f, x, y, tr, te)
     return acc
 
 
@@ -61,10 +67,12 @@ def test_contrastive_gains_more_from_width_than_supervised(evidence, device):
     acc = sweep(x, y, tr, te)
     for (objective, width), a in acc.items():
         evidence.metric(f"{objective}_w{width}", a.mean().item(), unit="accuracy", seeds=a.tolist())
-    slopes = {o: slope(acc, o) for o in ("contrastive", "supervised", "init")}  # R each
+    slopes = {o: slope(acc, o) for o in ("contrastive", "supervised", "init", "init2")}  # R each
     for objective, s in slopes.items():
         evidence.metric(f"{objective}_slope", s.mean().item(), unit="accuracy points per doubling", seeds=s.tolist())
-    for a, b in (("contrastive", "supervised"), ("contrastive", "init"), ("init", "supervised")):
+    # init2 - init: the contrastive-minus-untrained slope difference with the contrastive encoder replaced by another
+    # untrained one (two random-init networks: no learning, so no width benefit of learning)
+    for a, b in (("contrastive", "supervised"), ("contrastive", "init"), ("init", "supervised"), ("init2", "init")):
         diff = slopes[a] - slopes[b]  # R; init - supervised is the control: no learning, the same probe and widths
         evidence.metric(f"slope_{a}_minus_{b}", diff.mean().item(), unit="accuracy points per doubling", seeds=diff.tolist())
     narrowing = (acc[("supervised", WIDTHS[0])] - acc[("contrastive", WIDTHS[0])]) - (

@@ -101,6 +101,20 @@ def record_far_control_n1(evidence, device):
     evidence.metric("far_control_cheat_frac_n1", cheat.float().mean().item(), unit="fraction")  # vs leak_cheat_frac_n1
 
 
+def record_far_control_region(evidence, device):
+    """Counterpart of leak_region_contrast: the same-input data set whose target is L-1 steps beyond the batch (no
+    target in the batch) over the whole 17 x 7 grid, trained and judged as the leak grid in a pass of its own."""
+    torch.manual_seed(SEED)
+    res = train_grid(SEQ_LENS, BATCH_SIZES, ("far",), STEPS, SEED, device, eval_groups=EVAL_GROUPS)
+    tr, ev = res["train_loss"][0], res["eval_loss"][0]  # 17 x 7 each
+    assert torch.isfinite(tr).all() and torch.isfinite(ev).all()
+    cheat = tr < ev  # 17 x 7, blog §The Result: train-mode loss below test-mode loss = "cheating"
+    region = torch.tensor([[blog_cheat_region(L, N) for N in BATCH_SIZES] for L in SEQ_LENS])  # 17 x 7, below the line
+    evidence.metric("far_control_cheat_frac", cheat.float().mean().item(), unit="fraction")
+    contrast = (cheat[region].float().mean() - cheat[~region].float().mean()).item()  # below minus above the blog's line
+    evidence.metric("far_control_region_contrast", contrast, unit="fraction")  # vs leak_region_contrast
+
+
 @pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "grid")
 def test_blog_grid_pattern_with_target_in_batch(evidence, device):
@@ -108,6 +122,7 @@ def test_blog_grid_pattern_with_target_in_batch(evidence, device):
     (train < eval) while the region above is fair, and batch-size-1 models without the target in the batch are fair."""
     record(evidence, device, "leak")
     record_far_control_n1(evidence, device)
+    record_far_control_region(evidence, device)
 
 
 @pytest.mark.slow
