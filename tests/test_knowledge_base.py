@@ -66,3 +66,39 @@ def test_every_source_is_cited(kb):
 def test_every_record_file_is_valid(kb):
     invalid = [f.path for f in kb.files if f.record is None]
     assert invalid == [], "invalid records (run `assay check`): " + ", ".join(invalid)
+
+
+def test_every_assertion_says_in_one_sentence_what_it_asserts(kb):
+    missing = [f"{c.id}/{a.id}" for c in kb.claims.values() for a in c.assertions if not (a.says or "").strip()]
+    assert missing == []
+
+
+def test_every_control_that_a_supporting_assertion_reads_names_its_counterpart(kb):
+    # a control can vote only if the model with the effect fails it in the same run: the record must name that model
+    unchallenged = []
+    for claim in kb.claims.values():
+        for a in claim.assertions:
+            for e in a.evidence:
+                check = claim.check(e.check)
+                if e.stance != "supports" or check is None or check.role == "apparatus":
+                    continue
+                for x in check.expect:
+                    if x.control and not x.against and (not e.metrics or x.metric in e.metrics):
+                        unchallenged.append(f"{claim.id}/{a.id} reads {check.id}: {x.metric}")
+    assert unchallenged == []
+
+
+def test_every_supported_assertion_rests_on_an_expectation_that_could_have_failed(kb):
+    from assay.overview import claim_states
+
+    states = claim_states(kb)
+    loose = []
+    for claim in kb.claims.values():
+        state = states[claim.id]
+        for a, st in zip(claim.assertions, state.assertions):
+            for device, verdict in st.by_device.items():
+                if verdict == "supported" and not any(
+                    ok in st.why.get(device, "") for ok in ("its counterparts fail it", "analytically")
+                ):
+                    loose.append(f"{claim.id}/{a.id} on {device}: {st.why.get(device)}")
+    assert loose == []
