@@ -6,7 +6,10 @@ The rules of the records (``assay.records.across``, with those within each file)
 
 from __future__ import annotations
 
-from assay.diagnostics import Diagnostic, capped
+import difflib
+import re
+
+from assay.diagnostics import Diagnostic, UsageProblem, capped
 from assay.ledger import store
 from assay.records import across
 from assay.records.knowledge_base import KnowledgeBase
@@ -16,3 +19,23 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(store.diagnostics(kb))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
+
+
+def touching(kb: KnowledgeBase, found: list[Diagnostic], claim_id: str) -> list[Diagnostic]:
+    """The diagnostics of ``found`` that bear on one claim (``assay check --claim``): those in its record, its ledger
+    folder or the verifier modules its checks name, and those elsewhere that name it (a relation or citation that
+    points at it, a duplicate of its id)."""
+    loaded = kb.by_id.get(claim_id)
+    if loaded is None or loaded.folder != "claims":
+        close = difflib.get_close_matches(claim_id, [f.id for f in kb.files if f.folder == "claims"], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageProblem(f"--claim {claim_id}: {claim_id!r} is not a claim of this knowledge base{hint}")
+    claim = kb.claims.get(claim_id)
+    files = {loaded.path}
+    files |= {c.verifier.split("::")[0] for c in claim.checks} if claim is not None else set()
+    named = re.compile(rf"(?<![\w-]){re.escape(claim_id)}(?![\w-])")
+    return [
+        d
+        for d in found
+        if d.path in files or d.path.startswith(f"results/{claim_id}/") or named.search(f"{d.message} {d.hint or ''}")
+    ]

@@ -24,16 +24,19 @@ from assay.overview import States
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, find_root, is_knowledge_base, load, next_id
 from assay.records.placeholders import RECORD_TEMPLATES
-from assay.status import CheckState
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate every record and verifier; print every problem as path:line:col, exit 1 if any is an error.
+    With --claim ID, only the problems that bear on that claim (its record, verifiers and ledger, and those that
+    name it), though every record is still checked.
 
-    example: assay check
+    example: assay check --claim SOTA-364
     """
     kb = load(args.root)
     found = audit.run(kb)
+    if args.claim:
+        found = audit.touching(kb, found, args.claim)  # a usage error where it names no claim
     for d in found:
         print(d.render())
     n_err = sum(d.severity == "error" for d in found)
@@ -72,71 +75,14 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Show one record with its computed status and, for a claim, each check's state per device.
+    """Show one record in words: its computed status, each assertion with why it has its verdict, each check per
+    device with what it measured against what it expected, and why its closure is open. --json: the record itself.
 
     example: assay show SOTA-364
     """
-    kb = load(args.root)
-    loaded = kb.by_id.get(args.id)
-    if loaded is None:
-        raise UsageProblem(f"no record '{args.id}'")
-    states = {args.id: States(kb)[args.id]} if args.id in kb.claim_files else {}
-    print(printable(f"{args.id}  ({loaded.path})"))
-    if loaded.record is None:
-        print("  invalid: run `assay check`")
-        return 1
-    record = loaded.record
-    print(f"  {printable(getattr(record, 'title', ''))}")
-    if args.id in states:
-        st = states[args.id]
-        print(f"  status: {st.status} — {vocabulary.CLAIM[st.status].meaning}")
-        if st.counts:
-            print(f"  assertions: {st.counts}")
-        print(f"  closure: {st.closure}")
-        filed = {a.id: a for a in getattr(record, "assertions", [])}
-        for a in st.assertions:
-            verdicts = ", ".join(f"{d} {v}" for d, v in a.by_device.items()) or "no device"
-            print(printable(f"  assertion {a.id}: {verdicts}"))
-            for device, why in a.why.items():
-                if a.by_device.get(device) not in ("not-run", "untested"):
-                    print(printable(f"    why ({device}): {why}"))
-            if filed[a.id].says:
-                print(printable(f"    says: {filed[a.id].says}"))
-            print(printable(f"    filed: {_clip(' … '.join(filed[a.id].filed), 160)}"))
-            print(printable(f"    source: {filed[a.id].source.kind}"))
-            for e in filed[a.id].evidence:
-                on = f" (reads {', '.join(e.metrics)})" if e.metrics else ""
-                print(printable(f"    {e.stance} by check {e.check}{on}"))
-            if filed[a.id].cited_only:
-                print(printable(f"    cited only: {filed[a.id].cited_only}"))
-        for c in st.checks:
-            print(printable(f"  check {c.check} on {c.device}: {c.status}{_check_notes(c)}"))
-    dumped = json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False)
-    print("\n".join(printable(line) for line in dumped.splitlines()))  # JSON escapes C0 controls, not U+202E
-    return 0
+    from assay.show import show
 
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _check_notes(c: CheckState) -> str:
-    """What a check's status line adds: the measurement an error sits beside, staleness, flags."""
-    notes = []
-    r = c.result
-    if r is not None and r.last_error is not None:
-        measured = f"last measured {r.verdict} on {r.finished}; " if r.measured else ""
-        notes.append(f"{measured}last run ended in {r.last_error.kind}: {r.last_error.message.splitlines()[0]}")
-    if c.problem is not None:
-        notes.append(c.problem.message)
-    if c.stale:
-        notes.append("stale: " + "; ".join(c.stale))
-    if c.off_lock:
-        notes.append("off-lock: " + "; ".join(c.off_lock))
-    if r is not None and r.unstable is not None:
-        notes.append("unstable: " + " -> ".join(r.unstable.verdicts))
-    return f" ({'; '.join(notes)})" if notes else ""
+    return show(load(args.root), args.id, as_json=args.json)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -328,12 +274,13 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(func=_without_collector(func))
         return p
 
-    add("check", cmd_check)
+    add("check", cmd_check).add_argument("--claim", metavar="ID", help="only the problems that bear on this claim")
     p = add("new", cmd_new)
     p.add_argument("kind", choices=("claim", "source", "decision"))
     p.add_argument("--theory", action="store_true", help="a THEORY claim rather than a SOTA one")
     p = add("show", cmd_show)
     p.add_argument("id")
+    p.add_argument("--json", action="store_true", help="print the record as JSON (its fields as the schema has them)")
     add("status", cmd_status)
     p = add("graph", cmd_graph)
     p.add_argument("--focus", metavar="ID")

@@ -1,0 +1,123 @@
+"""``assay show``: one record in words, for a person at a terminal; ``--json`` gives the record itself.
+
+For a claim: its computed status, each assertion with its verdict per device and the line that explains it, each
+check per device with every expectation as measured against what it expects (and its counterparts), and the
+reason its closure is open. Every text from the record is printed through ``printable``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from assay import vocabulary
+from assay.diagnostics import UsageProblem, printable
+from assay.model import Claim
+from assay.overview import States
+from assay.records.knowledge_base import KnowledgeBase
+from assay.status import CheckState, ClaimState
+
+
+def show(kb: KnowledgeBase, rid: str, as_json: bool = False) -> int:
+    """Print record ``rid``; 1 when it is invalid."""
+    loaded = kb.by_id.get(rid)
+    if loaded is None:
+        raise UsageProblem(f"no record '{rid}'")
+    if loaded.record is None:
+        print(printable(f"{rid}  ({loaded.path})"))
+        print("  invalid: run `assay check`")
+        return 1
+    record = loaded.record
+    if as_json:
+        dumped = json.dumps(record.model_dump(mode="json", exclude_defaults=True), indent=2, ensure_ascii=False)
+        print("\n".join(printable(line) for line in dumped.splitlines()))  # JSON escapes C0 controls, not U+202E
+        return 0
+    print(printable(f"{rid}  ({loaded.path})"))
+    print(f"  {printable(getattr(record, 'title', ''))}")
+    if isinstance(record, Claim) and rid in kb.claim_files:
+        states = States(kb)
+        _claim(record, states[rid], states)
+    print(f"  (the record's fields: assay show {rid} --json)")
+    return 0
+
+
+def _claim(claim: Claim, st: ClaimState, states: States) -> None:
+    print(f"  status: {st.status} — {vocabulary.CLAIM[st.status].meaning}")
+    if st.counts:
+        print(f"  assertions: {st.counts}")
+    print(printable(f"  closure: {st.closure}{_closure_why(claim, st, states)}"))
+    filed = {a.id: a for a in claim.assertions}
+    for a in st.assertions:
+        verdicts = ", ".join(f"{d} {v}" for d, v in a.by_device.items()) or "no device"
+        print(printable(f"  assertion {a.id}: {verdicts}"))
+        for device, why in a.why.items():
+            if a.by_device.get(device) not in ("not-run", "untested"):
+                print(printable(f"    why ({device}): {why}"))
+        record = filed[a.id]
+        if record.says:
+            print(printable(f"    says: {record.says}"))
+        print(printable(f"    filed: {_clip(' … '.join(record.filed), 160)}"))
+        print(printable(f"    source: {record.source.kind}"))
+        for e in record.evidence:
+            on = f" (reads {', '.join(e.metrics)})" if e.metrics else ""
+            print(printable(f"    {e.stance} by check {e.check}{on}"))
+        if record.cited_only:
+            print(printable(f"    cited only: {record.cited_only}"))
+    for c in st.checks:
+        print(printable(f"  check {c.check} on {c.device}: {c.status}{check_notes(c)}"))
+        for line in _measured(c):
+            print(printable(f"    {line}"))
+
+
+def _closure_why(claim: Claim, st: ClaimState, states: States) -> str:
+    """Why the closure is open, in a few words: the claim itself, or the claims it rests on that are not closed."""
+    if st.closure != "open":
+        return ""
+    if st.status != "verified":
+        return f" (this claim is {st.status}, not verified)"
+    open_below = [
+        f"{r.target} ({states[r.target].status})" if r.target in states else f"{r.target} (missing or invalid)"
+        for r in claim.relations
+        if r.type == "depends_on" and (r.target not in states or states[r.target].closure != "closed")
+    ]
+    return f" (it rests on {', '.join(open_below)})" if open_below else ""
+
+
+def _measured(c: CheckState) -> list[str]:
+    """Each expectation of a check's last measurement: ours, the comparison, the outcome, and its counterparts."""
+    r = c.result
+    if r is None or not r.measured:
+        return []
+    out = []
+    for e in r.expectation:
+        expected = f"{e.op} {e.value:g}" + (f" within {e.tol:g}" if e.tol is not None else "")
+        seeds = f" ({e.seeds_holding} of {e.seeds_total} seeds)" if e.seeds_holding is not None else ""
+        mark = " [control]" if e.control else ""
+        line = f"{e.metric} = {e.measured:.4g}, expected {expected}: {e.outcome}{seeds}{mark}"
+        if e.against:
+            told = "discriminates" if e.discriminates else "does not discriminate" if e.discriminates is False else "?"
+            line += f"; {told} (" + ", ".join(f"{x.metric} = {x.measured:.4g}: {x.outcome}" for x in e.against) + ")"
+        out.append(line)
+    return out
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def check_notes(c: CheckState) -> str:
+    """What a check's status line adds: the measurement an error sits beside, staleness, flags."""
+    notes = []
+    r = c.result
+    if r is not None and r.last_error is not None:
+        measured = f"last measured {r.verdict} on {r.finished}; " if r.measured else ""
+        notes.append(f"{measured}last run ended in {r.last_error.kind}: {r.last_error.message.splitlines()[0]}")
+    if c.problem is not None:
+        notes.append(c.problem.message)
+    if c.stale:
+        notes.append("stale: " + "; ".join(c.stale))
+    if c.off_lock:
+        notes.append("off-lock: " + "; ".join(c.off_lock))
+    if r is not None and r.unstable is not None:
+        notes.append("unstable: " + " -> ".join(r.unstable.verdicts))
+    return f" ({'; '.join(notes)})" if notes else ""
