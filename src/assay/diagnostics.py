@@ -8,6 +8,7 @@ optional ``hint:`` line.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -278,3 +279,38 @@ def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = Non
 def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Only the diagnostics of severity error."""
     return [d for d in diagnostics if d.severity == "error"]
+
+
+#: Bidirectional embeddings, overrides and isolates: text holding them can show in another order than it reads
+#: (the "Trojan Source" class). The marks U+200E/U+200F change no order of what is written and are let be.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+#: The same in a record's text: raw, or written as a YAML escape in a double-quoted scalar.
+_BIDI_IN_SOURCE = re.compile(r"[\u202a-\u202e\u2066-\u2069]|\\(?:u|U0000)(?:202[a-eA-E]|206[6-9])")
+
+
+def _code_point(found: str) -> int:
+    return ord(found) if len(found) == 1 else int(found[-4:], 16)
+
+
+def bidi_controls(source: str, path: str) -> list[Diagnostic]:
+    """A ``bidi-control`` diagnostic where each of the first few bidirectional controls of a file's ``source``
+    stands (one search over the text, in C)."""
+    out = []
+    for m in _BIDI_IN_SOURCE.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        col = m.start() - (source.rfind("\n", 0, m.start()) + 1) + 1
+        out.append(
+            Diagnostic(
+                path,
+                line,
+                col,
+                "bidi-control",
+                f"U+{_code_point(m.group()):04X}, a bidirectional control, can make the text show in another order than it reads",
+                "delete it; write the text in the order it is read",
+            )
+        )
+        if len(out) == 5:
+            break
+    return out

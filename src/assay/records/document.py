@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from assay.diagnostics import Diagnostic, Loc, Pos
+from assay.diagnostics import Diagnostic, Loc, Pos, bidi_controls
 from assay.fingerprints import Stamp
 from assay.model import Record, series
 from assay.records.outline import Outline
@@ -275,7 +274,7 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
                 )
             ],
         )
-    bidi = _bidi(source, path)
+    bidi = bidi_controls(source, path)
     try:
         node = yaml.compose(source, Loader=_COMPOSER)
         data = _plain(node, (), positions, 0, {}) if node is not None else None
@@ -310,40 +309,6 @@ def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnos
         got = "an empty file" if data is None else f"a {_type_name(data)}"
         return None, positions, [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")]
     return data, positions, bidi
-
-
-#: Bidirectional embeddings, overrides and isolates: text holding them can show in another order than it reads
-#: (the "Trojan Source" class). The marks U+200E/U+200F change no order of what is written and are let be.
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
-#: The same in a record's text: raw, or written as a YAML escape in a double-quoted scalar.
-_BIDI_IN_SOURCE = re.compile(r"[\u202a-\u202e\u2066-\u2069]|\\(?:u|U0000)(?:202[a-eA-E]|206[6-9])")
-
-
-def _code_point(found: str) -> int:
-    return ord(found) if len(found) == 1 else int(found[-4:], 16)
-
-
-def _bidi(source: str, path: str) -> list[Diagnostic]:
-    """A diagnostic where each of the first few bidirectional controls stands (one search over the text, in C)."""
-    out = []
-    for m in _BIDI_IN_SOURCE.finditer(source):
-        line = source.count("\n", 0, m.start()) + 1
-        col = m.start() - (source.rfind("\n", 0, m.start()) + 1) + 1
-        out.append(
-            Diagnostic(
-                path,
-                line,
-                col,
-                "bidi-control",
-                f"U+{_code_point(m.group()):04X}, a bidirectional control, can make the text show in another order than it reads",
-                "delete it; write the text in the order it is read",
-            )
-        )
-        if len(out) == 5:
-            break
-    return out
 
 
 # Field paths and positions repeat across records (every claim has ('checks', 0, 'id')): one tuple each

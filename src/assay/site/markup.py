@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from assay import vocabulary
+from assay.diagnostics import BIDI_CONTROLS
 from assay.model import series_of
-from assay.records.document import BIDI_CONTROLS
 from assay.vocabulary import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
