@@ -335,13 +335,6 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(kb_root):
     assert (child.returncode, err.decode()) == (0, "")
 
 
-def test_a_negative_depth_and_a_readme_that_is_not_there_are_usage_errors(kb_root, capsys):
-    assert cli.main(["--root", str(kb_root), "graph", "--focus", "THEORY-085", "--depth", "-1"]) == 2
-    assert capsys.readouterr().err == "assay: error: --depth -1: a number of links is 0 or more\n"
-    assert cli.main(["--root", str(kb_root), "readme"]) == 2
-    assert "no README.md in " in capsys.readouterr().err
-
-
 def test_check_for_one_claim_prints_only_what_bears_on_it(make_kb, capsys):
     # broken/unknown-source gives SOTA-380 a citation of a missing source; broken/unknown-record a relation to one
     root = make_kb("unknown-source")

@@ -1,0 +1,29 @@
+"""Attacks through the command line: arguments out of range and files that are not there are usage errors (exit 2,
+one line), never an internal error; a ledger left behind by a renamed check is reported."""
+
+from __future__ import annotations
+
+from assay import audit, cli
+from assay.records.knowledge_base import load
+from tests.conftest import write_result
+
+
+def test_a_negative_depth_and_a_readme_that_is_not_there_are_usage_errors(kb_root, capsys):
+    assert cli.main(["--root", str(kb_root), "graph", "--focus", "THEORY-085", "--depth", "-1"]) == 2
+    assert capsys.readouterr().err == "assay: error: --depth -1: a number of links is 0 or more\n"
+    assert cli.main(["--root", str(kb_root), "readme"]) == 2
+    assert "no README.md in " in capsys.readouterr().err
+
+
+def test_a_result_left_behind_by_a_renamed_check_or_a_removed_claim_is_reported(kb_root):
+    path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    (kb_root / "results" / "THEORY-099").mkdir()
+    for claim, check in (("THEORY-085", "renamed-away"), ("THEORY-099", "log-n-cap")):
+        text = path.read_text().replace('"check": "log-n-cap"', f'"check": "{check}"')
+        text = text.replace('"claim": "THEORY-085"', f'"claim": "{claim}"')
+        (kb_root / "results" / claim / f"{check}.cpu.json").write_text(text)
+    found = sorted((d.path, d.code, d.severity) for d in audit.run(load(kb_root)) if d.code == "ledger-orphan")
+    assert found == [
+        ("results/THEORY-085/renamed-away.cpu.json", "ledger-orphan", "warning"),
+        ("results/THEORY-099/log-n-cap.cpu.json", "ledger-orphan", "warning"),
+    ]
