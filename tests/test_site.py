@@ -353,3 +353,48 @@ def test_downloads_sit_beside_the_pages(built: Path) -> None:
 
 def test_the_repository_site_builds_strict(repo_site_dir: Path) -> None:
     assert (repo_site_dir / "index.html").is_file()  # build_site asserts a clean --strict build
+
+
+def test_the_dashboard_counts_per_device_the_checks_with_no_result_as_the_ledger_has_them(site_kb: Path) -> None:
+    from assay.overview import claim_states
+    from assay.records.knowledge_base import load
+
+    states = claim_states(load(site_kb))
+    pairs = [(c.device, c.status) for st in states.values() for c in st.checks]
+    page = _text_outputs(site_kb)["index.md"]
+    for device in sorted({d for d, _ in pairs}):
+        total = sum(d == device for d, _ in pairs)
+        missing = sum(d == device and s == "not-run" for d, s in pairs)
+        shown = f"<strong>{device}</strong> {total - missing} of {total}" + (f" ({missing} not run)" if missing else "")
+        assert shown in page
+
+
+def test_every_source_page_carries_the_citation_tags_a_reference_manager_reads(built: Path, site_kb: Path) -> None:
+    from html.parser import HTMLParser
+
+    from assay.records.knowledge_base import load
+
+    class Meta(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, str]] = []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "meta" and (a.get("name") or "").startswith("citation_"):
+                self.tags.append((a["name"], a["content"]))
+
+    kb = load(site_kb)
+    for sid, source in kb.sources.items():
+        parser = Meta()
+        parser.feed((built / "sources" / f"{sid}.html").read_text(encoding="utf-8"))
+        names = [n for n, _ in parser.tags]
+        assert ("citation_title", source.title) in parser.tags, sid
+        assert [c for n, c in parser.tags if n == "citation_author"] == list(source.authors), sid
+        assert "citation_publication_date" in names, sid
+        if source.identifiers.arxiv:
+            assert ("citation_arxiv_id", source.identifiers.arxiv) in parser.tags, sid
+        if source.identifiers.doi:
+            assert ("citation_doi", source.identifiers.doi) in parser.tags, sid
+    claim_page = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
+    assert 'name="citation_title"' not in claim_page  # only sources are works to cite

@@ -10,7 +10,7 @@ from assay.site import search
 from assay.site.markup import plural
 from assay.site.pages import Output
 from assay.site.template import render
-from assay.site.views import TIER_ORDER, SiteIndex
+from assay.site.views import TIER_ORDER, ClaimView, SiteIndex
 from assay.vocabulary import Status
 
 HERE = "index.md"
@@ -28,6 +28,7 @@ class Row:
     tier_text: str
     devices: str
     last_run: str
+    share: str = ""  # "11 / 27": the assertions supported on the first device that ran, beside a partial status
 
 
 def page(ix: SiteIndex) -> Output:
@@ -52,9 +53,13 @@ def page(ix: SiteIndex) -> Output:
             ", ".join(v.tiers) or "—",
             ", ".join(v.devices_run) or "—",
             v.last_run[:10] or "—",
+            _share(v),
         )
         for cid, v in sorted(ix.claims.items())
     ]
+    pairs = Counter((s.device, s.status == "not-run") for v in ix.claims.values() for s in v.state.checks)
+    devices = sorted({d for d, _ in pairs})
+    results = [(d, pairs[(d, False)], pairs[(d, False)] + pairs[(d, True)]) for d in devices]
     html = render(
         "dashboard.html",
         here=HERE,
@@ -62,5 +67,15 @@ def page(ix: SiteIndex) -> Output:
         filters=filters,
         rows=rows,
         tiles=[(s, counts.get(name, 0)) for name, s in vocabulary.CLAIM.items()],
+        results=results,
     )
     return Output.page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))
+
+
+def _share(v: ClaimView) -> str:
+    """How much of a partly verified claim holds: its supported assertions of all, on the first device that ran."""
+    if v.state.status != "partly-verified" or not v.state.assertions or not v.devices_run:
+        return ""
+    device = v.devices_run[0]
+    held = sum(a.by_device.get(device) == "supported" for a in v.state.assertions)
+    return f"{held} / {len(v.state.assertions)}"

@@ -43,6 +43,7 @@ class Output:
     search: str | None = None  # a page's search document, when the index should not parse its HTML
     toc: tuple[tuple[str, str], ...] = ()  # a page's table of contents: (anchor, title) of each section
     search_boost: float | None = None  # its weight in the search index, when not the default (``search.boost``)
+    meta: tuple[tuple[str, str], ...] = ()  # <meta name content> pairs for the page's head (plain text: escaped there)
 
     @classmethod
     def page(
@@ -53,11 +54,13 @@ class Output:
         in_nav: bool = False,
         search: str | None = None,
         toc: Iterable[tuple[str, str]] = (),
+        meta: Iterable[tuple[str, str]] = (),
     ) -> Output:
         """A page titled ``title`` (plain text: escaped here) with the body ``html``. A bidirectional control from
         a record (``assay check`` reports it) is shown as its code point, so no text shows in another order."""
         html, title = visible_bidi(html), visible_bidi(esc(title))
-        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path))
+        meta = tuple((name, visible_bidi(content)) for name, content in meta)
+        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path), meta)
 
 
 def _boost(path: str) -> float | None:
@@ -188,7 +191,26 @@ def source_page(ix: SiteIndex, source: Source) -> Output:
         comparisons=comparisons,
         anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
     )
-    return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc)
+    meta = citation_meta(source)
+    return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc, meta=meta)
+
+
+def citation_meta(source: Source) -> list[tuple[str, str]]:
+    """The Highwire Press ``citation_*`` tags that reference managers read from a page (Zotero's embedded-metadata
+    translator, Google Scholar): the title, each author, the date, the venue and the identifiers."""
+    ids = source.identifiers
+    tags = [("citation_title", source.title)] + [("citation_author", a) for a in source.authors]
+    tags.append(("citation_publication_date", (source.date or str(source.year)).replace("-", "/")))
+    if source.venue:
+        tags.append(("citation_journal_title" if source.kind == "paper" else "citation_publisher", source.venue))
+    if ids.arxiv:
+        tags += [("citation_arxiv_id", ids.arxiv), ("citation_pdf_url", f"https://arxiv.org/pdf/{ids.arxiv}")]
+    if ids.doi:
+        tags.append(("citation_doi", ids.doi))
+    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
+    if url:
+        tags.append(("citation_public_url", url))
+    return tags
 
 
 def _passages(ix: SiteIndex, source: Source) -> list[Passage]:

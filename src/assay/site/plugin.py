@@ -137,6 +137,15 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     on_page_context = CombinedEvent(_search_document_in, _page_html_back)
 
+    def on_post_page(self, output: str, *, page: Any, config: Any) -> str:
+        """A page's own ``<meta>`` tags (a source's citation_* tags) into its head, whatever theme renders it."""
+        out = self.pages.get(page.file.src_uri)
+        if out is None or not out.meta or "</head>" not in output:
+            return output
+        tags = "".join(f'<meta name="{escape(name)}" content="{escape(content)}">\n' for name, content in out.meta)
+        head, _, rest = output.partition("</head>")
+        return f"{head}{tags}</head>{rest}"
+
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
         root = self._root(config)
         for folder in ("claims", "sources", "decisions", "results", "verify"):
