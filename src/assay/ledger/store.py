@@ -349,9 +349,10 @@ def _orphan(kb: KnowledgeBase, key: Key) -> str:
     cid, check_id, device = key
     if cid not in kb.by_id:
         return f"{cid}, which is not a record here"
-    if cid not in kb.claims:
+    loaded = kb.claim_files.get(cid)
+    if loaded is None or loaded.outline is None:
         return ""
-    check = kb.claims[cid].check(check_id)
+    check = next((c for c in loaded.outline.checks if c.id == check_id), None)  # the outline: no record is thawed
     if check is None:
         return f"check '{check_id}', which {cid} does not have"
     return "" if device in check.devices else f"{cid}/{check_id} on {device}, a device the check does not declare"
