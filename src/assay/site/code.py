@@ -70,10 +70,10 @@ def record_listing(root: Path, rel: str, record_id: str, page: str) -> Output:
 
 _LISTING_CSS = (
     ":root{color-scheme:light dark}body{font:14px/1.45 ui-monospace,monospace;margin:1rem}"
-    "pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}code{counter-reset:l}"
-    ".l{display:block;padding-left:4.5em;text-indent:-4.5em}"
+    "pre{margin:0;overflow-x:auto}code{counter-reset:l}"  # YAML keeps its indentation: the listing scrolls, not the page
+    ".l{display:block}"
     ".l::before{counter-increment:l;content:counter(l);display:inline-block;width:3.5em;margin-right:1em;"
-    "text-align:right;opacity:.55;text-indent:0}.l:target{background:#ffe58a66}"
+    "text-align:right;opacity:.55}.l:target{background:#ffe58a66}"
 )
 
 
