@@ -30,7 +30,7 @@ CHECK = {
             "known-failing",
             "material-alert-circle-outline",
             "#ef6c00",
-            "Declared not to hold at our scale, and it did not: a strict xfail.",
+            "Declared not to hold at our scale, with the reason, and it did not hold again (should it hold, it reads failed).",
         ),
         Status(
             "inconclusive",
