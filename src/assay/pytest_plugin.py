@@ -59,7 +59,7 @@ class _Run:
         self.written: dict[str, list[str]] = {}
         self.compared: list[str] = []
         self.problems: list[str] = []
-        self.notes_dir: Path | None = None
+        self.notes_dir: Path | None = None  # made by notes() when first asked
         self.sender: forked.Sender | None = None  # in a forked child: where its reports go
 
     @functools.cached_property
@@ -72,8 +72,7 @@ class _Run:
 
     @functools.cached_property
     def hard_stop(self) -> limits.HardStop | None:
-        """The watcher process, started at a worker's first check (xdist workers and forked children only: their
-        death is survivable)."""
+        """The watcher, started at a first check where death is survivable (xdist workers, forked children)."""
         notes = getattr(self.config, "workerinput", {}).get("assay_notes") or (self.sender and str(self.notes_dir))
         return limits.HardStop(notes) if notes is not None else None
 
@@ -92,7 +91,11 @@ class _Run:
         if report.when == "teardown":
             self.finish(report.nodeid)
         elif report.when not in ("setup", "call"):  # xdist's "???" report of a worker that died
-            self.finish(report.nodeid, crash=run.crash_outcome(self.notes_dir, report.nodeid))
+            self.finish(report.nodeid, crash=run.crash_outcome(self.notes_dir, report))
+
+    def notes(self) -> Path:  # where a worker or forked child leaves the note of a hard timeout
+        self.notes_dir = self.notes_dir or Path(tempfile.mkdtemp(prefix="assay-notes-"))
+        return self.notes_dir
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict]] | None:
         return run.INCONCLUSIVE_STATUS if run.is_inconclusive(report) else None
@@ -259,7 +262,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     state, tie = _tied(item)
     if tie is None or state.sender is not None or not forked.wanted(item.config):
         return None
-    state.notes_dir = state.notes_dir or Path(tempfile.mkdtemp(prefix="assay-notes-"))
+    state.notes()
     forked.run(item, nextitem, functools.partial(setattr, state, "sender"))
     return True
 
@@ -285,10 +288,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist: give each worker a folder for the note it leaves when it must end itself (a hard timeout)."""
-    state = node.config.stash[_KEY]
-    if state.notes_dir is None:
-        state.notes_dir = Path(tempfile.mkdtemp(prefix="assay-notes-"))
-    node.workerinput["assay_notes"] = str(state.notes_dir)
+    node.workerinput["assay_notes"] = str(node.config.stash[_KEY].notes())
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

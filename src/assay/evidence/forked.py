@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
+from assay.evidence.run import CRASH
+
 #: the child's exit status when the test protocol itself raised (pytest's own fault, not the verifier's)
 _PROTOCOL_FAILED = 70
 
@@ -134,15 +136,17 @@ def how_it_ended(status: int) -> str:
 
 
 def _crash_report(item: pytest.Item, status: int) -> pytest.TestReport:
-    """The report of a test whose process died, in the shape pytest-xdist gives a worker's crash (``when="???"``)."""
+    """The report of a test whose process died, in the shape pytest-xdist gives a worker's crash (``when="???"``),
+    saying how it ended (``run.CRASH``) for the ledger."""
+    how = how_it_ended(status)
     return pytest.TestReport(
         nodeid=item.nodeid,
         location=item.location,
         keywords={k: 1 for k in item.keywords},
         outcome="failed",
-        longrepr=f"the process running the verifier {how_it_ended(status)}",
+        longrepr=f"the process running the verifier {how}",
         when="???",  # type: ignore[arg-type]
         sections=[],
         duration=0.0,
-        user_properties=[],
+        user_properties=[(CRASH, how)],
     )

@@ -189,12 +189,18 @@ def note_name(nodeid: str) -> str:
     return hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".txt"
 
 
-def crash_outcome(notes_dir: Path | None, nodeid: str) -> PhaseOutcome:
-    """Why a worker died mid-test: the note it left at a hard timeout, or a crash."""
-    note = notes_dir / note_name(nodeid) if notes_dir else None
+#: The ``user_properties`` key under which a forked run's parent says how its child ended (``assay.evidence.forked``).
+CRASH = "assay-crash"
+
+
+def crash_outcome(notes_dir: Path | None, report: pytest.TestReport) -> PhaseOutcome:
+    """Why the process running a test died mid-test (``report``: the crash report): the note it left at a hard
+    timeout; else how it ended, where the forked run's parent could tell; else a crash."""
+    note = notes_dir / note_name(report.nodeid) if notes_dir else None
     if note is not None and note.is_file():
         return PhaseOutcome("timeout", f"timed out: {note.read_text(encoding='utf-8', errors='replace').strip()}", "crash")
-    return PhaseOutcome("crash", "the process running the verifier died (os._exit, a segfault, or killed for memory)", "crash")
+    how = next((str(v) for k, v in report.user_properties if k == CRASH), "died (os._exit, a segfault, or killed for memory)")
+    return PhaseOutcome("crash", f"the process running the verifier {how}", "crash")
 
 
 def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: float, kind: Any, commit: str) -> Result:

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.diagnostics import Diagnostic
+from assay.experiment import Check
 from assay.fingerprints import input_hash
 from assay.ledger import store
 from assay.ledger.inputs import InputParts
 from assay.ledger.result import Key, Result, Unstable
 from assay.ledger.store import LedgerProblem
+from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
 
 
@@ -188,15 +190,16 @@ def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, th
         return
     try:
         with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
-            _merge_locked(kb, inputs, source, key, theirs, report)
+            _merge_locked(kb, inputs, (claim, check), source, theirs, report)
     except OSError as e:
         report.failed.append(f"{label}: could not write results/{key[0]}/: {e.strerror or e}")
 
 
-def _merge_locked(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:
-    label, claim = "/".join(key), kb.claims[key[0]]
-    check = claim.check(key[1])
-    assert check is not None
+def _merge_locked(
+    kb: KnowledgeBase, inputs: InputParts, tie: tuple[Claim, Check], source: Path, theirs: Result, report: MergeReport
+) -> None:
+    (claim, check), key = tie, theirs.key
+    label = "/".join(key)
     path = store.ledger_path(kb.root, *key)
     try:
         ours = store.read_result(kb.root, path) if path.exists() else None
