@@ -96,9 +96,11 @@ def test_the_json_export_holds_each_claim_with_status_closure_and_metrics(kb_roo
                     "discriminates": None,
                 }
             ],
+            "registration": [],  # the fixture is no git repository: no history, so no registration
             "last_error": None,
         }
     ]
+    assert theory["history"] is None
     assert theory["assertions"][0]["evidence"] == [{"check": "log-n-cap", "stance": "supports", "metrics": [], "because": None}]
     assert (theory["assertion_status"], theory["assertion_counts"]) == ({"cap": {"cpu": "supported"}}, "cpu: 1 supported")
     assert [s["id"] for s in data["sources"]] == ["LIT-590", "LIT-612"]

@@ -1,7 +1,8 @@
 """Every diagnostic of a knowledge base, as ``assay check`` prints them.
 
 The rules of the records (``assay.records.across``, with those within each file) and of the ledger's files
-(``assay.ledger.store``), sorted by file and line, at most ``PER_FILE`` of a file listed and the rest counted.
+(``assay.ledger.store``) and of their history (``assay.ledger.registration``),
+sorted by file and line, at most ``PER_FILE`` of a file listed and the rest counted.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ import difflib
 import re
 
 from assay.diagnostics import Diagnostic, UsageProblem, capped
-from assay.ledger import store
+from assay.ledger import registration, store
 from assay.records import across
 from assay.records.knowledge_base import KnowledgeBase
 
 
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
-    found = set(across.diagnostics(kb)) | set(store.diagnostics(kb))
+    found = set(across.diagnostics(kb)) | set(store.diagnostics(kb)) | set(registration.diagnostics(kb))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

@@ -85,6 +85,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     return show(load(args.root), args.id, as_json=args.json)
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    """A check's evidence over the repository's commits: per device each committed ledger file's verdict and
+    measurements beside the expectations as the record then stated them, and whether each expectation was fixed
+    before its result (registered, with-result, moved-after-result, post-hoc). A folder without git history, or a
+    shallow clone, says so.
+
+    example: assay history SOTA-364/knn-monitor
+    """
+    from assay.timeline import history
+
+    return history(load(args.root), args.target, as_json=args.json)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     """List claims by computed status, and why each stale result is stale; runs nothing.
 
@@ -282,6 +295,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print the record as JSON (its fields as the schema has them)")
     add("status", cmd_status)
+    p = add("history", cmd_history)
+    p.add_argument("target", metavar="ID[/CHECK]")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
     p = add("graph", cmd_graph)
     p.add_argument("--focus", metavar="ID")
     p.add_argument("--depth", type=int, default=1, help="links from --focus to follow (0 or more)")

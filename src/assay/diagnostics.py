@@ -125,6 +125,13 @@ _CODES = [
         "An expectation's `against:` names a metric its check does not declare, its own metric, or one in another unit.",
     ),
     Code(
+        "post-hoc",
+        "warning",
+        "An expectation was moved after its result (the move turned a failing or inconclusive result into a pass), or "
+        "its seeds were raised after an inconclusive result outside a settling run, as the repository's history shows "
+        "(`assay history`); it votes for nothing until a run on fresh seeds holds.",
+    ),
+    Code(
         "unchallenged",
         "warning",
         "An expectation a supporting assertion reads names no counterpart (`against:`), so nothing shows it could have "

@@ -13,6 +13,7 @@ from assay.ledger.result import RunError
 from assay.model import Claim, Source
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import ClaimState
+from assay.timeline import registration_json, versions
 
 
 def bibkey(source: Source) -> str:
@@ -92,8 +93,14 @@ def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any
 
 
 def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dict[str, Any]]:
+    registry = getattr(states, "registry", None)  # overview.States: the repository's history, read once
+    past = registry.history if registry is not None and registry.history.available else None
     for cid in sorted(kb.claim_files):
-        yield _claim(kb.claims[cid], states[cid])
+        claim = kb.claims[cid]
+        yield {
+            **_claim(claim, states[cid]),
+            "history": {c.id: versions(past, cid, c.id) for c in claim.checks} if past is not None else None,
+        }
         release = getattr(states, "release", None)  # overview.States: one claim's record and results at a time
         if release is not None:
             release(cid)
@@ -135,6 +142,7 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
                 ]
                 if c.result
                 else [],
+                "registration": [registration_json(r) for r in c.registration],
                 "last_error": _error(c.result.last_error) if c.result and c.result.last_error else None,
             }
             for c in st.checks

@@ -16,21 +16,24 @@ from typing import Any
 from assay import status
 from assay.cache import CACHE_FROM, ParseCache
 from assay.ledger.inputs import InputParts
+from assay.ledger.registration import Registry
 from assay.ledger.store import Ledger, read_ledger
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import CheckState, ClaimState, ClaimVerdict, check_states, closure
 
 
-def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, ClaimState]:
-    """Status and closure of every valid claim, from the ledger (read from disk when not given)."""
+def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Registry | None = None) -> dict[str, ClaimState]:
+    """Status and closure of every valid claim, from the ledger (read from disk when not given) and the
+    expectations' registration (``registry``: from the repository's history when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
     inputs = InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    registry = Registry(kb.root) if registry is None else registry
     summary: dict[str, tuple[ClaimVerdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
         loaded = kb.by_id.get(cid)
         known = loaded.record_parts if loaded is not None and loaded.record is claim else None
-        states = check_states(inputs, claim, ledger, known)
+        states = check_states(inputs, claim, ledger, known, registry)
         summary[cid] = (status.claim_verdict(claim, states), states)
     inputs.save()
     closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})
@@ -56,12 +59,13 @@ class States(Mapping[str, ClaimState]):
     def __init__(self, kb: KnowledgeBase):
         cache = len(kb.files) >= CACHE_FROM
         self.kb, self.ledger, self.inputs = kb, read_ledger(kb.root, cache=cache), InputParts(kb.root, cache=cache)
-        self.briefs = briefs(kb, cache, self.ledger)
+        self.registry = Registry(kb.root)
+        self.briefs = briefs(kb, cache, self.ledger, self.registry)
 
     def __getitem__(self, cid: str) -> ClaimState:
         f = self.kb.claim_files[cid]
         claim = f.record
-        states = check_states(self.inputs, claim, self.ledger, f.record_parts)
+        states = check_states(self.inputs, claim, self.ledger, f.record_parts, self.registry)
         verdict = status.claim_verdict(claim, states)
         return ClaimState(
             cid, verdict.status, self.briefs[cid].closure, states, verdict.assertions, verdict.counts, verdict.devices_run
@@ -93,7 +97,9 @@ class Brief:
     stale: tuple[tuple[str, str, tuple[str, ...]], ...]  # (check, device, reasons)
 
 
-def briefs(kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None) -> dict[str, Brief]:
+def briefs(
+    kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
+) -> dict[str, Brief]:
     """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all.
 
     A large knowledge base keeps each claim's status between runs (``assay.cache``) under what it was
@@ -101,27 +107,29 @@ def briefs(kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None =
     other inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache
     too. A claim whose inputs all stand as they were is not thawed, nor are its results read; any other
     is computed as ``claim_states`` computes it. ``cache``: by default from ``CACHE_FROM`` files on;
-    ``ledger``: as ``read_ledger`` reads it with ``cache``, if the caller has it.
+    ``ledger``: as ``read_ledger`` reads it with ``cache``, if the caller has it; ``registry``: likewise. The
+    last commit that changed a claim's files keys its status too (its expectations' registration reads them).
     """
     if not (len(kb.files) >= CACHE_FROM if cache is None else cache):
         return {
             cid: Brief(st.status, st.closure, st.counts, tuple((c.check, c.device, tuple(c.stale)) for c in st.stale))
-            for cid, st in claim_states(kb, ledger).items()
+            for cid, st in claim_states(kb, ledger, registry).items()
         }
     ledger = read_ledger(kb.root, cache=True) if ledger is None else ledger
+    registry = Registry(kb.root) if registry is None else registry
     inputs = InputParts(kb.root, cache=True)
     memo = ParseCache(kb.root, "status", also=("*",))
     pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
     made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
     code: dict[str, bytes] = {}
     for cid, f in sorted(kb.claim_files.items()):
-        key = _memo_key(cid, f, ledger, inputs, pins, code)
+        key = _memo_key(cid, f, ledger, inputs, pins + registry.last_change(cid).encode(), code)
         kept = memo.get(cid, f.stamp) if key is not None else None
         if kept is not None and kept[0] == key:
             made[cid] = kept[1]
             continue
         claim = f.record
-        states = check_states(inputs, claim, ledger, f.record_parts)
+        states = check_states(inputs, claim, ledger, f.record_parts, registry)
         verdict = status.claim_verdict(claim, states)
         made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
         if key is not None:

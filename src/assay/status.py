@@ -13,6 +13,7 @@ from typing import Any
 from assay.diagnostics import Diagnostic
 from assay.experiment import Check, Expectation
 from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.registration import Registration, Registry
 from assay.ledger.result import Key, Result
 from assay.ledger.store import Ledger
 from assay.model import Assertion, Claim, Support, series_of
@@ -59,6 +60,12 @@ class CheckState:
     result: Result | None
     off_lock: list[str] = field(default_factory=list)
     problem: Diagnostic | None = None  # the ledger file exists and cannot be read
+    registration: tuple[Registration, ...] = ()  # per expectation of the record, in order (empty: no history)
+
+    @property
+    def post_hoc(self) -> list[str]:
+        """The metrics whose expectation is post-hoc and not yet confirmed on fresh seeds: they vote for nothing."""
+        return [r.metric for r in self.registration if not r.votes]
 
     @property
     def flags(self) -> list[str]:
@@ -67,26 +74,32 @@ class CheckState:
 
 
 def check_states(
-    inputs: InputParts, claim: Claim, ledger: Ledger, known: dict[str, list[tuple[str, str]]] | None = None
+    inputs: InputParts,
+    claim: Claim,
+    ledger: Ledger,
+    known: dict[str, list[tuple[str, str]]] | None = None,
+    registry: Registry | None = None,
 ) -> list[CheckState]:
-    """The state of every check of ``claim`` on every device it declares (``known``: see ``InputParts.parts``)."""
+    """The state of every check of ``claim`` on every device it declares (``known``: see ``InputParts.parts``;
+    ``registry``: where each expectation's registration comes from, None for none)."""
 
     states = []
     for check in claim.checks:
+        results = {d: ledger.get((claim.id, check.id, d)) for d in check.devices}
+        registration = registry.of(claim.id, check, results) if registry is not None else ()
         for device in check.devices:
             key = (claim.id, check.id, device)
-            result, problem = ledger.get(key), ledger.broken.get(key)
+            result, problem = results[device], ledger.broken.get(key)
             if problem is not None:
                 states.append(CheckState(claim.id, check.id, device, "error", [], None, problem=problem))
             elif result is None:
-                states.append(CheckState(claim.id, check.id, device, "not-run", [], None))
+                states.append(CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration))
             else:
                 current = inputs.parts(claim, check, device, known)
                 reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
+                off = inputs.off_lock(result.environment.packages)
                 states.append(
-                    CheckState(
-                        claim.id, check.id, device, result.status, reasons, result, inputs.off_lock(result.environment.packages)
-                    )
+                    CheckState(claim.id, check.id, device, result.status, reasons, result, off, registration=registration)
                 )
     return states
 
@@ -147,6 +160,9 @@ def vote(support: Support, state: CheckState, check: Check | None) -> Vote | Non
     voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
     if read and not voting:
         return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
+    hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc] if value == 1 else []
+    if hacked:
+        return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
     for ev, _ in voting:
         if ev.discriminates is False:
             met = next((c for c in ev.against if c.outcome != "fails"), None)

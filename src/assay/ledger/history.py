@@ -1,0 +1,341 @@
+"""A check's evidence over the repository's commits: its record's expectations and its ledger files as each
+commit had them, read from git.
+
+One ``git log`` lists the commits that touched the records or the ledger (first parent, oldest first, with the
+blob of every file each changed) and one ``git cat-file --batch`` reads the blobs not summarised yet. A blob's
+summary (a record's expectations per check; a result's verdict and evaluated expectations) depends on its content
+alone, so it is kept in the user's cache under the blob's id, as JSON (data, never code): a long history is read
+once. A folder outside git, a shallow clone or a machine without git has no history: ``History.why`` says so, and
+nothing fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay import cache, files
+
+#: Bumped when a summary's shape changes: older cached summaries are then read again.
+SUMMARY_FORMAT = 3
+
+#: The folders whose files make a check's history.
+WATCHED = ("claims", "results")
+
+_NO_GIT = "no history here: {}"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    time: int  # committer date, Unix seconds
+    subject: str
+    n: int = 0  # its place in the history, oldest first
+
+    @property
+    def short(self) -> str:
+        return self.sha[:8]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One expectation as the record stated it: what registration compares over the commits."""
+
+    metric: str
+    op: str
+    value: float
+    tol: float | None = None
+    seeds: str | None = None
+    control: bool = False
+    against: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        tol = f" ± {self.tol:g}" if self.tol is not None else ""
+        seeds = f" ({self.seeds})" if self.seeds else ""
+        return f"{self.metric} {self.op} {self.value:g}{tol}{seeds}{' [control]' if self.control else ''}"
+
+    def moved(self, other: Spec) -> str:
+        """What differs from ``other``, in words ('0.05 -> 0.1'; 'control added'); empty when nothing does."""
+        parts = []
+        if (self.op, self.value, self.tol) != (other.op, other.value, other.tol):
+            parts.append(f"{other.op} {other.value:g} -> {self.op} {self.value:g}")
+        if self.seeds != other.seeds:
+            parts.append(f"seeds {other.seeds or 'default'} -> {self.seeds or 'default'}")
+        if self.control != other.control:
+            parts.append("control " + ("added" if self.control else "removed"))
+        if self.against != other.against:
+            parts.append(f"against {list(other.against)} -> {list(self.against)}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One evaluated expectation of a ledger file."""
+
+    metric: str
+    op: str
+    value: float
+    measured: float
+    outcome: str
+    seeds_total: int | None = None
+
+
+@dataclass(frozen=True)
+class ResultVersion:
+    verdict: str
+    points: tuple[Point, ...]
+    settling: bool = False  # a settling run (fresh seeds, read alone)
+
+
+@dataclass
+class CheckHistory:
+    """Every commit that changed a check's expectations or one of its ledger files, oldest first."""
+
+    claim: str
+    check: str
+    specs: list[tuple[Commit, tuple[Spec, ...] | None]] = field(default_factory=list)  # None: not in the record
+    results: dict[str, list[tuple[Commit, ResultVersion | None]]] = field(default_factory=dict)  # device -> versions
+
+
+@dataclass
+class History:
+    """The commits that touched the knowledge base's records or ledger, and the summaries of their files."""
+
+    why: str = ""  # why there is no history ('' when there is)
+    commits: list[Commit] = field(default_factory=list)
+    changes: list[dict[str, str | None]] = field(default_factory=list)  # per commit: path -> blob (None: deleted)
+    summaries: dict[str, Any] = field(default_factory=dict)  # blob -> summary
+    _by_claim: tuple[dict, dict] | None = field(default=None, repr=False)
+
+    @property
+    def available(self) -> bool:
+        return not self.why
+
+    def check(self, claim: str, check: str) -> CheckHistory:
+        """The check's history: its expectations where the record's changed, its ledger files where they changed."""
+        records, results = self._index()
+        out = CheckHistory(claim, check)
+        last: tuple[Spec, ...] | None = None
+        for commit, summary in records.get(claim, []):
+            specs = _specs(summary["checks"].get(check)) if summary else None
+            if specs != last:
+                out.specs.append((commit, specs))
+                last = specs
+        for (c, k, device), versions in results.items():
+            if (c, k) == (claim, check):
+                out.results[device] = [(commit, _result(summary)) for commit, summary in versions]
+        return out
+
+    def last_change(self, claim: str) -> str:
+        """The last commit that changed the claim's record or one of its ledger files ('' for none)."""
+        records, results = self._index()
+        seen = [v[-1][0] for k, v in results.items() if k[0] == claim] + ([records[claim][-1][0]] if claim in records else [])
+        return max(seen, key=lambda c: c.n).sha if seen else ""
+
+    def _index(self) -> tuple[dict, dict]:
+        """Per claim, its record's summaries over the commits; per (claim, check, device), its ledger file's."""
+        if self._by_claim is None:
+            records: dict[str, list] = {}
+            results: dict[tuple[str, str, str], list] = {}
+            owner: dict[str, str | None] = {}  # record path -> the claim its latest version was
+            for commit, changed in zip(self.commits, self.changes):
+                for path, blob in changed.items():
+                    summary = self.summaries.get(blob) if blob else None
+                    if path.startswith("claims/"):
+                        cid = summary.get("id") if summary else owner.get(path)
+                        owner[path] = cid
+                        if isinstance(cid, str):
+                            records.setdefault(cid, []).append((commit, summary if summary and summary.get("id") else None))
+                    else:
+                        _, cid, name = path.split("/")
+                        check, _, device = name[: -len(".json")].rpartition(".")
+                        results.setdefault((cid, check, device), []).append((commit, summary))
+            self._by_claim = (records, results)
+        return self._by_claim
+
+
+def read(root: Path, *, use_cache: bool = True) -> History:
+    """The history of the knowledge base at ``root`` (see the module's docstring)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        return History(why=_NO_GIT.format("not a git repository, or git is not installed"))
+    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() == "true":
+        return History(why=_NO_GIT.format("a shallow clone holds only the latest commits"))
+    if _git(root, "rev-parse", "--verify", "-q", "HEAD") is None:
+        return History(why=_NO_GIT.format("nothing is committed yet"))
+    base = Path(top.strip()).resolve()
+    try:
+        prefix = root.resolve().relative_to(base).as_posix()
+    except ValueError:
+        return History(why=_NO_GIT.format(f"{root} lies outside its repository"))
+    prefix = "" if prefix == "." else prefix + "/"
+    log = _git(
+        root,
+        *("-c", "core.quotepath=off", "log", "--first-parent", "-m", "--reverse", "--raw", "--no-abbrev"),
+        *("--no-renames", "--format=%x01%H%x00%ct%x00%s", "--"),
+        *(prefix + w for w in WATCHED),
+        cwd=base,
+    )
+    if log is None:
+        return History(why=_NO_GIT.format("git log failed"))
+    history = History()
+    for block in log.split("\x01")[1:]:
+        head, _, raw = block.partition("\n")
+        sha, when, subject = (head.split("\x00") + ["", ""])[:3]
+        changed: dict[str, str | None] = {}
+        for line in raw.splitlines():
+            meta, _, path = line.partition("\t")
+            if not meta.startswith(":") or not path.startswith(prefix):
+                continue
+            path = path[len(prefix) :]
+            if _watched(path):
+                blob = meta.split()[3]
+                changed[path] = None if set(blob) == {"0"} else blob
+        if changed:
+            history.commits.append(Commit(sha, int(when or 0), subject, len(history.commits)))
+            history.changes.append(changed)
+    _summarise(history, base, use_cache)
+    return history
+
+
+def _watched(path: str) -> bool:
+    parts = path.split("/")
+    if parts[0] == "claims":
+        return path.endswith((".yaml", ".yml"))
+    return parts[0] == "results" and len(parts) == 3 and path.endswith(".json")
+
+
+def _git(root: Path, *args: str, cwd: Path | None = None) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd or root, capture_output=True, text=True, env={**os.environ, "GIT_PAGER": "cat"}
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _summarise(history: History, base: Path, use_cache: bool) -> None:
+    """Fill ``history.summaries`` for every blob its changes name: from the cache, else from one batch read."""
+    wanted = {blob: path for changed in history.changes for path, blob in changed.items() if blob}
+    kept = _load_cache() if use_cache else {}
+    history.summaries = {b: kept[b] for b in wanted if b in kept}
+    missing = [b for b in wanted if b not in history.summaries]
+    for blob, text in _cat(base, missing):
+        history.summaries[blob] = _summary(wanted[blob], text)
+    if use_cache and missing:
+        _save_cache({**kept, **history.summaries})
+
+
+def _cat(base: Path, blobs: list[str]) -> Iterable[tuple[str, bytes]]:
+    """The contents of ``blobs``, from one ``git cat-file --batch``."""
+    if not blobs:
+        return
+    done = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=base, input="".join(b + "\n" for b in blobs).encode(), capture_output=True
+    )
+    out, pos = done.stdout, 0
+    for blob in blobs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        yield blob, out[pos : pos + size]
+        pos += size + 1
+
+
+def _summary(path: str, data: bytes) -> dict[str, Any]:
+    """What registration needs of one file's content; an unreadable file is an empty summary."""
+    try:
+        if path.startswith("claims/"):
+            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            checks = {}
+            for c in doc.get("checks") or [] if isinstance(doc, dict) else []:
+                if isinstance(c, dict) and isinstance(c.get("id"), str):
+                    checks[c["id"]] = [_spec_dict(e) for e in c.get("expect") or [] if isinstance(e, dict)]
+            return {"id": doc.get("id") if isinstance(doc, dict) else None, "checks": checks}
+        doc = json.loads(data)
+        metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+        points = []
+        for e in doc.get("expectation") or []:
+            if isinstance(e, dict):
+                p = {k: e.get(k) for k in ("metric", "op", "value", "measured", "outcome", "seeds_total")}
+                if p["outcome"] is None and "holds" in e:  # format 1: a bool, no seed reading
+                    p["outcome"] = "holds" if e["holds"] else "fails"
+                if p["seeds_total"] is None:
+                    m = metrics.get(p["metric"]) if isinstance(p["metric"], str) else None
+                    per_seed = m.get("seeds") if isinstance(m, dict) else None
+                    p["seeds_total"] = len(per_seed) if isinstance(per_seed, list) and per_seed else None
+                points.append(p)
+        return {"verdict": doc.get("verdict"), "points": points, "settling": bool(doc.get("settling"))}
+    except Exception:  # an old or broken file: it has no history to give, and the rest is still read
+        return {"id": None, "checks": {}} if path.startswith("claims/") else {"verdict": None, "points": []}
+
+
+def _spec_dict(e: dict) -> dict[str, Any]:
+    against = e.get("against") or []
+    return {
+        "metric": str(e.get("metric")),
+        "op": str(e.get("op")),
+        "value": e.get("value"),
+        "tol": e.get("tol"),
+        "seeds": e.get("seeds"),
+        "control": bool(e.get("control", False)),
+        "against": [str(a) for a in against] if isinstance(against, list) else [str(against)],
+    }
+
+
+def _specs(raw: list[dict] | None) -> tuple[Spec, ...] | None:
+    if raw is None:
+        return None
+    out = []
+    for e in raw:
+        try:
+            value = float(e["value"])
+        except (TypeError, ValueError):
+            continue
+        tol = float(e["tol"]) if isinstance(e.get("tol"), (int, float)) else None
+        out.append(Spec(e["metric"], e["op"], value, tol, e.get("seeds"), e["control"], tuple(e["against"])))
+    return tuple(out)
+
+
+def _result(summary: dict | None) -> ResultVersion | None:
+    if not summary or not summary.get("verdict"):
+        return None
+    points = []
+    for p in summary["points"]:
+        try:
+            points.append(
+                Point(p["metric"], p["op"], float(p["value"]), float(p["measured"]), p["outcome"], p.get("seeds_total"))
+            )
+        except (TypeError, ValueError, KeyError):
+            continue
+    return ResultVersion(summary["verdict"], tuple(points), summary.get("settling", False))
+
+
+def _cache_file() -> Path:
+    return cache.folder() / f"history-{SUMMARY_FORMAT}.json"
+
+
+def _load_cache() -> dict[str, Any]:
+    try:
+        data = json.loads(_cache_file().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_cache(summaries: dict[str, Any]) -> None:
+    try:
+        files.write_atomic(_cache_file(), json.dumps(summaries, separators=(",", ":")))
+    except OSError:  # a cache that cannot be written is no error
+        pass
