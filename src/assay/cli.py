@@ -295,6 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print the record as JSON (its fields as the schema has them)")
     add("status", cmd_status)
+    add("plan", cmd_plan).add_argument("--claim", action="append", default=[], metavar="ID", help="only this claim")
     p = add("history", cmd_history)
     p.add_argument("target", metavar="ID[/CHECK]")
     p.add_argument("--json", action="store_true", help="print it as JSON")

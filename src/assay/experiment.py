@@ -135,6 +135,32 @@ Tier = Literal["analytic", "toy", "reduced", "full"]
 Device = Literal["cpu", "cuda"]
 
 
+#: Settling runs read seeds from here on (``assay.power``); a record's own ``seeds:`` stay below it.
+SETTLING_FROM = 1000
+
+
+class Seeds(BaseModel):
+    """The random seeds a check's verifier reads: ``count`` of them from ``first`` on (the ``seeds`` fixture)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    count: int = Field(ge=1, le=SETTLING_FROM, description="How many seeds the verifier reads.")
+    first: int = Field(0, ge=0, description="The first of them; the rest follow it (first, first + 1, ...).")
+
+    @model_validator(mode="after")
+    def _below_settling(self) -> Seeds:
+        if self.first + self.count > SETTLING_FROM:
+            raise ValueError(
+                f"seeds {self.first}..{self.first + self.count - 1} reach {SETTLING_FROM}: seeds from {SETTLING_FROM} on "
+                "are kept for settling runs, so that theirs are fresh"
+            )
+        return self
+
+    @property
+    def values(self) -> list[int]:
+        return list(range(self.first, self.first + self.count))
+
+
 class Check(BaseModel):
     """One executable check of a claim: the sentence it tests and the verifier that measures it."""
 
@@ -173,6 +199,11 @@ class Check(BaseModel):
         None, description="Why the expectation is known not to hold; the check then runs as a strict xfail."
     )
     note: Text | None = Field(None, description="What was measured over seeds when the thresholds were set.")
+    seeds: Seeds | None = Field(
+        None,
+        description="The random seeds its verifier reads through the `seeds` fixture (an input like any other: a change "
+        "makes the result stale). A settling run (`assay verify --settle`) hands it fresh ones instead.",
+    )
     role: Role = Field(
         "evidence",
         description="`apparatus`: a check of our own machinery against a reference (an equivalence, a count of our "

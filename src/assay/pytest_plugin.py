@@ -16,16 +16,14 @@ from typing import Any
 
 import pytest
 
-from assay.evidence import forked, limits, run, selection
+from assay.evidence import forked, limits, run, selection, settling
 from assay.evidence.judge import ExpectationInconclusive, ExpectationNotMet, PhaseOutcome, VerifierError, judge
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
-from assay.ledger import store
 from assay.ledger.environment import git_commit
 from assay.ledger.inputs import InputParts
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, load
-from assay.status import run_reason
 
 #: The markers the plugin declares: the one list (pyproject.toml does not repeat it).
 MARKERS = (
@@ -61,6 +59,7 @@ class _Run:
         self.problems: list[str] = []
         self.notes_dir: Path | None = None  # made by notes() when first asked
         self.sender: forked.Sender | None = None  # in a forked child: where its reports go
+        self.settle = settling.load(config.getoption("settle_plan", None))  # a settling run's plan, or {}
 
     @functools.cached_property
     def kb(self) -> KnowledgeBase:
@@ -115,7 +114,13 @@ class _Run:
             return
         try:
             kind, line = run.record(
-                self.ledger_root, runs, crash, duration=duration, commit=self.commit, compare=self.config.getoption("compare")
+                self.ledger_root,
+                runs,
+                crash,
+                duration=duration,
+                commit=self.commit,
+                compare=self.config.getoption("compare"),
+                settling=settling.of(self.settle, runs[-1]),
             )
         except OSError as e:
             self.problems.append(str(e))
@@ -168,25 +173,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         state.ties[item.nodeid] = tie
         if tie[1].known_failing:
             item.add_marker(pytest.mark.xfail(strict=True, raises=ExpectationNotMet, reason=tie[1].known_failing))
-    _select(config, items, state)
-
-
-def _select(config: pytest.Config, items: list[pytest.Item], state: _Run) -> None:
-    wanted = set(config.getoption("claim"))
-    ledger = store.read_ledger(state.root) if config.getoption("stale") else None
-    keep, drop = [], []
-    for item in items:
-        selected = selection.wanted(item, wanted, state.shard)
-        tie = state.ties.get(item.nodeid)
-        if selected and tie:
-            # hashed now, before any verifier runs: a file saved during the run is not taken for the one that ran
-            parts = state.parts[item.nodeid] = state.inputs.parts(*tie, state.device)
-            if ledger is not None:
-                selected = run_reason(ledger, (tie[0].id, tie[1].id, state.device), parts) != "fresh"
-        (keep if selected else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    selection.select(config, items, state)
 
 
 @pytest.fixture
@@ -201,6 +188,14 @@ def device(request: pytest.FixtureRequest) -> Any:
 def evidence(request: pytest.FixtureRequest) -> Evidence:
     """Where a verifier records its metrics and figures; torch, numpy and random are seeded with 0 first."""
     return request.node.stash.setdefault(_EVIDENCE, Evidence.seeded())
+
+
+@pytest.fixture
+def seeds(request: pytest.FixtureRequest, evidence: Evidence) -> list[int]:
+    """The random seeds the verifier reads: its check's ``seeds:`` in the record, or a settling run's fresh ones."""
+    state, tie = _tied(request.node)
+    evidence.seeds_used = settling.seeds_for(state.settle, tie)
+    return list(evidence.seeds_used)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -19,7 +19,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     in pyproject.toml. Each task writes its own ledger under build/verify/<run>/; the run ends with
     `assay merge`'s rules. A task that dies (killed, out of memory, over its time limit) has its unfinished
     checks recorded as errors naming its log; Ctrl-C cancels the tasks; --resume takes over a run whose
-    controller stopped.
+    controller stopped. --settle reruns the inconclusive checks on fresh seeds, as `assay plan` plans them, and
+    keeps the result each settles beside its own.
 
     example: assay verify --executor slurm --stale --budget 30m --partition gpu --gpus-per-task 1
     """
@@ -55,6 +56,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", metavar="T", help="slurm time limit per task (default: twice the longest shard + 5 min)")
     p.add_argument("--mem", metavar="M", help="slurm memory per task (8G)")
     p.add_argument("--array-parallelism", type=int, metavar="N", help="tasks of the array running at once")
+    p.add_argument(
+        "--settle",
+        action="store_true",
+        help="rerun each inconclusive check once on the planned number of fresh seeds (assay plan), read alone; "
+        "with --budget, the plans that fit, cheapest first",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the plan and its shards; run nothing")
     p.add_argument("--resume", action="store_true", help="take over the last run (build/verify/state.json) and merge it")
 
@@ -93,6 +100,7 @@ def _request(args: argparse.Namespace, options: slurm.SlurmSettings) -> controll
         slurm=options,
         time_min=time_min,
         dry_run=args.dry_run,
+        settle=args.settle,
     )
 
 

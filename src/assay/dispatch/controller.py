@@ -10,19 +10,21 @@ each beside the check's last completed measurement.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from assay import files
 from assay.diagnostics import printable
 from assay.dispatch import plan, runstate
 from assay.dispatch.local import LocalExecutor
 from assay.dispatch.progress import Progress
 from assay.dispatch.runstate import PlannedCheck, RunState, TaskRecord
 from assay.dispatch.slurm import SlurmExecutor, SlurmSettings, available, default_minutes
-from assay.dispatch.task import Phase, finished, lost, write_args
+from assay.dispatch.task import SETTLE_FILE, Phase, finished, lost, write_args
 from assay.ledger import store
 from assay.ledger.merge import MergeReport, merge
 from assay.records.knowledge_base import KnowledgeBase
@@ -55,6 +57,7 @@ class Request:
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
     time_min: int | None = None
     dry_run: bool = False
+    settle: bool = False
 
 
 def start(kb: KnowledgeBase, request: Request, out: TextIO | None = None) -> int:
@@ -66,9 +69,13 @@ def start(kb: KnowledgeBase, request: Request, out: TextIO | None = None) -> int
             f"run {previous.run} has not been merged yet: finish it with `assay verify --resume` "
             f"(or delete {runstate.STATE_FILE.as_posix()} to abandon it)"
         )
-    selection = plan.select(
-        kb, store.read_ledger(kb.root), request.device, claims=request.claims, stale=request.stale, budget_s=request.budget_s
-    )
+    settles: dict[str, dict] = {}
+    if request.settle:
+        selection, settles = _settling(kb, request, out)
+    else:
+        selection = plan.select(
+            kb, store.read_ledger(kb.root), request.device, claims=request.claims, stale=request.stale, budget_s=request.budget_s
+        )
     if not selection.planned:
         print(f"nothing to run on {request.device}" + (" within the budget" if selection.over_budget else ""), file=out)
         return 0
@@ -77,7 +84,7 @@ def start(kb: KnowledgeBase, request: Request, out: TextIO | None = None) -> int
     _print_plan(selection, shards, request, out)
     if request.dry_run:
         return 0
-    state = _new_state(kb, request, shards)
+    state = _new_state(kb, request, shards, settles)
     executor = _executor(kb.root, request, max(s.seconds for s in shards))
     _submit(kb, executor, state)
     where = f"SLURM job {state.job_id}" if state.job_id else "this machine"
@@ -137,7 +144,41 @@ def _print_plan(selection: plan.Selection, shards: list[plan.Shard], request: Re
             print(f"  task {shard.index}: {shard.seconds:.0f} s: " + ", ".join(p.label for p in shard.checks), file=out)
 
 
-def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard]) -> RunState:
+def _settling(kb: KnowledgeBase, request: Request, out: TextIO) -> tuple[plan.Selection, dict[str, dict]]:
+    """The settling runs that fit the budget, cheapest first (``assay.power``), and what each task's plan says."""
+    from assay.power import settle_plans
+
+    ledger = store.read_ledger(kb.root)
+    chosen, skipped = settle_plans(kb, ledger, request.device, request.claims)
+    for line in skipped:
+        print(printable(f"not settled: {line}"), file=out)
+    inputs, planned, settles = plan.InputParts(kb.root), [], {}
+    for s in chosen:
+        claim = kb.claims[s.claim]
+        check = claim.check(s.check)
+        result = ledger.get((s.claim, s.check, s.device))
+        parts = inputs.parts(claim, check, s.device)
+        planned.append(
+            plan.Planned(
+                s.claim, s.check, s.device, check.verifier, s.seconds, True, "fresh", result.finished, plan.input_hash(parts)
+            )
+        )
+        before = {
+            "verdict": result.verdict,
+            "finished": result.finished,
+            "seeds": result.seeds_used or check.seeds.values,
+            "expectation": [e.model_dump(mode="json") for e in result.expectation],
+        }
+        settles[f"{s.claim}/{s.check}"] = {"seeds": s.seeds, "plan": s.plan, "before": before}
+    selection = plan.within(planned, request.budget_s)
+    for p in selection.planned:
+        print(printable(f"settle {p.label}.{p.device}: {settles[p.label]['plan']}; about {p.seconds:.0f} s"), file=out)
+    for p in selection.over_budget:
+        print(printable(f"not settled: {p.label}.{p.device}: about {p.seconds:.0f} s, over the budget"), file=out)
+    return selection, {p.label: settles[p.label] for p in selection.planned}
+
+
+def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard], settles: dict | None = None) -> RunState:
     run = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     base = runstate.STATE_FILE.parent / run
     tasks = []
@@ -154,6 +195,11 @@ def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard]) ->
         ]
         folder = base / f"task-{shard.index}"
         write_args(kb.root / folder, checks)
+        mine = {
+            f"{c.claim}/{c.check}": settles[f"{c.claim}/{c.check}"] for c in checks if f"{c.claim}/{c.check}" in (settles or {})
+        }
+        if mine:
+            files.write_atomic(kb.root / folder / SETTLE_FILE, json.dumps(mine, indent=2) + "\n")
         tasks.append(TaskRecord(index=shard.index, checks=checks, seconds=round(shard.seconds, 3), folder=folder.as_posix()))
     return RunState(
         run=run,

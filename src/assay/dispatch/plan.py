@@ -90,7 +90,7 @@ def select(
             if not (stale and planned.why == "fresh"):
                 candidates.append(planned)
     candidates.sort(key=lambda p: p.order)
-    return _within(candidates, budget_s)
+    return within(candidates, budget_s)
 
 
 def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> Planned:
@@ -112,7 +112,7 @@ def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> P
     )
 
 
-def _within(ordered: list[Planned], budget_s: float | None) -> Selection:
+def within(ordered: list[Planned], budget_s: float | None) -> Selection:
     if budget_s is None:
         return Selection(list(ordered))
     selection, left = Selection(), budget_s

@@ -25,6 +25,8 @@ from assay.ledger.result import FORMAT, ErrorKind, Inputs, Result, RunError
 from assay.records.knowledge_base import KnowledgeBase
 
 ARGS_FILE = "checks.txt"
+#: A settling run's plan for the task's checks (``assay.evidence.settling``), where it is one.
+SETTLE_FILE = "settle.json"
 #: Where a task run by ``python -m assay.dispatch.task`` leaves its end: pytest's exit code and the wall time.
 EXIT_FILE = "exit.json"
 #: pytest's exit codes that mean it ran to its end: all passed, some failed, none collected.
@@ -77,6 +79,7 @@ def command(spec: TaskSpec) -> list[str]:
         str(max(1, spec.workers)),
         "-q",
         "-rN",
+        *(["--settle-plan", str(Path(spec.folder) / SETTLE_FILE)] if (Path(spec.folder) / SETTLE_FILE).is_file() else []),
     ]
 
 

@@ -34,6 +34,7 @@ class Evidence:
     captions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seed: int = 0
+    seeds_used: list[int] = field(default_factory=list)  # what the ``seeds`` fixture handed out
 
     def metric(self, name: str, value: float | int | bool, unit: str | None = None, seeds: list[float] | None = None) -> None:
         """Record one finite number under ``name`` (snake_case), with its unit and the per-seed values it sums up."""

@@ -23,7 +23,7 @@ from assay.evidence.recorder import Evidence
 from assay.experiment import Check
 from assay.fingerprints import input_hash, sha256
 from assay.ledger import merge, store
-from assay.ledger.result import FORMAT, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError
+from assay.ledger.result import FORMAT, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError, Settling
 from assay.ledger.store import LedgerProblem, figure_file
 from assay.model import Claim
 
@@ -58,6 +58,7 @@ class RunReport(BaseModel):
     environment: Environment | None = None
     cpu_s: float | None = None
     peak_memory_mb: float | None = None
+    seeds_used: list[int] = []
 
     def property(self) -> tuple[str, str]:
         """The ``user_properties`` entry that carries this report to the controller."""
@@ -103,6 +104,7 @@ def phase_report(
             captions=dict(ev.captions),
             notes=[str(n) for n in ev.notes],
             environment=capture(device).model_copy(update={"seed": ev.seed}),
+            seeds_used=list(ev.seeds_used),
             **measured,
         )
     except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
@@ -203,8 +205,18 @@ def crash_outcome(notes_dir: Path | None, report: pytest.TestReport) -> PhaseOut
     return PhaseOutcome("crash", f"the process running the verifier {how}", "crash")
 
 
-def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: float, kind: Any, commit: str) -> Result:
-    """The ledger result of a check's phase reports, judged ``verdict`` (an error keeps no measurement)."""
+def result_of(
+    runs: list[RunReport],
+    *,
+    verdict: str,
+    message: str,
+    duration: float,
+    kind: Any,
+    commit: str,
+    settling: Settling | None = None,
+) -> Result:
+    """The ledger result of a check's phase reports, judged ``verdict`` (an error keeps no measurement);
+    ``settling``: what a settling run settles."""
     run = runs[-1]
     measured = verdict != "error"
     figures = (
@@ -243,6 +255,8 @@ def result_of(runs: list[RunReport], *, verdict: str, message: str, duration: fl
         inputs=inputs,
         finished=finished,
         last_error=error,
+        seeds_used=run.seeds_used or None,
+        settling=settling if measured else None,
     )
 
 
@@ -254,7 +268,14 @@ def _controller_environment(device: str) -> Environment:
 
 
 def record(
-    ledger_root: Path, runs: list[RunReport], crash: PhaseOutcome | None, *, duration: float, commit: str, compare: bool
+    ledger_root: Path,
+    runs: list[RunReport],
+    crash: PhaseOutcome | None,
+    *,
+    duration: float,
+    commit: str,
+    compare: bool,
+    settling: Settling | None = None,
 ) -> tuple[str, str]:
     """Judge a check's phase reports (and the crash that ended it) into its result, and write it over the ledger's
     by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``; ``unstable``:
@@ -266,7 +287,7 @@ def record(
     if verdict == "skipped":
         return "skipped", ""
     kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
-    new = result_of(runs, verdict=verdict, message=message, duration=duration, kind=kind, commit=commit)
+    new = result_of(runs, verdict=verdict, message=message, duration=duration, kind=kind, commit=commit, settling=settling)
     path = store.ledger_path(ledger_root, new.claim, new.check, new.device)
     try:
         with store.locked(ledger_root, new.claim):

@@ -151,6 +151,13 @@ def add_options(parser: pytest.Parser) -> None:
         "results are not replaced, a changed verdict with the same inputs is flagged unstable",
     )
     add(
+        "--settle-plan",
+        default=None,
+        metavar="FILE",
+        help="a settling run's plan (written by `assay verify --settle`): only its checks run, each on the fresh "
+        "seeds it names, and each result keeps the inconclusive one it settles",
+    )
+    add(
         "--in-process",
         action="store_true",
         help="run verifiers in pytest's own process (for a debugger); without -n each otherwise runs in a forked "
@@ -161,3 +168,28 @@ def add_options(parser: pytest.Parser) -> None:
         "the least wall-clock limit of a check, in seconds (its CPU limit is the check's `timeout`)",
         default=str(limits.WALL_FLOOR_S),
     )
+
+
+def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
+    """Deselect what this run does not verify: other claims, other shards, fresh results with --stale, and with a
+    settling plan every check it does not plan."""
+    from assay.ledger import store
+    from assay.status import run_reason
+
+    claims = set(config.getoption("claim"))
+    ledger = store.read_ledger(state.root) if config.getoption("stale") and not state.settle else None
+    keep, drop = [], []
+    for item in items:
+        selected = wanted(item, claims, state.shard)
+        tie = state.ties.get(item.nodeid)
+        if selected and tie and state.settle:
+            selected = f"{tie[0].id}/{tie[1].id}" in state.settle
+        if selected and tie:
+            # hashed now, before any verifier runs: a file saved during the run is not taken for the one that ran
+            parts = state.parts[item.nodeid] = state.inputs.parts(*tie, state.device)
+            if ledger is not None:
+                selected = run_reason(ledger, (tie[0].id, tie[1].id, state.device), parts) != "fresh"
+        (keep if selected else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

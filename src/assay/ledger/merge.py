@@ -47,6 +47,8 @@ def moved(old: Result | None, new: Result) -> Unstable | None:
     """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
     if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
         return None
+    if new.settling is not None or old.settling is not None:  # other seeds: another measurement, not a rerun
+        return None
     if old.verdict == new.verdict:
         return None
     seen = old.unstable.verdicts if old.unstable else [old.verdict]

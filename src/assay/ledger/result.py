@@ -198,6 +198,17 @@ class Unstable(_Part):
     since: Timestamp = Field(description="When the verdict first changed without its inputs changing.")
 
 
+class Settling(_Part):
+    """What a settling run settled: the plan it followed, and the result it was run to decide, kept beside it."""
+
+    plan: str = Field(description="The plan in words (seeds read, mean and sd, the seeds planned and why).")
+    seeds: list[int] = Field(description="The fresh seeds it read: disjoint from every seed read before it.")
+    before_verdict: Verdict = Field(description="The verdict of the result it settled.")
+    before_finished: Timestamp = Field(description="When that result was measured.")
+    before_seeds: list[int] = Field(default_factory=list, description="The seeds that result read, where it said.")
+    before_expectation: list[Evaluated] = Field(default_factory=list, description="Its expectation, as evaluated.")
+
+
 class Result(_Part):
     """One ledger file: the last completed measurement of a check on a device, and the last run's error."""
 
@@ -222,6 +233,12 @@ class Result(_Part):
         None, description="The latest run errored: shown beside this measurement, which it never replaces."
     )
     unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
+    seeds_used: list[int] | None = Field(
+        None, description="The random seeds the verifier read through the `seeds` fixture (None: it did not use it)."
+    )
+    settling: Settling | None = Field(
+        None, description="Set on a settling run: fresh seeds, read alone, and the inconclusive result it decided."
+    )
 
     @model_validator(mode="after")
     def _verdict_agrees(self) -> Result:
