@@ -11,8 +11,10 @@ import json
 
 from assay import vocabulary
 from assay.diagnostics import UsageProblem, printable
+from assay.experiment import Check
 from assay.model import Claim
 from assay.overview import States
+from assay.power import open_plans
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import CheckState, ClaimState
 
@@ -62,9 +64,10 @@ def _claim(claim: Claim, st: ClaimState, states: States) -> None:
             print(printable(f"    {e.stance} by check {e.check}{on}"))
         if record.cited_only:
             print(printable(f"    cited only: {record.cited_only}"))
+    checks = {c.id: c for c in claim.checks}
     for c in st.checks:
         print(printable(f"  check {c.check} on {c.device}: {c.status}{check_notes(c)}"))
-        for line in _measured(c):
+        for line in _measured(c, checks.get(c.check)):
             print(printable(f"    {line}"))
 
 
@@ -82,12 +85,15 @@ def _closure_why(claim: Claim, st: ClaimState, states: States) -> str:
     return f" (it rests on {', '.join(open_below)})" if open_below else ""
 
 
-def _measured(c: CheckState) -> list[str]:
-    """Each expectation of a check's last measurement: ours, the comparison, the outcome, and its counterparts."""
+def _measured(c: CheckState, check: Check | None = None) -> list[str]:
+    """Each expectation of a check's last measurement: ours, the comparison, the outcome, its counterparts, its
+    registration where it was not fixed before its result, and the plan of an open one (``assay.power``)."""
     r = c.result
     if r is None or not r.measured:
         return []
     out = []
+    plans = {p.metric: p for p in open_plans(check, r)} if check is not None else {}
+    registered = {g.metric: g for g in c.registration}
     for e in r.expectation:
         expected = f"{e.op} {e.value:g}" + (f" within {e.tol:g}" if e.tol is not None else "")
         seeds = f" ({e.seeds_holding} of {e.seeds_total} seeds)" if e.seeds_holding is not None else ""
@@ -97,6 +103,13 @@ def _measured(c: CheckState) -> list[str]:
             told = "discriminates" if e.discriminates else "does not discriminate" if e.discriminates is False else "?"
             line += f"; {told} (" + ", ".join(f"{x.metric} = {x.measured:.4g}: {x.outcome}" for x in e.against) + ")"
         out.append(line)
+        g = registered.get(e.metric)
+        if g is not None and g.kind != "registered":
+            out.append(f"  {g.kind}: {g.why}")
+        if e.metric in plans:
+            p = plans[e.metric]
+            cost = f"; about {p.seconds:.0f} s" if p.seconds is not None else ""
+            out.append(f"  plan: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}; {p.why}{cost}")
     return out
 
 
