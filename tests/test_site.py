@@ -180,9 +180,7 @@ def test_listing_titles_and_counts_read_as_words(site_kb: Path) -> None:
 
 def test_code_pages_are_highlighted_with_line_anchors_the_copy_button_skips(site_kb: Path) -> None:
     page = _text_outputs(site_kb)["code/verify/checks_bn.py.md"]
-    assert (
-        '<div class="highlight"><pre><code><span id="L1" class="assay-line-row"><span class="assay-ln" data-n="1"></span>'
-    ) in page
+    assert '<div class="highlight no-copy"><pre><code id="assay-code"><span id="L1" class="assay-line-row">' in page
     assert '<span id="test-leak"><span class="k">def</span><span class="w"> </span><span class="nf">test_leak</span>' in page
 
 

@@ -148,10 +148,19 @@ def test_every_reported_number_appears_on_its_claims_page(repo_site: Path, brows
         missing += [
             f"{cid}: {r.id}"
             for r in claim.reported
-            if quantity(r.value, r.unit, getattr(r, "bound", None)) not in text or r.locator not in text
+            if _shown(quantity(r.value, r.unit, getattr(r, "bound", None))) not in text or r.locator not in text
         ]
     assert missing == []
     assert errors == []
+
+
+def _shown(text: str) -> str:
+    """Record text as a reader reads it on the page: its sub- and superscripts marked up (``R^2`` reads ``R2``)."""
+    from html import unescape
+
+    from assay.site.markup import rich
+
+    return unescape(re.sub(r"<[^>]+>", "", str(rich(text))))
 
 
 @pytest.mark.parametrize("which", ["fixture", "repository"])

@@ -3,7 +3,7 @@ figures its verifier drew, and what the machine had. Views only: the template de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assay import vocabulary
 from assay.experiment import Check
@@ -38,6 +38,7 @@ class Paper:
     source: str
     locator: str
     href: str
+    differs: str = ""  # beside one of ours: what differs between the two (unit, quantity, scale and data)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
             s.device, check_status(s.status), [], [], f"The ledger file cannot be read: {clean_message(problem)}", [], [], []
         )
     r = s.result
-    measures = [measure(check, e, r) for e in r.expectation]
+    quantities = {x.id: x.quantity for x in view.claim.reported}
+    measures = [measure(check, e, r, quantities) for e in r.expectation]
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
     error = ""
     if r.last_error:
@@ -139,7 +141,9 @@ def caption(check: Check, name: str) -> str:
     return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
 
 
-def measure(check: Check, e: Evaluated, r: Result) -> Measure:
+def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | None] | None = None) -> Measure:
+    """An expectation as the page shows it; ``quantities`` are the record's reported numbers' kinds, by id (an older
+    result's linked number may not carry its own)."""
     metric = r.metrics.get(e.metric)
     spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
     unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
@@ -153,7 +157,10 @@ def measure(check: Check, e: Evaluated, r: Result) -> Measure:
         spread += f"; mean's interval [{number(interval[0])}, {number(interval[1])}]"
     paper = None
     if e.paper is not None:
-        paper = paper_number(e.paper.value, e.paper.unit, getattr(e.paper, "bound", None), e.paper.source, e.paper.locator)
+        p = e.paper
+        paper = paper_number(p.value, p.unit, getattr(p, "bound", None), p.source, p.locator)
+        kind = p.quantity or (quantities or {}).get(e.reported or "")
+        paper = replace(paper, differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
     within = f" within {number(e.tol)}" if e.tol is not None else ""
     outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
     measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
@@ -208,6 +215,20 @@ def environment_text(env: Environment) -> str:
     if env.gpu:
         bits.append(f"GPU {env.gpu.name}" + (f", driver {env.gpu.driver}" if env.gpu.driver else ""))
     return clean_message("; ".join(bits))
+
+
+def differs(tier: str, unit: str | None, quantity: str | None, paper_unit: str, paper_quantity: str | None) -> str:
+    """What a reader must know before setting our number beside the paper's: where the units or the kinds of number
+    differ (an older result may carry a link the record has since dropped), and the scale, which outside a
+    ``full`` check is ours and so is the data."""
+    bits = []
+    if unit != paper_unit:
+        bits.append(f"unit (ours {unit or 'none'}, the paper's {paper_unit})")
+    if not quantity or quantity != paper_quantity:
+        bits.append(f"quantity (ours {quantity or 'not declared'}, the paper's {paper_quantity or 'not declared'})")
+    if tier != "full":
+        bits.append(f"scale and data (ours a {tier} check, the paper's own setting)")
+    return "differs: " + "; ".join(bits) if bits else "same quantity, unit and setting"
 
 
 def paper_number(value: float, unit: str, bound: str | None, source: str, locator: str) -> Paper:

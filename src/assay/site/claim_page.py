@@ -15,7 +15,7 @@ from markupsafe import Markup
 from assay import status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
-from assay.site import check_view, neighbourhood, search
+from assay.site import check_view, neighbourhood, search, table_key
 from assay.site.code import record_listing_path
 from assay.site.markup import record_doc
 from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
@@ -87,6 +87,21 @@ class Row:
     says: str | None = None  # the assertion in one sentence, where the record gives it
     why: str = ""  # the line that explains the verdict (on the first device that ran)
     group: str = "not-run"  # the verdict it is listed under (``GROUPS``): its worst over the devices that ran
+    order: int = 0  # its place in the record, for the table's "as filed" order
+    devices: list[str] = field(default_factory=list)  # the devices its checks run on
+    tiers: list[str] = field(default_factory=list)  # the evidence tiers of its checks
+
+    @property
+    def by_device(self) -> str:
+        """``cpu:supported cuda:not-run``: its verdict on each device, a device its checks declare and did not run
+        on included (the page's filter by device groups the rows by it)."""
+        ran = {d: s.name for d, s in self.verdicts if d}
+        return " ".join(f"{d}:{ran.get(d, 'not-run')}" for d in sorted(set(ran) | set(self.devices)))
+
+    @property
+    def source_word(self) -> str:
+        """The source's stance in the table's words (never one of our verdicts)."""
+        return table_key.SOURCE_WORDS.get(self.source_kind, self.source_kind)
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,9 @@ class ClaimPage:
     record_href: str  # the record's listing, with an anchor per line
     edit_url: str | None
     neighbourhood: Markup
+    papers_linked: bool  # whether any expectation's measurement stands beside a paper's number
+    table_key: table_key.Key  # what each chip of the assertions table means, shown above it
+    facets: table_key.Facets  # what its rows can be filtered by
     toc: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -131,6 +149,8 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
     claim, here = view.claim, record_doc(view.claim.id)
     checks = {c.id: check_view.check(view, i, here) for i, c in enumerate(claim.checks)}
     rows = _rows(ix, view, checks, here)
+    groups = _groups(rows) if claim.assertions else []
+    closure, freshness = vocabulary.CLOSURE[view.state.closure], vocabulary.FRESHNESS[view.freshness]
     p = ClaimPage(
         here=here,
         id=claim.id,
@@ -138,11 +158,11 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         trail=breadcrumb("claims", claim.id),
         verdict=verdict_sentence(view),
         status=vocabulary.CLAIM[view.state.status],
-        closure=vocabulary.CLOSURE[view.state.closure],
-        freshness=vocabulary.FRESHNESS[view.freshness],
+        closure=closure,
+        freshness=freshness,
         tiers=view.tiers,
         rows=rows,
-        groups=_groups(rows) if claim.assertions else [],
+        groups=groups,
         by_assertion=bool(claim.assertions),
         reported=[
             ReportedRow(r.what, check_view.paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
@@ -161,6 +181,21 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         record_href=record_listing_path(claim.id),
         edit_url=options.edit_url.format(path=view.loaded.path, line=1) if options.edit_url else None,
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
+        papers_linked=any(m.paper for c in checks.values() for r in c.runs for m in r.measures),
+        table_key=table_key.key(
+            vocabulary.CLAIM[view.state.status],
+            freshness,
+            closure,
+            verdicts=[s.name for r in rows for _, s in r.verdicts],
+            sources=[r.source_kind for r in rows],
+            tiers=view.tiers,
+        ),
+        facets=table_key.facets(
+            list(GROUPS),
+            {r.group for r in rows} | {s.name for r in rows for _, s in r.verdicts},
+            status.claim_devices(claim),
+            view.tiers,
+        ),
     )
     p.toc = _toc(p)
     return Output.page(
@@ -257,6 +292,9 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 a.says,
                 why,
                 _group([s.name for _, s in verdicts]),
+                i,
+                sorted({d for e in evidence for d, _ in e.check.verdicts}),
+                [t for t in view.tiers if any(e.check.tier == t for e in evidence)],
             )
         )
     return out

@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup, escape
+
 from assay import vocabulary
 from assay.diagnostics import BIDI_CONTROLS
 from assay.model import series_of
@@ -36,6 +38,51 @@ def visible_bidi(text: str) -> str:
 def code_spans(text: str) -> str:
     """Escape ``text``, then show its `backticked` words as code (for the model's own descriptions)."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+#: ``$f_k$``: TeX between single dollars, as Pandoc reads it (no space inside either dollar, none glued to a word).
+_DOLLARS = re.compile(r"(?<![\w$\\])\$([^\s$](?:[^$\n]*[^\s$])?)\$(?![\w$])")
+#: ``L_N``, ``x_{t+k}``, ``R^2``, ``z_i^T``, ``E_p[f]``, ``(y - f)^2``: a short name, a number or a closing bracket with
+#: a subscript and/or a superscript. Not inside a longer name (``gap_to_log_n``, ``n16_i8_gap``), a path or a file
+#: name (``verify/test_x.py``): the lookbehind and lookahead keep those as they are.
+_SCRIPT = re.compile(
+    r"(?P<base>(?<![\w\\./])(?:[A-Za-z]{1,5}|\d+(?:\.\d+)?)|[)\]])"
+    r"(?:_(?P<sub>\{[^{}]+\}|[A-Za-z0-9])(?:\^(?P<sup>\{[^{}]+\}|-?[A-Za-z0-9]+))?|\^(?P<only>\{[^{}]+\}|-?[A-Za-z0-9]+))"
+    r"(?![\w{]|\.\w)"
+)
+
+
+def _scripts(escaped: str) -> str:
+    """Sub- and superscripts of already escaped text as ``<sub>``/``<sup>``."""
+
+    def one(m: re.Match) -> str:
+        sub, sup = m.group("sub"), m.group("sup") or m.group("only")
+        out = m.group("base")
+        out += f"<sub>{sub.strip('{}')}</sub>" if sub else ""
+        return out + (f"<sup>{sup.strip('{}')}</sup>" if sup else "")
+
+    return _SCRIPT.sub(one, escaped)
+
+
+def rich(text: Any) -> Markup:
+    """Record text as inline HTML: escaped, then its `backticked` words as code and its TeX (``$f_k$``, ``L_N``,
+    ``x_{t+k}``, ``R^2``) as sub- and superscripts, so that no Markdown or TeX token shows as typed."""
+    out = []
+    for i, piece in enumerate(_CODE.split(str(text))):
+        if i % 2:
+            out.append(f"<code>{escape(piece)}</code>")
+        else:
+            escaped = str(escape(piece))  # as the templates escape (``&#34;``), so a page escapes one way
+            parts = _DOLLARS.split(escaped)
+            out.append("".join(_formula_text(p) if j % 2 else _scripts(p) for j, p in enumerate(parts)))
+    return Markup("".join(out))
+
+
+def _formula_text(tex: str) -> str:
+    """``$...$``: a formula with a TeX command is left to KaTeX (as ``\\( \\)``, which it reads from the text);
+    one of names and scripts only is written here, so it reads without a script."""
+    return f"\\({tex}\\)" if "\\" in tex else f'<span class="assay-tex">{_scripts(tex)}</span>'
 
 
 def paragraphs(text: str) -> list[str]:

@@ -16,6 +16,7 @@ generated page outside the navigation they are the same for every page of its fo
 from __future__ import annotations
 
 import os
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,28 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         head, _, rest = output.partition("</head>")
         return f"{head}{tags}</head>{rest}"
 
+    def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
+        """``404.html`` with relative links: MkDocs writes it with root-absolute ones (it may be served for any path),
+        which from disk lead to the file system's root and leave the page unstyled. It stands at the site's root."""
+        return relative_links(output_content) if template_name == "404.html" else output_content
+
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
         root = self._root(config)
         for folder in ("claims", "sources", "decisions", "results", "verify"):
             if (root / folder).is_dir():
                 server.watch(str(root / folder))
         return server
+
+
+_ROOTED = re.compile(r'((?:href|src)=|"(?:base|search)": )"/(?!/)')
+
+
+def relative_links(html: str) -> str:
+    """A page at the site's root with its root-absolute links (``href="/assets/x.css"``, Material's ``"base": "/"``)
+    made relative (``href="assets/x.css"``, ``"base": "."``)."""
+    return _ROOTED.sub(lambda m: m.group(1) + ('"./' if "base" in m.group(1) else '"'), html).replace(
+        '"base": "./"', '"base": "."'
+    )
 
 
 def _refuse_outside_links(docs: Path) -> None:

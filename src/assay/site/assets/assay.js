@@ -87,3 +87,144 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render); else render();
 })();
+
+// A claim's assertions, ordered (by verdict, as filed, by tier) and filtered (by verdict, device, tier). The choice
+// is kept in the page's query (?verdict=contradicted&device=cpu), so a link or a reload keeps it; with a device
+// chosen the rows are grouped by their verdict on it. Without this script the page reads the same, grouped by
+// verdict; the controls stay hidden.
+(function () {
+  "use strict";
+  var TIERS = ["analytic", "toy", "reduced", "full"];
+  var NAMES = ["verdict", "device", "tier", "sort"];
+  function words(el, name) { return " " + (el.dataset[name] || "") + " "; }
+  function setup() {
+    var form = document.getElementById("assay-row-filters");
+    var box = document.querySelector(".assay-rows[data-groups]");
+    if (!form || !box || form.dataset.ready) return;
+    form.dataset.ready = "1";
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
+    var groups = JSON.parse(box.dataset.groups);  // [[verdict, heading], ...] in the table's order
+    var rows = Array.prototype.slice.call(box.querySelectorAll(".assay-assertion"));
+    var top = box.querySelector(".assay-row-head");
+    var headings = {};
+    box.querySelectorAll(".assay-group").forEach(function (h) { headings[h.id.replace(/^verdict-/, "")] = h; });
+    var nav = document.querySelector(".assay-groups");
+    var shown = document.getElementById("assay-rows-shown");
+    var controls = {};
+    NAMES.forEach(function (n) { controls[n] = form.elements[n]; });
+    function verdictOn(r, device) {
+      var m = device && words(r, "verdicts").match(new RegExp(" " + device + ":(\\S+) "));
+      return m ? m[1] : r.dataset.verdict;
+    }
+    function heading(g, text) {
+      if (!headings[g]) {
+        var h = document.createElement("h3"), n = document.createElement("span");
+        h.className = "assay-group"; h.id = "verdict-" + g; h.setAttribute("role", "listitem");
+        n.className = "assay-note";
+        h.appendChild(document.createTextNode(text + " ")); h.appendChild(n);
+        headings[g] = h;
+      }
+      return headings[g];
+    }
+    function tierRank(r) {
+      var ts = words(r, "tiers"), best = TIERS.length;
+      TIERS.forEach(function (t, i) { if (ts.indexOf(" " + t + " ") >= 0 && i < best) best = i; });
+      return best;
+    }
+    function apply() {
+      var s = {};
+      NAMES.forEach(function (n) { s[n] = controls[n] ? controls[n].value : ""; });
+      rows.forEach(function (r) {
+        var ok = (!s.verdict || verdictOn(r, s.device) === s.verdict ||
+                  (!s.device && words(r, "verdicts").indexOf(":" + s.verdict + " ") >= 0)) &&
+          (!s.device || words(r, "devices").indexOf(" " + s.device + " ") >= 0) &&
+          (!s.tier || words(r, "tiers").indexOf(" " + s.tier + " ") >= 0);
+        r.hidden = !ok;
+      });
+      var order = [top], counts = [];
+      Object.keys(headings).forEach(function (g) { headings[g].hidden = true; });
+      if (s.sort === "filed" || s.sort === "tier") {
+        order = order.concat(rows.slice().sort(function (a, b) {
+          return (s.sort === "tier" ? tierRank(a) - tierRank(b) : 0) || a.dataset.order - b.dataset.order;
+        }));
+      } else {
+        groups.forEach(function (g) {
+          var members = rows.filter(function (r) { return verdictOn(r, s.device) === g[0]; });
+          var visible = members.filter(function (r) { return !r.hidden; }).length;
+          if (!members.length) return;
+          var h = heading(g[0], g[1]);
+          h.hidden = !visible;
+          h.lastChild.textContent = "(" + visible + ")";
+          if (visible) counts.push([g[0], g[1], visible]);
+          order.push(h);
+          order = order.concat(members);
+        });
+      }
+      order.forEach(function (el) { box.appendChild(el); });
+      if (nav) {
+        nav.hidden = !counts.length;
+        while (nav.firstChild) nav.removeChild(nav.firstChild);
+        counts.forEach(function (c, i) {
+          var a = document.createElement("a");
+          a.href = "#verdict-" + c[0];
+          a.textContent = c[1] + " (" + c[2] + ")";
+          if (i) nav.appendChild(document.createTextNode(" · "));
+          nav.appendChild(a);
+        });
+      }
+      var n = rows.filter(function (r) { return !r.hidden; }).length;
+      shown.textContent = n + " of " + rows.length + " assertions shown";
+      var q = new URLSearchParams();
+      NAMES.forEach(function (k) { if (s[k] && !(k === "sort" && s[k] === "verdict")) q.set(k, s[k]); });
+      var url = location.pathname + (String(q) ? "?" + q : "") + location.hash;
+      try { history.replaceState(history.state, "", url); } catch (e) { /* a browser that refuses keeps the page as is */ }
+    }
+    var asked = new URLSearchParams(location.search);
+    NAMES.forEach(function (n) {
+      var c = controls[n], v = asked.get(n);
+      if (c && v !== null && Array.prototype.some.call(c.options, function (o) { return o.value === v; })) c.value = v;
+      if (c) c.addEventListener("change", apply);
+    });
+    form.hidden = false;
+    apply();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup); else setup();
+})();
+
+// A code page's copy button: the listing's text, without the line numbers (drawn by CSS), to the clipboard. No
+// network; where the Clipboard API is refused (a page opened from disk, an old browser) the selection is copied.
+(function () {
+  "use strict";
+  function copied(button, ok) {
+    var note = button.nextElementSibling;
+    if (note) note.textContent = ok ? "Copied." : "Not copied: select the code and copy it.";
+  }
+  function fallback(text) {
+    var area = document.createElement("textarea");
+    area.value = text; area.setAttribute("readonly", ""); area.style.position = "fixed"; area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    document.body.removeChild(area);
+    return ok;
+  }
+  function setup() {
+    document.querySelectorAll("button[data-copy]").forEach(function (button) {
+      var code = document.getElementById(button.dataset.copy);
+      if (!code || button.dataset.ready) return;
+      button.dataset.ready = "1";
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var text = code.textContent;
+        if (navigator.clipboard && window.isSecureContext) {
+          navigator.clipboard.writeText(text).then(function () { copied(button, true); },
+            function () { copied(button, fallback(text)); });
+        } else {
+          copied(button, fallback(text));
+        }
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup); else setup();
+})();

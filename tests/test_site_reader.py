@@ -1,0 +1,127 @@
+"""What a reader of a claim page meets before any legend, against the fixture knowledge base: the key of the
+assertions table above it, the papers' numbers with what differs from ours, record text with no Markdown or TeX
+token left as typed, search ranks, the CSL-JSON export."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assay.site import generate
+from assay.site.check_view import differs
+from assay.site.markup import rich
+from assay.site.table_key import SOURCE_WORDS, source_meanings, tier_meanings
+from tests.test_site import fresh_copy
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = fresh_copy(tmp_path_factory.mktemp("site_kb"))
+    return {o.path: o.content for o in generate(root) if isinstance(o.content, str)}
+
+
+# --- record text as HTML ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        ("I(x_{t+k}, c_t) ≥ log(N) − L_N", "I(x<sub>t+k</sub>, c<sub>t</sub>) ≥ log(N) − L<sub>N</sub>"),
+        ("f_k is $f_k$ in the original", 'f<sub>k</sub> is <span class="assay-tex">f<sub>k</sub></span> in the original'),
+        (
+            "tint R^2, N(0, 0.1^2), z_i^T W, e^-1",
+            "tint R<sup>2</sup>, N(0, 0.1<sup>2</sup>), z<sub>i</sub><sup>T</sup> W, e<sup>-1</sup>",
+        ),
+        ("the number stays in `reported`", "the number stays in <code>reported</code>"),
+        ("$\\frac{a}{b}$ is left to KaTeX", "\\(\\frac{a}{b}\\) is left to KaTeX"),
+    ],
+    ids=["subscripts", "dollars", "superscripts", "backticks", "katex"],
+)
+def test_record_text_shows_its_formulas_and_code_as_such(text: str, html: str) -> None:
+    assert rich(text) == html
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["knn_gap_end and gap_to_log_n, n16_i8_gap", "verify/test_x.py and test_x.py", "costs $5 and $10", "i_j_k"],
+    ids=["metric-names", "paths", "money", "chained"],
+)
+def test_names_paths_and_prices_stay_as_written(text: str) -> None:
+    assert rich(text) == text.replace("&", "&amp;")
+
+
+def test_record_text_is_escaped_before_it_is_marked_up() -> None:
+    assert rich("<script>x_1</script> `<b>`") == "&lt;script&gt;x<sub>1</sub>&lt;/script&gt; <code>&lt;b&gt;</code>"
+
+
+# --- the key above the assertions ------------------------------------------------------------------------
+
+
+def test_the_key_stands_above_the_assertions_and_defines_every_chip_in_them(pages: dict[str, str]) -> None:
+    html = pages["claims/SOTA-364.md"]
+    key, rows = html.index('<dl class="assay-key"'), html.index('<div class="assay-rows"')
+    assert key < rows
+    block = html[key : html.index("</dl>", key)]
+    table = html[rows : html.index('<h2 id="reported">')]
+    verdicts = set(
+        re.findall(r'data-label="Verdict"><span class="assay-chip [^"]*" title="[^"]*">.*?</span>([a-z-]+)</span>', table)
+    )
+    kinds = set(re.findall(r'<span class="assay-kind assay-kind-([a-z-]+)">', table))
+    assert "untested" in verdicts and len(verdicts) >= 2
+    for v in verdicts:
+        assert f"</span>{v}</span>" in block, v
+    for k in kinds:
+        assert f'<span class="assay-kind">{SOURCE_WORDS[k]}</span> {source_meanings()[k].capitalize()}.' in block
+    assert f"tier: toy</span> {tier_meanings()['toy'].capitalize()}." in block
+    assert "closure: open</span> It, or something it depends on, is not verified." in block
+
+
+def test_the_source_stance_never_reads_as_one_of_our_verdicts() -> None:
+    assert SOURCE_WORDS["contradicted"] == "says otherwise"
+    assert source_meanings() == {
+        "quoted": "a citation has these words",
+        "paraphrased": "it says this in other words",
+        "not-in-source": "the filed text goes beyond the sources",
+        "contradicted": "a source says otherwise",
+    }
+
+
+def test_each_row_carries_what_the_filters_read(pages: dict[str, str]) -> None:
+    html = pages["claims/SOTA-364.md"]
+    assert re.search(
+        r'id="assertion-identifies-positive" role="listitem" data-verdict="([a-z-]+)" data-verdicts="cpu:\1 cuda:not-run" '
+        r'data-devices="cpu cuda" data-tiers="toy" data-order="0"',
+        html,
+    )
+    assert (
+        '<form class="assay-filters assay-row-filters" id="assay-row-filters" '
+        'aria-label="Order and filter the assertions" hidden>' in html
+    )
+
+
+# --- the papers' numbers --------------------------------------------------------------------------------
+
+
+def test_a_paper_number_beside_ours_says_what_differs(pages: dict[str, str]) -> None:
+    html = pages["claims/SOTA-364.md"]
+    papers = re.findall(r'<span class="assay-paper">.*?</span></span>', html)
+    assert papers and all("assay-differs" in p for p in papers)
+    assert "differs: scale and data (ours a toy check, the paper&#39;s own setting)" in html
+
+
+def test_what_differs_names_the_unit_and_the_quantity() -> None:
+    assert differs("reduced", "fraction", "top1-accuracy", "%", None) == (
+        "differs: unit (ours fraction, the paper's %); quantity (ours top1-accuracy, the paper's not declared); "
+        "scale and data (ours a reduced check, the paper's own setting)"
+    )
+    assert differs("full", "%", "top1-accuracy", "%", "top1-accuracy") == "same quantity, unit and setting"
+
+
+def test_a_check_table_has_a_paper_column_only_where_a_paper_number_is_linked(pages: dict[str, str]) -> None:
+    tables = [t for html in pages.values() for t in re.findall(r"<table><thead><tr><th>Metric</th>.*?</table>", html, re.S)]
+    assert tables
+    for t in tables:
+        assert ("<th>Paper</th>" in t) == ('class="assay-paper"' in t)
+    assert any("<th>Paper</th>" not in t for t in tables)
+    assert "No expectation here stands beside a paper's number" in pages["claims/THEORY-085.md"]
