@@ -159,3 +159,25 @@ def test_a_seeds_change_in_the_record_makes_the_result_stale(tmp_path):
 
     _, states = load_states(root)
     assert states["SOTA-001"].checks[0].stale == ["the definition of check cheap in SOTA-001 changed"]
+
+
+def test_measure_runs_a_verifier_whose_check_is_not_in_the_record_yet_and_writes_no_ledger(tmp_path):
+    root = make_kb(tmp_path / "kb", ["cheap"])
+    extra = VERIFIER.format(id="draft", name="draft")  # marked for a check the record does not have
+    (root / "verify" / "test_kb.py").write_text((root / "verify" / "test_kb.py").read_text() + extra)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "verify", "--measure", "--claim", "SOTA-001", "--check", "draft", "-q"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout
+    out = run.stdout
+    assert "assay: measured (nothing judged, no ledger written)" in out
+    assert "SOTA-001/draft on seeds 0..4" in out  # --measure-seeds: 5 by default
+    row = next(line for line in out.splitlines() if line.strip().startswith("gap "))
+    assert row.split()[:6] == ["gap", "5", "0.28", "0.0837", "0.2", "0.4"] and row.endswith("units")
+    assert "    - {name: gap, unit: units, measures: WHAT IT MEASURES}" in out
+    assert "    # gap: mean - 3 sd = 0.029, mean + 3 sd = 0.531 (over 5 seeds; a suggestion, not the source's size)" in out
+    assert "SOTA-001/cheap" not in out  # --check: only the draft
+    assert not (root / "results").exists()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from assay.evidence import forked, limits, run, selection, settling
+from assay.evidence import forked, limits, measure, run, selection, settling
 from assay.evidence.judge import ExpectationInconclusive, ExpectationNotMet, PhaseOutcome, VerifierError, judge
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
@@ -60,6 +60,7 @@ class _Run:
         self.notes_dir: Path | None = None  # made by notes() when first asked
         self.sender: forked.Sender | None = None  # in a forked child: where its reports go
         self.settle = settling.load(config.getoption("settle_plan", None))  # a settling run's plan, or {}
+        self.measuring: dict[str, tuple[str, str]] = {}  # --measure: node id -> the (claim, check) it names
 
     @functools.cached_property
     def kb(self) -> KnowledgeBase:
@@ -148,11 +149,12 @@ def _tied(item: pytest.Item) -> tuple[_Run, tuple[Claim, Check] | None]:
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
-    state = _Run(config)
-    config.stash[_KEY] = state
+    state = config.stash[_KEY] = _Run(config)
+    if config.getoption("measure"):
+        config.pluginmanager.register(measure.Measuring(state.measuring, _EVIDENCE), "assay-measure")
     if not hasattr(config, "workerinput"):
         # options that name things are checked here, once, before any xdist worker starts
-        if config.getoption("claim"):
+        if config.getoption("claim") and not config.getoption("measure"):  # a check not yet in the record is measured
             selection.check_wanted(state.kb, config.getoption("claim"))
         if config.getoption("device") == "cuda":
             selection.resolve_device("cuda")
@@ -165,6 +167,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not tied:
         return
     state.device = selection.prepare(config.getoption("device"))
+    if config.getoption("measure"):
+        return measure.collect(config, items, state.measuring)
     for item, (cid, check_id) in tied:
         tie, problem = selection.tie(state.kb, item.nodeid, cid, check_id)
         if problem:
@@ -194,7 +198,8 @@ def evidence(request: pytest.FixtureRequest) -> Evidence:
 def seeds(request: pytest.FixtureRequest, evidence: Evidence) -> list[int]:
     """The random seeds the verifier reads: its check's ``seeds:`` in the record, or a settling run's fresh ones."""
     state, tie = _tied(request.node)
-    evidence.seeds_used = settling.seeds_for(state.settle, tie)
+    marked = state.measuring.get(request.node.nodeid)
+    evidence.seeds_used = measure.seeds(request.config, state.kb, marked) if marked else settling.seeds_for(state.settle, tie)
     return list(evidence.seeds_used)
 
 

@@ -150,6 +150,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="rerun and compare with the ledger (verdict, largest metric change, environment); "
         "results are not replaced, a changed verdict with the same inputs is flagged unstable",
     )
+    add("--check", action="append", default=[], metavar="ID", help="with --claim: only this check (repeatable)")
+    add(
+        "--measure",
+        action="store_true",
+        help="run the verifiers of --claim (and --check), even of checks the record does not have yet or that have no "
+        "expectation; print each metric's seeds, mean, sd, min, max and unit with a YAML stub; judge nothing, write "
+        "no ledger",
+    )
+    add("--measure-seeds", type=int, default=5, metavar="N", help="--measure: seeds for a check the record gives none")
     add(
         "--settle-plan",
         default=None,
@@ -176,12 +185,14 @@ def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
     from assay.ledger import store
     from assay.status import run_reason
 
-    claims = set(config.getoption("claim"))
+    claims, checks = set(config.getoption("claim")), set(config.getoption("check"))
     ledger = store.read_ledger(state.root) if config.getoption("stale") and not state.settle else None
     keep, drop = [], []
     for item in items:
         selected = wanted(item, claims, state.shard)
         tie = state.ties.get(item.nodeid)
+        if selected and tie and checks:
+            selected = tie[1].id in checks
         if selected and tie and state.settle:
             selected = f"{tie[0].id}/{tie[1].id}" in state.settle
         if selected and tie:
