@@ -19,6 +19,7 @@ from typing import Callable
 
 from assay import audit, export, graph, overview, schema, vocabulary
 from assay.diagnostics import UsageProblem, printable
+from assay.ledger import registration
 from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
 from assay.records.document import Loaded
@@ -124,6 +125,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
         for f in invalid:
             print(f"  {f.id:<12} {printable(f.path)}")
+    for d in registration.diagnostics(kb):  # an expectation moved after its result votes for nothing: say so here too
+        print(printable(f"warning[post-hoc]: {d.path}:{d.line}: {d.message}"), file=sys.stderr)
     print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocabulary.CLAIM.items()), file=sys.stderr)
     return 0
 

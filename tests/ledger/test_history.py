@@ -211,3 +211,37 @@ def test_history_is_read_with_one_log_and_one_batch_read(repo: Path, monkeypatch
     h = history.read(repo, use_cache=False)
     assert len(h.commits) == 5
     assert [c for c in calls if c[1] in ("log", "cat-file", "-c")] == [["git", "-c"], ["git", "cat-file"]]
+
+
+def test_the_post_hoc_fixture_is_a_threshold_lowered_after_a_failing_result(repo: Path) -> None:
+    import shutil
+
+    from tests.conftest import BROKEN
+
+    commit(repo, "the record: top1 >= 50")
+    write_result(repo, "SOTA-364", "shuffle-bn", "cpu", "failed", **{**PASS, "top1": 45.0})
+    failing = commit(repo, "a failing result")
+    shutil.copytree(BROKEN / "post-hoc", repo, dirs_exist_ok=True)  # top1 >= 40
+    write_result(repo, "SOTA-364", "shuffle-bn", "cpu", "passed", **{**PASS, "top1": 45.0})
+    moved = commit(repo, "lowered and rerun")
+    (found,) = [d.render() for d in audit.run(load(repo)) if d.code == "post-hoc"]
+    assert found.startswith("claims/SOTA-364.yaml:46:9: warning[post-hoc]: check 'shuffle-bn': 'top1 >= 40' is post-hoc: ")
+    assert f"post-hoc: >= 50 -> >= 40 at {moved[:8]} (" in found and failing[:8] not in found.splitlines()[0]
+    assert "after a result that fails on cpu (then holds); it votes for nothing until a run on fresh seeds holds" in found
+    assert found.endswith(
+        "hint: run the check on fresh seeds in a settling run, or restore what was registered; assay history SOTA-364/shuffle-bn"
+    )
+
+
+def test_assay_status_warns_of_a_post_hoc_expectation(repo: Path, capsys) -> None:
+    commit(repo, "the record")
+    write_result(repo, "SOTA-364", "shuffle-bn", "cpu", "failed", **{**PASS, "top1": 45.0})
+    commit(repo, "a failing result")
+    set_threshold(repo, 40)
+    write_result(repo, "SOTA-364", "shuffle-bn", "cpu", "passed", **{**PASS, "top1": 45.0})
+    assert main(["--root", str(repo), "status"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning[post-hoc]: claims/SOTA-364.yaml:46: check 'shuffle-bn': 'top1 >= 40' is post-hoc: post-hoc: >= 50 -> >= 40"
+        in err
+    )
