@@ -156,7 +156,8 @@ def settle_plans(
     kb: KnowledgeBase, ledger: Ledger, device: str, claims: list[str] | None = None
 ) -> tuple[list[Settle], list[str]]:
     """The settling runs of the inconclusive checks on ``device`` whose result is fresh, that read seeds through the
-    record, and whose every inconclusive expectation is decidable; cheapest first. Also, one line for each
+    record, and of which at least one inconclusive expectation is decidable (at the seeds the most demanding of
+    those needs; the others are named as left open); cheapest first. Also, one line for each
     inconclusive check that will not be settled, and why."""
     from assay.status import run_reason
 
@@ -178,16 +179,19 @@ def settle_plans(
                 skipped.append(f"{label}: its verifier does not read its seeds from the record (seeds:)")
                 continue
             open_ = [p for p in open_plans(check, result) if p.outcome == "inconclusive"]
-            if not open_ or any(p.seeds_needed is None or p.seconds is None for p in open_):
+            decidable = [p for p in open_ if p.seeds_needed is not None and p.seconds is not None]
+            if not decidable:
                 undecided = next((p for p in open_ if p.seeds_needed is None), None)
                 skipped.append(f"{label}: {undecided.why if undecided else 'no open expectation has a plan'}")
                 continue
-            n = max(p.seeds_needed for p in open_)
+            n = max(p.seeds_needed for p in decidable)
             seen = [*check.seeds.values, *(result.seeds_used or [])]
             first = max(SETTLING_FROM, max(seen, default=-1) + 1)
-            words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in open_)
-            plan = f"{n} fresh seeds from {first} ({words}); the largest number any of them needs"
-            chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), max(p.seconds for p in open_), plan))
+            words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in decidable)
+            left = [p.expectation for p in open_ if p not in decidable]
+            tail = f"; not decidable at this scale, and left open: {', '.join(left)}" if left else ""
+            plan = f"{n} fresh seeds from {first} ({words}); the largest number any of them needs{tail}"
+            chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), max(p.seconds for p in decidable), plan))
     chosen.sort(key=lambda s: (s.seconds, s.claim, s.check))
     return chosen, skipped
 
