@@ -2,11 +2,11 @@
 written, to see what they measure over seeds; nothing is judged and no ledger is written.
 
 A verifier is measured when its claim marker names ``--claim`` (and ``--check``), whether or not the record has
-the check yet, or validates (a check without ``expect:`` does not). Its ``seeds`` fixture gives the record's
-seeds where the check declares them, else ``--measure-seeds`` of them from 0. Each measured test sends what it
-recorded in its report's ``user_properties``; the terminal summary prints, per metric, the seeds, mean, sd, min,
-max and unit, and a YAML stub of the check's ``metrics:`` and ``expect:`` with suggested thresholds (mean - 3 sd,
-mean + 3 sd: a suggestion to choose from, not a threshold: a claim's size comes from its source).
+the check yet, or validates (a check without ``expect:`` does not). Its ``seeds`` fixture gives ``--measure-seeds``
+of them from 0 where that is given, else the record's seeds where the check declares them, else 5. Each measured
+test sends what it recorded in its report's ``user_properties``; the terminal summary prints, per metric, the
+seeds, mean, sd, min, max and unit, and a YAML stub of the check's ``metrics:`` with mean - 3 sd and mean + 3 sd
+beside each: a suggestion to choose from, not a threshold (a claim's size comes from its source).
 """
 
 from __future__ import annotations
@@ -42,12 +42,13 @@ def collect(config: pytest.Config, items: list[pytest.Item], measuring: dict[str
 
 
 def seeds(config: pytest.Config, kb: Any, marked: tuple[str, str]) -> list[int]:
-    """The record's seeds for the check, where it declares them; else ``--measure-seeds`` of them from 0."""
-    claim = kb.claims.get(marked[0])
+    """``--measure-seeds`` seeds from 0 where it is given; else the record's seeds for the check; else 5."""
+    given = config.getoption("measure_seeds")
+    claim = kb.claims.get(marked[0]) if given is None else None
     check = claim.check(marked[1]) if claim is not None else None
     if check is not None and check.seeds is not None:
         return check.seeds.values
-    return list(range(int(config.getoption("measure_seeds"))))
+    return list(range(int(given or 5)))
 
 
 def property_of(marked: tuple[str, str], evidence: Any) -> tuple[str, str]:

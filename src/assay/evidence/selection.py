@@ -158,7 +158,13 @@ def add_options(parser: pytest.Parser) -> None:
         "expectation; print each metric's seeds, mean, sd, min, max and unit with a YAML stub; judge nothing, write "
         "no ledger",
     )
-    add("--measure-seeds", type=int, default=5, metavar="N", help="--measure: seeds for a check the record gives none")
+    add(
+        "--measure-seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--measure: read N seeds from 0 (default: the record's, else 5)",
+    )
     add(
         "--settle-plan",
         default=None,
