@@ -128,22 +128,22 @@ class History:
             if specs != last:
                 out.specs.append((commit, specs))
                 last = specs
-        for (c, k, device), versions in results.items():
-            if (c, k) == (claim, check):
-                out.results[device] = [(commit, _result(summary)) for commit, summary in versions]
+        for device, versions in results.get(claim, {}).get(check, {}).items():
+            out.results[device] = [(commit, _result(summary)) for commit, summary in versions]
         return out
 
     def last_change(self, claim: str) -> str:
         """The last commit that changed the claim's record or one of its ledger files ('' for none)."""
         records, results = self._index()
-        seen = [v[-1][0] for k, v in results.items() if k[0] == claim] + ([records[claim][-1][0]] if claim in records else [])
+        seen = [v[-1][0] for by_device in results.get(claim, {}).values() for v in by_device.values()]
+        seen += [records[claim][-1][0]] if claim in records else []
         return max(seen, key=lambda c: c.n).sha if seen else ""
 
     def _index(self) -> tuple[dict, dict]:
-        """Per claim, its record's summaries over the commits; per (claim, check, device), its ledger file's."""
+        """Per claim, its record's summaries over the commits; per claim, check and device, its ledger file's."""
         if self._by_claim is None:
             records: dict[str, list] = {}
-            results: dict[tuple[str, str, str], list] = {}
+            results: dict[str, dict[str, dict[str, list]]] = {}
             owner: dict[str, str | None] = {}  # record path -> the claim its latest version was
             for commit, changed in zip(self.commits, self.changes):
                 for path, blob in changed.items():
@@ -156,7 +156,7 @@ class History:
                     else:
                         _, cid, name = path.split("/")
                         check, _, device = name[: -len(".json")].rpartition(".")
-                        results.setdefault((cid, check, device), []).append((commit, summary))
+                        results.setdefault(cid, {}).setdefault(check, {}).setdefault(device, []).append((commit, summary))
             self._by_claim = (records, results)
         return self._by_claim
 
