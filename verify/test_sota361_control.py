@@ -10,11 +10,11 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import pretext_accuracy, train_simclr
 
-SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2 (3 replicas each)
-R = 3  # replicas: independent seeds trained in lock-step
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
+DATA_SEED = 0  # the tinted digits and their split: the same data whatever the seeds
 DIGIT_CROP = (0.2, 1.0)  # as crop-only-shortcut: SimCLR's 0.08 leaves 2 x 2 pixels of an 8 x 8 digit
 # the setting of crop-only-shortcut (verify/test_sota361_augmentation.py), so that the two models differ only in colour
-TRAIN = dict(n_replicas=R, steps=250, batch=256, tau=0.2, hidden=64)
+TRAIN = dict(steps=250, batch=256, tau=0.2, hidden=64)
 GREY_INK, GREY_PAPER = 0.75, 0.25  # the means of tinted_digits' ink U[0.5, 1] and paper U[0, 0.5] colours
 TWIN_SEED = 100  # counterparts of the kNN and probe gaps: the grey-tint model again from another seed
 
@@ -38,12 +38,14 @@ class RetintedCrops:
         return (fg * v + bg * (1 - v)).reshape(r, n, -1)  # RN x 3 x 8 x 8 -> R x N x 192
 
 
-def crop_only(x, y, tr, te, seed):
-    """Crop-only NT-Xent (SimCLR §3.1, Figure 5's 'crop' alone) on images x; per-replica pretext top-1 among 511 on
-    held-out images, linear probe and kNN on h of held-out images. Returns (net, dict of R-vectors)."""
+def crop_only(x, y, tr, te, seed, n_replicas):
+    """Crop-only NT-Xent (SimCLR §3.1, Figure 5's 'crop' alone) on images x, R replicas from one seed; per-replica
+    pretext top-1 among 511 on held-out images, linear probe and kNN on h of held-out images. Returns (net, dict of
+    R-vectors)."""
     aug = Augment(["crop"], crop_scale=DIGIT_CROP)
-    net, _ = train_simclr(x[tr], aug, seed=seed, **TRAIN)
-    h_tr, h_te = frozen_features(net.f, for_replicas(x[tr], R)), frozen_features(net.f, for_replicas(x[te], R))
+    net, _ = train_simclr(x[tr], aug, n_replicas=n_replicas, seed=seed, **TRAIN)
+    h_tr = frozen_features(net.f, for_replicas(x[tr], n_replicas))  # h_tr: R x M x 64
+    h_te = frozen_features(net.f, for_replicas(x[te], n_replicas))
     return net, {
         "pretext_acc": pretext_accuracy(net, x[te], aug, seed=seed),  # R
         "probe": linear_probe(h_tr, y[tr], h_te, y[te]),  # R
@@ -52,22 +54,23 @@ def crop_only(x, y, tr, te, seed):
 
 
 @pytest.mark.claim("SOTA-361", "crop-only-untinted-control")
-def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
+def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device, seeds):
     """Trained with crops alone, the tinted digits' pretext task is easy and their kNN accuracy poor; the same digits in
     one grey tint make the task hard and the representation learn digits; re-painting the views undoes the easy task."""
-    x, y, tint = (t.to(device) for t in tinted_digits(SEED))  # x: 1797 x 3 x 8 x 8
-    tr, te = split(len(x), SEED)
+    x, y, tint = (t.to(device) for t in tinted_digits(DATA_SEED))  # x: 1797 x 3 x 8 x 8
+    tr, te = split(len(x), DATA_SEED)
+    r = len(seeds)  # replicas, each a seed
     ink = ink_coverage(x, tint)  # ink: 1797 x 1 x 8 x 8
     grey = (GREY_INK * ink + GREY_PAPER * (1 - ink)).expand(-1, 3, -1, -1)  # one ink and paper colour for all: 1797 x 3 x 8 x 8
-    tinted_net, tinted = crop_only(x, y, tr, te, SEED)
-    untinted_net, untinted = crop_only(grey, y, tr, te, SEED)
+    tinted_net, tinted = crop_only(x, y, tr, te, seeds[0], r)
+    untinted_net, untinted = crop_only(grey, y, tr, te, seeds[0], r)
     # the tinted model's pretext task on views of the same crops whose colours are drawn afresh per view
-    retinted = pretext_accuracy(tinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
+    retinted = pretext_accuracy(tinted_net, ink[te], RetintedCrops(), seed=seeds[0])  # R
     # the same re-painting for the grey-tint model, which has no colour route (counterpart of the tinted model's loss)
-    untinted_retinted = pretext_accuracy(untinted_net, ink[te], RetintedCrops(), seed=SEED)  # R
+    untinted_retinted = pretext_accuracy(untinted_net, ink[te], RetintedCrops(), seed=seeds[0])  # R
     # the untinted-minus-tinted kNN and probe gaps where neither model has a colour route: a second grey-tint model,
     # trained alike from another seed (other initialisation, batches and crops), in place of the tinted one
-    _, untinted_twin = crop_only(grey, y, tr, te, TWIN_SEED)
+    _, untinted_twin = crop_only(grey, y, tr, te, TWIN_SEED, r)
     per_seed = {
         "tinted_pretext_acc": tinted["pretext_acc"],
         "untinted_pretext_acc": untinted["pretext_acc"],
@@ -106,10 +109,10 @@ def test_crop_only_on_untinted_digits_has_no_colour_route(evidence, device):
         "crop_only_tinted_vs_untinted",
         fig,
         caption="Crop-only NT-Xent on tinted digits and on the same digits "
-        "in one grey tint: pretext top-1 among 511 and kNN digit accuracy on held-out images (means of 3 seeds).",
+        f"in one grey tint: pretext top-1 among 511 and kNN digit accuracy on held-out images (means of {r} seeds).",
     )
     plt.close(fig)
     evidence.note(
-        f"{R} replicas, crop area {DIGIT_CROP}, MLP 192-64-64-64 + head, NT-Xent tau 0.2, batch 256, 250 steps; "
+        f"{r} replicas, crop area {DIGIT_CROP}, MLP 192-64-64-64 + head, NT-Xent tau 0.2, batch 256, 250 steps; "
         f"untinted: ink {GREY_INK}, paper {GREY_PAPER} grey for every image"
     )

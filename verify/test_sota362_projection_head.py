@@ -12,18 +12,19 @@ from verify.data import for_replicas, load_digits_split
 from verify.probes import frozen_features, trained_probe
 from verify.simclr import HEADS, train_simclr
 
-R = 3  # independent seeds trained in lock-step (replicas)
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
 # toy SimCLR on 8x8 digits: MLP 64-128-128-64 encoder, h = 64-d post-ReLU (as a ResNet's pooled features),
 # g: 64-64-64 (Table 3: dim g(h) = dim h)
-TRAIN = dict(n_replicas=R, steps=400, batch=128, tau=0.5, lr=3e-3, hidden=128, rep_dim=64, out_dim=64, h_relu=True)
+TRAIN = dict(steps=400, batch=128, tau=0.5, lr=3e-3, hidden=128, rep_dim=64, out_dim=64, h_relu=True)
 # the second run of pairs that differ only in their seed (other initialisation, batches and views): no-head-worst's
 # control and the counterparts of nonlinear_minus_linear and rot_gap_trained_minus_random
 TWIN_SEED = 100
 
 
 @functools.lru_cache(maxsize=None)
-def _trained(head, rotate_aug, seed, device_str):
-    """One SimCLR run of R replicas (cached: the linear-evaluation checks share the nonlinear-head model).
+def _trained(head, rotate_aug, seed, n_replicas, device_str):
+    """One SimCLR run of R = n_replicas replicas from `seed` (cached: the linear-evaluation checks share the
+    nonlinear-head model).
     Views: shift + noise, and with rotate_aug an independent quarter turn per view (Table 3 caption)."""
     data = load_digits_split(device=device_str)
     untrained = head == "random"  # the untrained nonlinear-head network (control)
@@ -31,6 +32,7 @@ def _trained(head, rotate_aug, seed, device_str):
     model, _ = train_simclr(
         data["x_train"],
         ShiftNoise(rotate=rotate_aug),
+        n_replicas=n_replicas,
         seed=seed,
         head=arch,
         **{**TRAIN, "steps": 0 if untrained else TRAIN["steps"]},
@@ -40,7 +42,7 @@ def _trained(head, rotate_aug, seed, device_str):
 
 def features(model, x):
     """Frozen (h, g(h)) for images x: M x 8 x 8 -> two R x M x D tensors."""
-    return frozen_features(model, for_replicas(x, R))
+    return frozen_features(model, for_replicas(x, model.n_replicas))
 
 
 @torch.no_grad()
@@ -75,26 +77,26 @@ def _linear_eval(model, data):
     return acc_h, acc_z
 
 
-def measure_rotation(seed, device):
+def measure_rotation(seeds, device):
     """Rotation-probe accuracies from h and g(h) for the trained nonlinear head (rotation in the augmentation,
     Table 3 caption) and for the same network untrained; returns a dict of R-vectors."""
     out = {}
     for kind in ("nonlinear", "random"):
-        data, model = _trained(kind, True, seed, str(device))
+        data, model = _trained(kind, True, seeds[0], len(seeds), str(device))
         out[f"{kind}_rot_h"], out[f"{kind}_rot_gh"] = _rotation_probes(model, data)
     return out
 
 
 @pytest.mark.claim("SOTA-362", "head-loses-transformation")
-def test_head_discards_the_rotation_that_h_keeps(evidence, device):
+def test_head_discards_the_rotation_that_h_keeps(evidence, device, seeds):
     """After SimCLR training with random rotations, an MLP recovers the rotation from h far better than from g(h);
     in the untrained network h and g(h) are about equally informative."""
-    m = measure_rotation(0, device)
+    m = measure_rotation(seeds, device)
     gap = m["nonlinear_rot_h"] - m["nonlinear_rot_gh"]  # R, trained: h minus g(h)
     gap0 = m["random_rot_h"] - m["random_rot_gh"]  # R, control: untrained
     # rot_gap_trained_minus_random's counterpart: the same difference of gaps between two untrained networks, the
     # second initialised from TWIN_SEED: nothing but the initialisation separates them
-    data, twin = _trained("random", True, TWIN_SEED, str(device))
+    data, twin = _trained("random", True, TWIN_SEED, len(seeds), str(device))
     twin_h, twin_gh = _rotation_probes(twin, data)  # R each
     per_replica = {
         "rot_acc_h": m["nonlinear_rot_h"],
@@ -112,26 +114,26 @@ def test_head_discards_the_rotation_that_h_keeps(evidence, device):
     evidence.metric("rot_gap_h_minus_gh_min_seed", gap.min().item())
     evidence.metric("chance", 0.25)
     evidence.note(
-        f"R={R} seeds; per seed h/g(h): {m['nonlinear_rot_h'].tolist()} / {m['nonlinear_rot_gh'].tolist()}; "
+        f"R={len(seeds)} seeds; per seed h/g(h): {m['nonlinear_rot_h'].tolist()} / {m['nonlinear_rot_gh'].tolist()}; "
         f"untrained {m['random_rot_h'].tolist()} / {m['random_rot_gh'].tolist()}"
     )
 
 
-def measure_linear_eval(seed, device, heads=HEADS, controls=("random",)):
+def measure_linear_eval(seeds, device, heads=HEADS, controls=("random",)):
     """Linear-evaluation accuracy of h and g(h) for each head type (standard shift+noise views, no rotation) and for
     the untrained network(s); returns a dict of R-vectors."""
     out = {}
     for kind in (*heads, *controls):
-        data, model = _trained(kind, False, seed, str(device))
+        data, model = _trained(kind, False, seeds[0], len(seeds), str(device))
         out[f"{kind}_lin_h"], out[f"{kind}_lin_gh"] = _linear_eval(model, data)
     return out
 
 
 @pytest.mark.claim("SOTA-362", "h-better-than-gh")
-def test_h_beats_gh_under_linear_evaluation(evidence, device):
+def test_h_beats_gh_under_linear_evaluation(evidence, device, seeds):
     """With a nonlinear head, the layer before the head (h) gives a better linear classifier than g(h); in the
     untrained network the gap is small."""
-    m = measure_linear_eval(0, device, heads=("nonlinear",))
+    m = measure_linear_eval(seeds, device, heads=("nonlinear",))
     gap = m["nonlinear_lin_h"] - m["nonlinear_lin_gh"]  # R
     gap0 = m["random_lin_h"] - m["random_lin_gh"]  # R
     per_replica = {
@@ -145,14 +147,14 @@ def test_h_beats_gh_under_linear_evaluation(evidence, device):
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
     evidence.metric("lin_gap_h_minus_gh_min_seed", gap.min().item())
-    evidence.note(f"R={R} seeds; per seed h/g(h): {m['nonlinear_lin_h'].tolist()} / {m['nonlinear_lin_gh'].tolist()}")
+    evidence.note(f"R={len(seeds)} seeds; per seed h/g(h): {m['nonlinear_lin_h'].tolist()} / {m['nonlinear_lin_gh'].tolist()}")
 
 
 @pytest.mark.claim("SOTA-362", "gh-rotation-near-chance")
-def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
+def test_gh_rotation_accuracy_falls_to_chance(evidence, device, seeds):
     """Table 3 magnitude: the rotation probe on g(h) is near chance (paper 25.6% vs chance 25%) while h keeps it (67.6%);
     the untrained network's g(h) is far above chance."""
-    m = measure_rotation(0, device)
+    m = measure_rotation(seeds, device)
     per_replica = {
         "rot_acc_gh": m["nonlinear_rot_gh"],
         "rot_acc_gh_above_chance": m["nonlinear_rot_gh"] - 0.25,
@@ -164,21 +166,22 @@ def test_gh_rotation_accuracy_falls_to_chance(evidence, device):
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
 
 
-def linear_eval_h(kind, seed, device):
+def linear_eval_h(kind, seed, n_replicas, device):
     """Linear evaluation of h alone (R) for one run of _trained (standard shift+noise views, no rotation)."""
-    data, model = _trained(kind, False, seed, str(device))
+    data, model = _trained(kind, False, seed, n_replicas, str(device))
     h_tr, _ = features(model, data["x_train"])  # R x M x D
     h_te, _ = features(model, data["x_test"])
     return trained_probe(h_tr, data["y_train"], h_te, data["y_test"], 10)  # R
 
 
 @pytest.mark.claim("SOTA-362", "no-head-worst")
-def test_any_head_beats_no_head(evidence, device):
+def test_any_head_beats_no_head(evidence, device, seeds):
     """Figure 8: the linear evaluation of h is clearly worse with no head (the loss acting on h itself) than with a
     nonlinear head; two nonlinear-head runs from different seeds differ far less (control)."""
-    nonlinear, none = linear_eval_h("nonlinear", 0, device), linear_eval_h("none", 0, device)  # R each
-    twin = linear_eval_h("nonlinear", TWIN_SEED, device)  # R: same head and training, another seed
-    untrained = linear_eval_h("random", 0, device)  # R: the encoder both heads start from, no training
+    r = len(seeds)
+    nonlinear, none = linear_eval_h("nonlinear", seeds[0], r, device), linear_eval_h("none", seeds[0], r, device)  # R each
+    twin = linear_eval_h("nonlinear", TWIN_SEED, r, device)  # R: same head and training, another seed
+    untrained = linear_eval_h("random", seeds[0], r, device)  # R: the encoder both heads start from, no training
     per_replica = {
         "lin_acc_h_nonlinear_head": nonlinear,
         "lin_acc_h_none_head": none,
@@ -194,16 +197,16 @@ def test_any_head_beats_no_head(evidence, device):
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), unit="fraction", seeds=v.tolist())
     evidence.note(
-        f"R={R} seeds; per seed nonlinear/none/nonlinear (seed {TWIN_SEED}): {nonlinear.tolist()} / "
+        f"R={r} seeds; per seed nonlinear/none/nonlinear (seed {TWIN_SEED}): {nonlinear.tolist()} / "
         f"{none.tolist()} / {twin.tolist()}"
     )
 
 
 @pytest.mark.claim("SOTA-362", "nonlinear-beats-linear")
-def test_nonlinear_head_beats_linear_head(evidence, device):
+def test_nonlinear_head_beats_linear_head(evidence, device, seeds):
     """Figure 8: a nonlinear head gives a better h than a linear head (+3% in the paper); control: with the linear head
     g(h) is about as good as h under linear evaluation, unlike with the nonlinear head (recorded beside it)."""
-    m = measure_linear_eval(0, device, heads=("nonlinear", "linear"))
+    m = measure_linear_eval(seeds, device, heads=("nonlinear", "linear"))
     per_replica = {
         "lin_acc_h_nonlinear_head": m["nonlinear_lin_h"],
         "lin_acc_h_linear_head": m["linear_lin_h"],
@@ -213,7 +216,7 @@ def test_nonlinear_head_beats_linear_head(evidence, device):
         "nonlinear_head_gap_h_minus_gh": m["nonlinear_lin_h"] - m["nonlinear_lin_gh"],
         # nonlinear_minus_linear's counterpart: the same difference with the nonlinear head on both sides, the second
         # run from TWIN_SEED (as no-head-worst's nonlinear_minus_twin): no head differs
-        "nonlinear_minus_twin": m["nonlinear_lin_h"] - linear_eval_h("nonlinear", TWIN_SEED, device),
+        "nonlinear_minus_twin": m["nonlinear_lin_h"] - linear_eval_h("nonlinear", TWIN_SEED, len(seeds), device),
     }
     for name, v in per_replica.items():  # each replica is a seed
         evidence.metric(name, v.mean().item(), seeds=v.tolist())
@@ -240,4 +243,6 @@ def test_nonlinear_head_beats_linear_head(evidence, device):
         "deviation.",
     )
     plt.close(fig)
-    evidence.note(f"R={R} seeds; per seed nonlinear/linear: {m['nonlinear_lin_h'].tolist()} / {m['linear_lin_h'].tolist()}")
+    evidence.note(
+        f"R={len(seeds)} seeds; per seed nonlinear/linear: {m['nonlinear_lin_h'].tolist()} / {m['linear_lin_h'].tolist()}"
+    )

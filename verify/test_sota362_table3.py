@@ -12,10 +12,10 @@ from verify.data import for_replicas, split, tinted_digits
 from verify.probes import frozen_features, trained_probe
 from verify.simclr import train_simclr
 
-SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2 (3 replicas each)
-R = 3  # replicas: independent seeds trained in lock-step
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
+DATA_SEED = 0  # the tinted digits, their split and the probe images' transformations: the same whatever the seeds
 # toy SimCLR on tinted 8 x 8 digits: MLP 192-64-64-64 (h, 64-d) and head 64-64-64 (Table 3: dim g(h) = dim h)
-TRAIN = dict(n_replicas=R, steps=250, batch=256, tau=0.2, hidden=64)
+TRAIN = dict(steps=250, batch=256, tau=0.2, hidden=64)
 DIGIT_CROP = (0.2, 1.0)  # SimCLR's 0.08 leaves 2 x 2 pixels of an 8 x 8 digit
 NOISE_SD = 0.1  # the corruption: additive Gaussian noise of this sd on [0, 1] pixels, clamped
 N_PROBE = 400  # probe-training images (from the training split), each shown original and transformed
@@ -65,7 +65,7 @@ def transformation_probe(net, x_probe, x_test, row, generator):
     feats = {}
     for name, x in (("train", x_probe), ("test", x_test)):
         both = torch.cat([x, TRANSFORM[row](x, generator)])  # both: 2M x 3 x 8 x 8, originals first
-        feats[name] = frozen_features(net, for_replicas(both, R))  # (h, g(h)): R x 2M x 64 each
+        feats[name] = frozen_features(net, for_replicas(both, net.n_replicas))  # (h, g(h)): R x 2M x 64 each
         feats[f"{name}_label"] = torch.arange(2, device=x.device).repeat_interleave(len(x))  # 2M: 0 original, 1 transformed
     acc = [
         trained_probe(feats["train"][i], feats["train_label"], feats["test"][i], feats["test_label"], 2, hidden=64, steps=200)
@@ -74,28 +74,28 @@ def transformation_probe(net, x_probe, x_test, row, generator):
     return acc[0], acc[1]  # R each
 
 
-def measure_row(row, seed, device):
+def measure_row(row, seeds, device):
     """Probe accuracies from h and g(h) of the network pretrained with the row's views and of the same network
     untrained (the control); per-replica tensors, R each."""
-    x, _, _ = tinted_digits(seed)
+    x, _, _ = tinted_digits(DATA_SEED)
     x = x.to(device)  # x: 1797 x 3 x 8 x 8
-    tr, te = split(len(x), seed)
+    tr, te = split(len(x), DATA_SEED)
     out = {}
     for kind, steps in (("trained", TRAIN["steps"]), ("untrained", 0)):
-        net, _ = train_simclr(x[tr], Table3Views(row), seed=seed, **{**TRAIN, "steps": steps})
-        g = torch.Generator().manual_seed(seed)
+        net, _ = train_simclr(x[tr], Table3Views(row), n_replicas=len(seeds), seed=seeds[0], **{**TRAIN, "steps": steps})
+        g = torch.Generator().manual_seed(DATA_SEED)
         out[f"{kind}_h"], out[f"{kind}_gh"] = transformation_probe(net, x[tr][:N_PROBE], x[te], row, g)
     return out
 
 
-def untrained_twin(row, seed, twin_seed, device):
-    """Probe accuracies from h and g(h) of the untrained network initialised from twin_seed, on measure_row's data
-    and probe images for `seed`; R each."""
-    x, _, _ = tinted_digits(seed)
+def untrained_twin(row, twin_seed, n_replicas, device):
+    """Probe accuracies from h and g(h) of the untrained network of n_replicas replicas initialised from twin_seed,
+    on measure_row's data and probe images; R each."""
+    x, _, _ = tinted_digits(DATA_SEED)
     x = x.to(device)  # x: 1797 x 3 x 8 x 8
-    tr, te = split(len(x), seed)
-    net, _ = train_simclr(x[tr], Table3Views(row), seed=twin_seed, **{**TRAIN, "steps": 0})
-    g = torch.Generator().manual_seed(seed)  # the same transformed probe images as measure_row's
+    tr, te = split(len(x), DATA_SEED)
+    net, _ = train_simclr(x[tr], Table3Views(row), n_replicas=n_replicas, seed=twin_seed, **{**TRAIN, "steps": 0})
+    g = torch.Generator().manual_seed(DATA_SEED)  # the same transformed probe images as measure_row's
     return transformation_probe(net, x[tr][:N_PROBE], x[te], row, g)
 
 
@@ -132,7 +132,7 @@ def record_row(evidence, row, m):
         f"{row}_probe_h_vs_gh",
         fig,
         caption=f"Table 3, {row} row: MLP probe accuracy from h and g(h), "
-        f"pretrained and untrained network (means and sd of {R} seeds).",
+        f"pretrained and untrained network (means and sd of {len(m['trained_h'])} seeds).",
     )
     plt.close(fig)
     evidence.note(
@@ -142,21 +142,21 @@ def record_row(evidence, row, m):
 
 
 @pytest.mark.claim("SOTA-362", "head-loses-corruption")
-def test_head_discards_the_corruption_that_h_keeps(evidence, device):
+def test_head_discards_the_corruption_that_h_keeps(evidence, device, seeds):
     """Table 3, original vs corrupted: after pretraining with Gaussian noise in the views, an MLP tells noisy from
     clean images far better from h than from g(h); in the untrained network the two are alike."""
-    record_row(evidence, "corrupted", measure_row("corrupted", SEED, device))
+    record_row(evidence, "corrupted", measure_row("corrupted", seeds, device))
 
 
 @pytest.mark.claim("SOTA-362", "head-loses-sobel")
-def test_head_discards_the_sobel_filter_that_h_keeps(evidence, device):
+def test_head_discards_the_sobel_filter_that_h_keeps(evidence, device, seeds):
     """Table 3, original vs Sobel-filtered: after pretraining with Sobel filtering in the views, an MLP tells filtered
     from original images far better from h than from g(h); in the untrained network the two are alike."""
-    m = measure_row("sobel", SEED, device)
+    m = measure_row("sobel", seeds, device)
     record_row(evidence, "sobel", m)
     # sobel_gap_trained_minus_random's counterpart: the same difference of h-minus-g(h) gaps between two untrained
-    # networks (seed SEED and TWIN_SEED), where no training separates them
-    twin_h, twin_gh = untrained_twin("sobel", SEED, TWIN_SEED, device)  # R each
+    # networks (seed seeds[0] and TWIN_SEED), where no training separates them
+    twin_h, twin_gh = untrained_twin("sobel", TWIN_SEED, len(seeds), device)  # R each
     per_seed = {
         "random_init_twin_sobel_gap_h_minus_gh": twin_h - twin_gh,
         "random_init_minus_twin_sobel_gap": (m["untrained_h"] - m["untrained_gh"]) - (twin_h - twin_gh),
@@ -166,7 +166,7 @@ def test_head_discards_the_sobel_filter_that_h_keeps(evidence, device):
 
 
 @pytest.mark.claim("SOTA-362", "gh-keeps-colour")
-def test_gh_keeps_colour_versus_greyscale(evidence, device):
+def test_gh_keeps_colour_versus_greyscale(evidence, device, seeds):
     """Table 3, colour vs greyscale: although the views are greyscaled at random (p = 0.2), both h and g(h) tell
     colour from greyscale images almost perfectly (99.3 and 97.4 in the paper)."""
-    record_row(evidence, "colour", measure_row("colour", SEED, device))
+    record_row(evidence, "colour", measure_row("colour", seeds, device))

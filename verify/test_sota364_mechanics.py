@@ -21,7 +21,7 @@ from verify.distributed import (
 # sklearn and matplotlib are imported inside the tests that use them: the spawned torch.distributed ranks import this
 # module to find their worker functions, and those imports would add ~1.5 s to each rank's start-up.
 
-SEEDS = (0, 1, 2, 3, 4)
+# The checks that loop over seeds read them from the record (the `seeds` fixture), one trial per seed.
 
 
 def cross_sample_jacobian_max(fn, x):
@@ -61,11 +61,11 @@ def bn1d_jacobian_analytic_err(bn1, x1):
 
 
 @pytest.mark.claim("SOTA-364", "bn-cross-sample")
-def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device):
+def test_bn_couples_samples_and_per_sample_norms_do_not(evidence, device, seeds):
     """Batch norm in train mode makes out_i depend on x_j (i != j); LN, RMSNorm, GN, IN and BN-eval do not."""
     worst = {}  # name -> list over seeds of max cross-sample |Jacobian|
     analytic_err = []
-    for seed in SEEDS:
+    for seed in seeds:
         torch.manual_seed(seed)  # all random numbers drawn on the CPU, then moved: the same values on every device
         x1 = torch.randn(6, 5).to(device)  # x1: N x C
         x2 = torch.randn(4, 4, 3, 3).to(device)  # x2: N x C x H x W
@@ -169,14 +169,14 @@ def signature_scores(sig_q, sig_k, dev_q, dev_k):
 
 
 @pytest.mark.claim("SOTA-364", "shuffle-bn")
-def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
+def test_shuffle_bn_destroys_subbatch_signature(evidence, device, seeds):
     """Shuffle BN breaks the query/positive-key sub-batch signature because key sub-batches get a random membership,
     not because the positive key lands on another device (a block move to other devices keeps the signature)."""
     k, n, n_batches = 4, 12, 40  # K devices x n per device; N = 48
     x_all = flat(digits(device)[0])  # x_all: 1797 x 64
     schemes = ("none", "random", "block_derangement", "mixing_derangement")
     per_seed = {s: {"same_device": [], "overlap": [], "sig_acc": []} for s in schemes}
-    for seed in SEEDS:
+    for seed in seeds:
         torch.manual_seed(seed)
         g = torch.Generator().manual_seed(seed)
         bn = nn.BatchNorm1d(128).to(device).train()
@@ -207,7 +207,7 @@ def test_shuffle_bn_destroys_subbatch_signature(evidence, device):
     evidence.metric("chance_signature_acc", 1.0 / k)
     evidence.metric("num_devices", k)
     evidence.note(
-        f"K={k} devices x n={n}, {n_batches} batches x {len(SEEDS)} seeds; per-seed means: "
+        f"K={k} devices x n={n}, {n_batches} batches x {len(seeds)} seeds; per-seed means: "
         + "; ".join(f"{s}: " + ", ".join(f"{m}={np.round(v, 3).tolist()}" for m, v in per_seed[s].items()) for s in schemes)
     )
 
@@ -264,7 +264,7 @@ def outputs_in_two_batches(enc, x_all, pool_a, pool_b, n, n_trials, g, device):
 
 
 @pytest.mark.claim("SOTA-364", "layernorm-removes")
-def test_layernorm_encoder_has_no_batch_signature(evidence, device):
+def test_layernorm_encoder_has_no_batch_signature(evidence, device, seeds):
     """In a whole encoder, BN lets a linear probe tell from one sample's output which batch it was normalised in;
     the same encoder with LayerNorm gives bit-identical outputs in either batch (probe at chance, zero cross-Jacobian)."""
     from sklearn.linear_model import LogisticRegression
@@ -275,7 +275,7 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
     pool_b = x_all[y_all >= 5]  # context batches drawn from digits 5-9
     n, n_trials = 16, 300  # batch = 1 probe sample + 15 context samples
     res = {"bn": {"probe": [], "jac": [], "out_diff": []}, "ln": {"probe": [], "jac": [], "out_diff": []}}
-    for seed in SEEDS:
+    for seed in seeds:
         g = torch.Generator().manual_seed(seed)
         for name, norm in (("bn", nn.BatchNorm1d), ("ln", nn.LayerNorm)):
             enc = mlp_encoder(norm, seed, device)
@@ -291,12 +291,12 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device):
         evidence.metric(f"{name}_encoder_batch_probe_acc", float(np.mean(res[name]["probe"])), seeds=res[name]["probe"])
         evidence.metric(f"{name}_encoder_cross_jacobian", float(np.mean(res[name]["jac"])), seeds=res[name]["jac"])
     evidence.metric("bn_encoder_output_change_median", float(np.median(res["bn"]["out_diff"])))
-    ln_change = np.reshape(res["ln"]["out_diff"], (len(SEEDS), -1)).max(1)  # seeds: largest change over its pairs
+    ln_change = np.reshape(res["ln"]["out_diff"], (len(seeds), -1)).max(1)  # seeds: largest change over its pairs
     evidence.metric("ln_encoder_output_change_max", float(ln_change.mean()), seeds=ln_change.tolist())
-    bn_change = np.reshape(res["bn"]["out_diff"], (len(SEEDS), -1)).max(1)  # counterpart: the same for the BN encoder
+    bn_change = np.reshape(res["bn"]["out_diff"], (len(seeds), -1)).max(1)  # counterpart: the same for the BN encoder
     evidence.metric("bn_encoder_output_change_max", float(bn_change.mean()), seeds=bn_change.tolist())
     evidence.note(
-        f"{len(SEEDS)} seeds, {n_trials} train + {n_trials} test pairs; probe acc per seed: "
+        f"{len(seeds)} seeds, {n_trials} train + {n_trials} test pairs; probe acc per seed: "
         f"BN {np.round(res['bn']['probe'], 3).tolist()}, LN {np.round(res['ln']['probe'], 3).tolist()}; "
         f"cross-Jacobian per seed: BN {np.round(res['bn']['jac'], 4).tolist()}, LN {res['ln']['jac']}"
     )
@@ -441,16 +441,16 @@ def _full_jacobian(m, x, sl, world):
 
 @pytest.mark.distributed
 @pytest.mark.claim("SOTA-364", "global-bn-equivalence")
-def test_global_bn_equals_full_batch_bn_across_processes(evidence, device):
+def test_global_bn_equals_full_batch_bn_across_processes(evidence, device, seeds):
     """Global BN over 2 torch.distributed processes reproduces single-process BN on the whole batch (outputs, running
     stats, input and weight gradients, full Jacobian); per-device BN does not and depends on the device split."""
     world = 2
     backend = pick_backend(device, world)
-    results = run_distributed(_global_bn_rank, world, str(device), SEEDS, backend=backend)
+    results = run_distributed(_global_bn_rank, world, str(device), seeds, backend=backend)
     agg = {k: max(max(r[k]) for r in results) for k in results[0] if k != "backend"}  # worst over ranks and seeds
     mins = {k: min(min(r[k]) for r in results) for k in results[0] if k != "backend"}  # best over ranks and seeds
     per_seed = {
-        k: np.reshape([r[k] for r in results], (len(results), len(SEEDS), -1))  # ranks x seeds x (BN1d, BN2d)
+        k: np.reshape([r[k] for r in results], (len(results), len(seeds), -1))  # ranks x seeds x (BN1d, BN2d)
         for k in results[0]
         if k != "backend"
     }
@@ -472,7 +472,7 @@ def test_global_bn_equals_full_batch_bn_across_processes(evidence, device):
     record("per_device_bn_cross_device_jacobian", worst["ctl_jac_cross"])  # exactly 0: sub-batch only
     evidence.metric("world_size", world)
     evidence.note(
-        f"backend={results[0]['backend']}, {len(SEEDS)} seeds x (BN1d 16x6, BN2d 8x3x4x4), 3 steps; "
+        f"backend={results[0]['backend']}, {len(seeds)} seeds x (BN1d 16x6, BN2d 8x3x4x4), 3 steps; "
         f"worst diffs {dict((k, float(f'{v:.3g}')) for k, v in agg.items())}; "
         f"best diffs {dict((k, float(f'{v:.3g}')) for k, v in mins.items())}"
     )

@@ -9,7 +9,7 @@ import torch
 from verify.data import load_digits_split
 from verify.moco import moco_pretext_accuracy, train_moco
 
-SEEDS = 3  # replicas trained in lock-step, one per seed
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
 STEPS, BATCH, QUEUE = 300, 64, 256  # as the cheating check
 SUB_BATCHES = (4, 8, 16)  # images per simulated device; devices = 64 / sub-batch
 
@@ -31,12 +31,12 @@ def _summary(evidence, name, per_seed):
 
 
 @pytest.mark.claim("SOTA-364", "sub-batch-trend")
-def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device):
+def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device, seeds):
     """Per sub-batch of 4, 8, 16: the no-fix model's gain from the shared device minus a shuffle-trained model's
     (learned-cheat margin), the same margin between a global-BN and the shuffle model (leak-free control), and the
     held-out kNN accuracy of the shuffle fix minus no fix."""
     data = load_digits_split(device=device)
-    train = dict(n_replicas=SEEDS, batch=BATCH, steps=STEPS, queue=QUEUE, monitor_every=STEPS, seed=0, device=device)
+    train = dict(n_replicas=len(seeds), batch=BATCH, steps=STEPS, queue=QUEUE, monitor_every=STEPS, seed=seeds[0], device=device)
     q_g, k_g, _, hist_g = train_moco(data, norm="bn", bn_mode="global", devices=1, **train)  # no device split to learn
     rows = {}
     for n in SUB_BATCHES:
@@ -61,23 +61,23 @@ def test_learned_cheat_and_knn_deficit_against_sub_batch_size(evidence, device):
         _summary(evidence, f"{key}_b4_minus_b16", rows[4][key] - rows[16][key])
     evidence.figure(
         "sub_batch_trend",
-        _figure(rows),
+        _figure(rows, len(seeds)),
         caption="Left: the learned cheat (no-fix minus shuffle-trained gain "
         "from the shared device) against images per device; right: kNN accuracy, shuffle fix minus no fix. "
         "Mean and range over seeds.",
     )
     evidence.note(
-        f"digits MoCo toy, batch {BATCH}, {STEPS} steps, queue {QUEUE}, {SEEDS} seeds; sub-batches "
+        f"digits MoCo toy, batch {BATCH}, {STEPS} steps, queue {QUEUE}, {len(seeds)} seeds; sub-batches "
         f"{SUB_BATCHES}; one global-BN model read at each split"
     )
 
 
-def _figure(rows):
+def _figure(rows, n_seeds):
     """Learned-cheat margin, leak-free margin, passive gain and kNN deficit against the sub-batch size."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.5, 3.3))
     xs = list(SUB_BATCHES)
     for key, color in (("learned_cheat_margin", "tab:red"), ("leak_free_margin", "tab:grey"), ("passive_gain", "tab:blue")):
-        vals = torch.stack([rows[n][key] for n in xs])  # vals: 3 x R
+        vals = torch.stack([rows[n][key] for n in xs])  # vals: sub-batches x R
         ax1.errorbar(
             xs,
             vals.mean(1),
@@ -87,7 +87,7 @@ def _figure(rows):
             capsize=3,
             label=key.replace("_", " "),
         )
-    vals = torch.stack([rows[n]["knn_shuffle_minus_nofix"] for n in xs])  # vals: 3 x R
+    vals = torch.stack([rows[n]["knn_shuffle_minus_nofix"] for n in xs])  # vals: sub-batches x R
     ax2.errorbar(
         xs,
         vals.mean(1),
@@ -104,6 +104,6 @@ def _figure(rows):
     ax1.set_ylabel("pretext top-1 difference")
     ax1.legend(fontsize=7)
     ax2.set_ylabel("kNN: shuffle fix - no fix")
-    fig.suptitle(f"SOTA-364 toy: the signature against the sub-batch size ({SEEDS} seeds, mean and range)", fontsize=9)
+    fig.suptitle(f"SOTA-364 toy: the signature against the sub-batch size ({n_seeds} seeds, mean and range)", fontsize=9)
     fig.tight_layout()
     return fig

@@ -1,8 +1,8 @@
 """SOTA-364 (training checks): per-device batch norm and the contrastive "cheat" on a digits toy.
 
 Setting (all checks): sklearn digits, MLP encoder 64-128-128-32 (verify/layers.py), batch 64
-split over 8 simulated devices of 8 (MoCo §3.3 uses 8 GPUs x 32), 5 seeds trained as 5 independent
-replicas in one vectorised model, 300 Adam steps unless stated. Metrics are means over the seeds and
+split over 8 simulated devices of 8 (MoCo §3.3 uses 8 GPUs x 32), the check's seeds (the record's `seeds:`, 5)
+trained as independent replicas in one vectorised model, 300 Adam steps unless stated. Metrics are means over the seeds and
 carry the per-seed values; `_min` / `_max` record the extremes over seeds.
 """
 
@@ -18,13 +18,17 @@ from verify.losses import moco_logits
 from verify.moco import moco_pretext_accuracy, recalibrate_bn, shuffled_forward, train_moco
 from verify.probes import frozen_features
 
-SEEDS = 5  # replicas trained in lock-step, one per seed
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
 STEPS = 300
 DEVICES = 8  # simulated GPUs; 64 / 8 = 8 samples per device
 BATCH = 64
 QUEUE = 256
-#: What every MoCo run of this module shares: replicas, simulated devices, batch and queue sizes, first seed.
-SETUP = dict(n_replicas=SEEDS, devices=DEVICES, batch=BATCH, queue=QUEUE, seed=0)
+
+
+def moco_setup(seeds):
+    """What every MoCo run of this module shares: replicas (one per seed), simulated devices, batch and queue sizes,
+    and the seed of the replicas' generator."""
+    return dict(n_replicas=len(seeds), devices=DEVICES, batch=BATCH, queue=QUEUE, seed=seeds[0])
 
 
 def _summary(evidence, name, per_seed):
@@ -45,7 +49,7 @@ def _decoupled_accuracies(q_enc, k_enc, data):
 
 
 @pytest.mark.claim("SOTA-364", "cheating")
-def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evidence, device):
+def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evidence, device, seeds):
     """Per-device BN without shuffle (query and positive key on the same device) reaches a lower loss and
     a higher pretext accuracy than shuffle BN, and that advantage disappears when the statistics are decoupled."""
     data = load_digits_split(device=device)
@@ -53,7 +57,7 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
     for mode in ("per_device", "shuffle", "global"):  # MoCo §3.3 no fix / MoCo fix / SimCLR §2.2 fix
         q_enc, k_enc, _, hist = train_moco(
             data,
-            **SETUP,
+            **moco_setup(seeds),
             norm="bn",
             bn_mode=mode,
             steps=STEPS,
@@ -103,7 +107,7 @@ def test_per_device_bn_lowers_loss_and_the_gain_rests_on_the_batch_channel(evide
 
 
 @pytest.mark.claim("SOTA-364", "knn-monitor")
-def test_knn_monitor_for_every_normalisation_variant(evidence, device):
+def test_knn_monitor_for_every_normalisation_variant(evidence, device, seeds):
     """A kNN monitor on held-out digits over training for per-device BN without fix, shuffle BN, global BN,
     LayerNorm and no normalisation: is the no-fix representation worse than the fixes'?"""
     data = load_digits_split(device=device)
@@ -118,7 +122,7 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     for name, (norm, mode) in variants.items():
         _, _, _, hist = train_moco(
             data,
-            **SETUP,
+            **moco_setup(seeds),
             norm=norm,
             bn_mode=mode,
             steps=STEPS,
@@ -141,28 +145,30 @@ def test_knn_monitor_for_every_normalisation_variant(evidence, device):
     _summary(evidence, "knn_shuffle_minus_global", knn["shuffle"][-1] - knn["global"][-1])
 
 
-def _train_memory_bank(data, seed, device, steps=STEPS, n_neg=QUEUE, tau=0.2, bank_m=0.5, lr=3e-3):
+def _train_memory_bank(data, seeds, device, steps=STEPS, n_neg=QUEUE, tau=0.2, bank_m=0.5, lr=3e-3):
     """Instance discrimination with a memory bank (Wu et al. 2018, as MoCo §3.2 / Fig. 2b describe): the positive
     for image i is its bank entry written in an earlier mini-batch, negatives are random bank entries.
-    Per-device BN (8 x 8), no shuffle. Returns (encoder, bank, per-step pretext accuracy T x R)."""
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    enc = Encoder(SEEDS, "bn", DEVICES).to(device)
+    Per-device BN (8 x 8), no shuffle; R = len(seeds) replicas drawn from a generator seeded with seeds[0].
+    Returns (encoder, bank, per-step pretext accuracy T x R)."""
+    r = len(seeds)
+    g = torch.Generator().manual_seed(seeds[0])
+    torch.manual_seed(seeds[0])
+    enc = Encoder(r, "bn", DEVICES).to(device)
     opt = torch.optim.Adam(enc.parameters(), lr=lr)
     x_tr = data["x_train"]
     n = x_tr.shape[0]
-    views = flat(shift_noise(x_tr.expand(SEEDS, -1, -1, -1), g))  # views: R x Ntr x 64
+    views = flat(shift_noise(x_tr.expand(r, -1, -1, -1), g))  # views: R x Ntr x 64
     bank = F.normalize(frozen_features(enc, views), dim=-1)  # bank: R x Ntr x D, one entry per image
-    rows = torch.arange(SEEDS, device=device)[:, None]
+    rows = torch.arange(r, device=device)[:, None]
     accs = []
     for _ in range(steps):
-        idx = sample_batch(x_tr, SEEDS, BATCH, g)  # idx: R x N
+        idx = sample_batch(x_tr, r, BATCH, g)  # idx: R x N
         q = F.normalize(enc(flat(shift_noise(x_tr[idx], g))), dim=-1)  # q: R x N x D, per-device BN in train mode
-        neg = bank[rows, torch.randint(0, n, (SEEDS, n_neg), generator=g).to(device)]  # neg: R x K x D
+        neg = bank[rows, torch.randint(0, n, (r, n_neg), generator=g).to(device)]  # neg: R x K x D
         logits = moco_logits(q, bank[rows, idx], neg, tau)  # R x N x (1+K); positive from an earlier batch
-        loss = F.cross_entropy(logits.reshape(-1, 1 + n_neg), torch.zeros(SEEDS * BATCH, dtype=torch.long, device=device))
+        loss = F.cross_entropy(logits.reshape(-1, 1 + n_neg), torch.zeros(r * BATCH, dtype=torch.long, device=device))
         opt.zero_grad(set_to_none=True)
-        (loss * SEEDS).backward()  # sum over replicas
+        (loss * r).backward()  # sum over replicas
         opt.step()
         with torch.no_grad():
             accs.append((logits.argmax(-1) == 0).float().mean(1).cpu())
@@ -175,15 +181,16 @@ def _bank_pretext_accuracy(enc, bank, data, stats, n_batches=8, n_neg=QUEUE, tau
     """Pretext top-1 of the memory-bank model on fresh batches, queries encoded with the training device split
     (`stats="train"`), re-split across devices (`"shuffle"`, as MoCo §3.3 does to keys) or in eval mode (`"eval"`)."""
     g = torch.Generator().manual_seed(seed)
-    rows = torch.arange(SEEDS, device=bank.device)[:, None]
+    r = enc.n_replicas
+    rows = torch.arange(r, device=bank.device)[:, None]
     saved = [(b, b.clone()) for b in enc.buffers()]
     enc.train(stats != "eval")
     accs = []
     for _ in range(n_batches):
-        idx = sample_batch(data["x_train"], SEEDS, BATCH, g)  # idx: R x N
+        idx = sample_batch(data["x_train"], r, BATCH, g)  # idx: R x N
         x = flat(shift_noise(data["x_train"][idx], g))  # x: R x N x 64
         q = F.normalize(shuffled_forward(enc, x, g) if stats == "shuffle" else enc(x), dim=-1)  # q: R x N x D
-        neg = bank[rows, torch.randint(0, bank.shape[1], (SEEDS, n_neg), generator=g).to(bank.device)]
+        neg = bank[rows, torch.randint(0, bank.shape[1], (r, n_neg), generator=g).to(bank.device)]
         accs.append((moco_logits(q, bank[rows, idx], neg, tau).argmax(-1) == 0).float().mean(1))
     for b, v in saved:
         b.copy_(v)
@@ -192,11 +199,11 @@ def _bank_pretext_accuracy(enc, bank, data, stats, n_batches=8, n_neg=QUEUE, tau
 
 
 @pytest.mark.claim("SOTA-364", "memory-bank-immune")
-def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
+def test_memory_bank_shows_no_batch_channel_advantage(evidence, device, seeds):
     """A memory-bank model with per-device BN gains nothing from the batch statistics (train-mode pretext
     accuracy ~ eval-mode), while the in-batch MoCo model without shuffle loses accuracy when they are decoupled."""
     data = load_digits_split(device=device)
-    enc, bank, acc_hist = _train_memory_bank(data, seed=0, device=device)
+    enc, bank, acc_hist = _train_memory_bank(data, seeds, device=device)
     bank_train = _bank_pretext_accuracy(enc, bank, data, "train")
     bank_shuf = _bank_pretext_accuracy(enc, bank, data, "shuffle")
     recalibrate_bn(enc, data)
@@ -208,7 +215,7 @@ def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     _summary(evidence, "bank_drop_in_eval_mode", bank_train - bank_eval)  # immune: <= ~0
     q_enc, k_enc, _, hist = train_moco(
         data,
-        **SETUP,
+        **moco_setup(seeds),
         norm="bn",
         bn_mode="per_device",
         steps=STEPS,
@@ -221,22 +228,24 @@ def test_memory_bank_shows_no_batch_channel_advantage(evidence, device):
     _summary(evidence, "inbatch_minus_bank_drop_when_shuffled", (coupled - shuffled) - (bank_train - bank_shuf))
     # counterpart: the same difference with the leaky in-batch model replaced by the fixed one, in-batch MoCo with
     # global BN (SimCLR §2.2: one set of statistics, no per-device signature), read in its own regime
-    q_g, k_g, _, _ = train_moco(data, **SETUP, norm="bn", bn_mode="global", steps=STEPS, device=device)
+    q_g, k_g, _, _ = train_moco(data, **moco_setup(seeds), norm="bn", bn_mode="global", steps=STEPS, device=device)
     g_coupled = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="train")
     g_shuffled = moco_pretext_accuracy(q_g, k_g, data, QUEUE, BATCH, stats="shuffle")
     _summary(evidence, "inbatch_global_drop_when_keys_shuffled", g_coupled - g_shuffled)
     _summary(evidence, "inbatch_global_minus_bank_drop_when_shuffled", (g_coupled - g_shuffled) - (bank_train - bank_shuf))
 
 
-def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, tau=0.2, lr=3e-3):
+def _train_batch_ranking(data, norm, devices, label, seeds, device, steps=STEPS, tau=0.2, lr=3e-3):
     """In-batch ranking: for each query, rank the other N-1 samples of its batch with a learned bilinear score
     z_i^T W z_j; relevant candidates are those on the query's device (`label="device"`: the target is a function of
     batch membership only, devices are filled at random) or of the query's class (`label="class"`: content).
-    Returns train-mode and eval-mode top-1 accuracy (R each) on held-out batches, and chance level."""
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    enc = Encoder(SEEDS, norm, devices).to(device)
-    w = torch.nn.Parameter(0.01 * torch.randn(SEEDS, 32, 32, generator=g).to(device))  # scorer W: R x D x D
+    R = len(seeds) replicas drawn from a generator seeded with seeds[0]. Returns train-mode and eval-mode top-1
+    accuracy (R each) on held-out batches, and chance level."""
+    r = len(seeds)
+    g = torch.Generator().manual_seed(seeds[0])
+    torch.manual_seed(seeds[0])
+    enc = Encoder(r, norm, devices).to(device)
+    w = torch.nn.Parameter(0.01 * torch.randn(r, 32, 32, generator=g).to(device))  # scorer W: R x D x D
     opt = torch.optim.Adam(list(enc.parameters()) + [w], lr=lr)
     eye = torch.eye(BATCH, dtype=torch.bool, device=device)
     group = torch.arange(BATCH, device=device) // (BATCH // 16)  # 16 groups of 4 (the device split of the BN effect)
@@ -246,7 +255,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
         s = torch.bmm(torch.bmm(z, w), z.transpose(1, 2)) / tau  # s: R x N x N
         s = s.masked_fill(eye, float("-inf"))  # a query never ranks itself
         if label == "device":
-            rel = (group[:, None] == group[None, :]).expand(SEEDS, -1, -1) & ~eye  # rel: R x N x N, same group
+            rel = (group[:, None] == group[None, :]).expand(r, -1, -1) & ~eye  # rel: R x N x N, same group
         else:
             rel = (y[:, :, None] == y[:, None, :]) & ~eye  # same class
         loss = torch.logsumexp(s, -1) - torch.logsumexp(s.masked_fill(~rel, float("-inf")), -1)  # multi-positive
@@ -254,7 +263,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
         return loss.mean(1), acc, rel.float().sum(-1).mean(1) / (BATCH - 1)
 
     for _ in range(steps):
-        idx = sample_batch(data["x_train"], SEEDS, BATCH, g)
+        idx = sample_batch(data["x_train"], r, BATCH, g)
         loss, _, _ = loss_acc(flat(shift_noise(data["x_train"][idx], g)), data["y_train"][idx])
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
@@ -265,7 +274,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
             enc.train(mode == "train")
             accs, chance = [], []
             for _ in range(8):
-                idx = sample_batch(data["x_test"], SEEDS, BATCH, g)
+                idx = sample_batch(data["x_test"], r, BATCH, g)
                 _, acc, ch = loss_acc(flat(shift_noise(data["x_test"][idx], g)), data["y_test"][idx])
                 accs.append(acc), chance.append(ch)
             out[mode] = torch.stack(accs).mean(0)
@@ -274,7 +283,7 @@ def _train_batch_ranking(data, norm, devices, label, seed, device, steps=STEPS, 
 
 
 @pytest.mark.claim("SOTA-364", "beyond-contrastive")
-def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, device):
+def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, device, seeds):
     """When the ranking target is a function of batch membership, a per-device-BN model solves it in train mode
     and drops to chance in eval mode; LayerNorm, global BN and a content (class) target show no such gap."""
     data = load_digits_split(device=device)
@@ -285,7 +294,7 @@ def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, de
         "bn_class": ("bn", 16, "class"),
     }  # control: target is content, not batch membership
     for name, (norm, devices, label) in cases.items():
-        out = _train_batch_ranking(data, norm, devices, label, seed=0, device=device)
+        out = _train_batch_ranking(data, norm, devices, label, seeds, device=device)
         _summary(evidence, f"{name}_acc_trainmode", out["train"])
         _summary(evidence, f"{name}_acc_evalmode", out["eval"])
         _summary(evidence, f"{name}_gap", out["train"] - out["eval"])
@@ -293,7 +302,7 @@ def test_batch_membership_target_is_exploited_through_per_device_bn(evidence, de
 
 
 @pytest.mark.claim("SOTA-364", "figure-a1")
-def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, device):
+def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, device, seeds):
     """MoCo Fig. A.1's shape: pretext accuracy and a held-out kNN monitor over training with and without shuffle
     BN; and whether the no-fix kNN deficit grows from mid to end of training ("training longer ... overfits more")."""
     data = load_digits_split(device=device)
@@ -302,7 +311,7 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
     for mode, label in (("per_device", "per-device BN (no fix)"), ("shuffle", "shuffle BN (MoCo fix)")):
         q_enc, k_enc, _, hist = train_moco(
             data,
-            **SETUP,
+            **moco_setup(seeds),
             norm="bn",
             bn_mode=mode,
             steps=steps,
@@ -329,7 +338,9 @@ def test_figure_a1_pretext_and_knn_curves_with_and_without_shuffle(evidence, dev
         _summary(evidence, f"{mode}_knn_peak_minus_end", curves[mode][1]["knn"].max(0).values - curves[mode][1]["knn"][-1])
     # counterparts: the same gaps with the no-fix model replaced by a leak-free one, global BN (SimCLR §2.2), trained
     # alike (as knn-monitor's and cheating's counterparts at 300 steps)
-    _, _, _, hist_g = train_moco(data, **SETUP, norm="bn", bn_mode="global", steps=steps, monitor_every=75, device=device)
+    _, _, _, hist_g = train_moco(
+        data, **moco_setup(seeds), norm="bn", bn_mode="global", steps=steps, monitor_every=75, device=device
+    )
     gap_g = curves["shuffle"][1]["knn"] - hist_g["knn"]  # len(knn_steps) x R, shuffle - global
     _summary(evidence, "knn_shuffle_minus_global_end", gap_g[-1])
     _summary(evidence, "knn_shuffle_minus_global_growth", gap_g[-1] - gap_g[mid])
@@ -363,6 +374,7 @@ def figure_a1(curves, knn_steps, steps):
     ax1.set(xlabel="step", ylabel="pretext accuracy (train mode)", title="pretext task (1 + 256 keys)")
     ax2.set(xlabel="step", ylabel="kNN accuracy (held-out)", title="kNN monitor (k=20, cosine)")
     ax1.legend(fontsize=8)
-    fig.suptitle(f"SOTA-364 toy Fig. A.1: digits MLP, 8 devices x 8, {SEEDS} seeds (mean, min-max band)", fontsize=9)
+    n_seeds = curves["per_device"][1]["pretext_acc"].shape[1]  # pretext_acc: T x R
+    fig.suptitle(f"SOTA-364 toy Fig. A.1: digits MLP, 8 devices x 8, {n_seeds} seeds (mean, min-max band)", fontsize=9)
     fig.tight_layout()
     return fig

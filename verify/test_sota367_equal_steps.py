@@ -14,8 +14,8 @@ from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import sqrt_scaled_lr, train_simclr
 from verify.supervised import train_supervised
 
-SEED = 0
-REPLICAS = 4  # independent seeds trained in lock-step; the per-seed values are recorded
+# seeds (the record's `seeds:`): replicas drawn from a generator seeded with seeds[0]; len(seeds) replicas
+DATA_SEED = 0  # the tinted digits and their split: the same data whatever the seeds
 BATCHES = (16, 256)  # 2N - 2 = 30 against 510 negatives per anchor (SimCLR eq. 1)
 STEPS = 79  # equal optimiser steps: 16 epochs at batch 256 (the long run of batch-size-convergence), 1 at batch 16
 EPOCHS = 2  # equal epochs for both batch sizes: 157 steps at batch 16, 10 at batch 256
@@ -26,8 +26,8 @@ AUG = dict(names=["crop", "colour"], strength=0.5, crop_scale=(0.2, 1.0))  # as 
 
 def probe(f, x, y, tr, te):
     """Linear-probe (closed-form ridge) and kNN accuracy on frozen h = f(x), per replica: R, R."""
-    h_tr = frozen_features(f, for_replicas(x[tr], REPLICAS))  # h_tr: R x M x H
-    h_te = frozen_features(f, for_replicas(x[te], REPLICAS))
+    h_tr = frozen_features(f, for_replicas(x[tr], f.n_replicas))  # h_tr: R x M x H
+    h_te = frozen_features(f, for_replicas(x[te], f.n_replicas))
     return linear_probe(h_tr, y[tr], h_te, y[te]).cpu(), knn_probe(h_tr, y[tr], h_te, y[te]).cpu()
 
 
@@ -43,23 +43,23 @@ def nt_xent_within_groups(group, tau):
     return loss
 
 
-def accuracy(objective, batch, steps, lr, x, y, tr, te):
-    """Train R replicas with `objective` at `batch` for `steps` Adam steps at `lr` and probe h: R, R."""
+def accuracy(objective, batch, steps, lr, x, y, tr, te, seeds):
+    """Train R = len(seeds) replicas from seeds[0] with `objective` at `batch` for `steps` Adam steps at `lr` and
+    probe h: R, R."""
     aug = Augment(**AUG)
+    r, seed = len(seeds), seeds[0]
     if objective == "contrastive_fixed_negatives":  # the images of `batch`, the negatives of batch BATCHES[0]
         grouped = nt_xent_within_groups(BATCHES[0], 0.2)  # tau as the contrastive runs
-        net, _ = train_simclr(
-            x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=SEED, loss=grouped
-        )
+        net, _ = train_simclr(x[tr], aug, n_replicas=r, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=seed, loss=grouped)
         return probe(net.f, x, y, tr, te)
     if objective == "contrastive":
-        net, _ = train_simclr(x[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, tau=0.2, lr=lr, hidden=HIDDEN, seed=SEED)
+        net, _ = train_simclr(x[tr], aug, n_replicas=r, steps=steps, batch=batch, tau=0.2, lr=lr, hidden=HIDDEN, seed=seed)
         return probe(net.f, x, y, tr, te)
-    f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=REPLICAS, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=SEED)
+    f, _ = train_supervised(x[tr], y[tr], aug, n_replicas=r, steps=steps, batch=batch, lr=lr, hidden=HIDDEN, seed=seed)
     return probe(f, x, y, tr, te)
 
 
-def measure(x, y, tr, te):
+def measure(x, y, tr, te, seeds):
     """Probe and kNN accuracy per (objective, budget, batch), R each: equal steps, equal epochs and the untrained net."""
     epoch_steps = {b: round(EPOCHS * len(tr) / b) for b in BATCHES}  # equal epochs -> steps per batch size
     acc = {}  # (readout, objective, budget, batch) -> R
@@ -74,12 +74,12 @@ def measure(x, y, tr, te):
         for budget, steps, lr in plans:
             for b, n in steps.items():
                 acc[("probe", objective, budget, b)], acc[("knn", objective, budget, b)] = accuracy(
-                    objective, b, n, lr(b), x, y, tr, te
+                    objective, b, n, lr(b), x, y, tr, te, seeds
                 )
     # the counterpart arm: batch 256's images per step with batch 16's negatives (NT-Xent within groups of 16), at
     # equal steps and the same learning rate, so that of SimCLR §5.2's "more negative examples" only the images remain
     key = ("contrastive_fixed_negatives", "steps", BATCHES[-1])
-    acc[("probe", *key)], acc[("knn", *key)] = accuracy(key[0], BATCHES[-1], STEPS, LR, x, y, tr, te)
+    acc[("probe", *key)], acc[("knn", *key)] = accuracy(key[0], BATCHES[-1], STEPS, LR, x, y, tr, te, seeds)
     return acc, epoch_steps
 
 
@@ -105,13 +105,13 @@ def plot(evidence, acc):
 
 
 @pytest.mark.claim("SOTA-367", "equal-steps")
-def test_at_equal_steps_the_larger_batch_gains_more_for_contrastive_than_supervised(evidence, device):
+def test_at_equal_steps_the_larger_batch_gains_more_for_contrastive_than_supervised(evidence, device, seeds):
     """At equal Adam steps batch 256 beats batch 16 by more for the contrastive model (30 vs 510 negatives) than for
     the supervised one (no negatives, the same images per step); at equal epochs the supervised gain stays small."""
-    x, y, _ = tinted_digits(SEED)
+    x, y, _ = tinted_digits(DATA_SEED)
     x, y = x.to(device), y.to(device)
-    tr, te = split(len(x), SEED)
-    acc, epoch_steps = measure(x, y, tr, te)
+    tr, te = split(len(x), DATA_SEED)
+    acc, epoch_steps = measure(x, y, tr, te, seeds)
     small, large = BATCHES
     for (readout, objective, budget, b), a in acc.items():
         evidence.metric(f"{readout}_{objective}_{budget}_b{b}", a.mean().item(), unit="accuracy", seeds=a.tolist())
@@ -145,7 +145,7 @@ def test_at_equal_steps_the_larger_batch_gains_more_for_contrastive_than_supervi
     plot(evidence, acc)
     evidence.note(
         f"tinted digits, crop + colour(s=0.5), MLP width {HIDDEN}, tau 0.2, Adam lr {LR} at equal steps and "
-        f"1e-3*sqrt(B/256) at equal epochs for both objectives, {REPLICAS} seeds; equal steps {STEPS}, "
+        f"1e-3*sqrt(B/256) at equal epochs for both objectives, {len(seeds)} seeds; equal steps {STEPS}, "
         f"equal epochs {EPOCHS} ({epoch_steps}); counterpart arm: contrastive at batch {large}, NT-Xent within groups "
         f"of {small} ({2 * small - 2} negatives per anchor), {STEPS} steps, lr {LR}"
     )

@@ -15,8 +15,8 @@ from verify.losses import margin_triplet, nt_logistic, nt_xent, other_view_pairs
 from verify.probes import frozen_features, knn_probe, linear_probe
 from verify.simclr import encode_views, train_simclr
 
-SEED = 0  # the thresholds in the claim record were set from SEED = 0, 1, 2
-PER = 3  # replicas (seeds) of each loss
+# seeds (the record's `seeds:`): every loss trains len(seeds) replicas (its seeds), all losses' replicas drawn in one
+# lock-step run from a generator seeded with seeds[0]
 # the digits toy of SOTA-362: MLP 64-128-128-64, h = 64-d post-ReLU, head 64-64-64; shift + noise views
 NET = dict(hidden=128, rep_dim=64, out_dim=64, h_relu=True)
 TRAIN = dict(steps=200, batch=128, lr=3e-3, **NET)
@@ -73,22 +73,29 @@ def l2_loss(l2, tau):
     return loss
 
 
-def lock_step(losses):
-    """train_simclr's `loss` for groups of PER replicas, group k trained with losses[k]."""
+def lock_step(losses, per):
+    """train_simclr's `loss` for groups of `per` replicas, group k trained with losses[k]."""
 
-    def loss(z1, z2, g):  # z1, z2: R x N x D with R = PER * len(losses)
-        parts = [fn(z1[k * PER : (k + 1) * PER], z2[k * PER : (k + 1) * PER], g) for k, fn in enumerate(losses)]
+    def loss(z1, z2, g):  # z1, z2: R x N x D with R = per * len(losses)
+        parts = [fn(z1[k * per : (k + 1) * per], z2[k * per : (k + 1) * per], g) for k, fn in enumerate(losses)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])  # R, R
 
     return loss
 
 
-def train_groups(data, losses, seed, l2, steps):
-    """PER replicas per loss, trained in lock-step on the digits; returns the net and per-replica linear evaluation
-    and kNN accuracy of h on the held-out split (R each)."""
-    r = PER * len(losses)
+def train_groups(data, losses, seeds, l2, steps):
+    """len(seeds) replicas per loss, trained in lock-step on the digits from seeds[0]; returns the net and per-replica
+    linear evaluation and kNN accuracy of h on the held-out split (R each)."""
+    per = len(seeds)
+    r = per * len(losses)
     net, _ = train_simclr(
-        data["x_train"], ShiftNoise(), n_replicas=r, seed=seed, loss=lock_step(losses), l2=l2, **{**TRAIN, "steps": steps}
+        data["x_train"],
+        ShiftNoise(),
+        n_replicas=r,
+        seed=seeds[0],
+        loss=lock_step(losses, per),
+        l2=l2,
+        **{**TRAIN, "steps": steps},
     )
     h_tr = frozen_features(net, for_replicas(data["x_train"], r))[0]  # h_tr: R x M x 64
     h_te = frozen_features(net, for_replicas(data["x_test"], r))[0]
@@ -100,7 +107,7 @@ def contrastive_eval(net, data, groups, seed, batch=256):
     """Table 5's contrastive accuracy and entropy on held-out images: NT-Xent's softmax over the 2N-1 other views of a
     batch of N = 256, each group with its own l2 and tau. Returns top-1 and mean entropy (nats), R each."""
     g = torch.Generator().manual_seed(seed)
-    x, r = data["x_test"][:batch], PER * len(groups)
+    x, r, per = data["x_test"][:batch], net.n_replicas, net.n_replicas // len(groups)
     imgs = x.unsqueeze(0).expand(r, -1, -1, -1)  # imgs: R x N x 8 x 8
     was = net.training
     net.eval()
@@ -108,13 +115,13 @@ def contrastive_eval(net, data, groups, seed, batch=256):
     net.train(was)
     acc, ent = [], []
     for k, (l2, tau) in enumerate(groups):
-        a, b = z1[k * PER : (k + 1) * PER], z2[k * PER : (k + 1) * PER]  # PER x N x D
+        a, b = z1[k * per : (k + 1) * per], z2[k * per : (k + 1) * per]  # per x N x D
         if l2:
             a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
-        z = torch.cat([a, b], 1)  # z: PER x 2N x D
+        z = torch.cat([a, b], 1)  # z: per x 2N x D
         eye = torch.eye(2 * batch, dtype=torch.bool, device=z.device)
-        logits = (z @ z.transpose(1, 2) / tau).masked_fill(eye, float("-inf"))  # logits: PER x 2N x 2N
-        p = logits.softmax(-1)  # p: PER x 2N x 2N, the contrastive distribution of each anchor
+        logits = (z @ z.transpose(1, 2) / tau).masked_fill(eye, float("-inf"))  # logits: per x 2N x 2N
+        p = logits.softmax(-1)  # p: per x 2N x 2N, the contrastive distribution of each anchor
         target = torch.cat([torch.arange(batch, 2 * batch), torch.arange(batch)]).to(z.device)  # target: 2N
         acc.append((logits.argmax(-1) == target).float().mean(1))
         ent.append(-(p * p.clamp_min(1e-30).log()).sum(-1).mean(1))
@@ -122,18 +129,19 @@ def contrastive_eval(net, data, groups, seed, batch=256):
 
 
 def per_group(values, names):
-    """Split an R-vector into {name: PER-vector} in group order."""
-    return {n: values[k * PER : (k + 1) * PER] for k, n in enumerate(names)}
+    """Split an R-vector into {name: (R / len(names))-vector} in group order."""
+    per = len(values) // len(names)
+    return {n: values[k * per : (k + 1) * per] for k, n in enumerate(names)}
 
 
 @pytest.mark.claim("SOTA-368", "table4-losses")
-def test_nt_xent_against_logistic_and_margin_with_and_without_mining(evidence, device):
+def test_nt_xent_against_logistic_and_margin_with_and_without_mining(evidence, device, seeds):
     """Table 4 on digits: semi-hard mining should help NT-Logistic and the margin loss (a random negative should not),
     and NT-Xent without mining should beat the best mined alternative under linear evaluation."""
     data = load_digits_split(device=device)
-    _, lin, knn = train_groups(data, [pair_loss(*spec) for spec in TABLE4.values()], SEED, True, TRAIN["steps"])
+    _, lin, knn = train_groups(data, [pair_loss(*spec) for spec in TABLE4.values()], seeds, True, TRAIN["steps"])
     lin, knn = per_group(lin, list(TABLE4)), per_group(knn, list(TABLE4))
-    _, lin["margin_random"], knn["margin_random"] = train_groups(data, [pair_loss(*MARGIN_RANDOM)], SEED, True, TRAIN["steps"])
+    _, lin["margin_random"], knn["margin_random"] = train_groups(data, [pair_loss(*MARGIN_RANDOM)], seeds, True, TRAIN["steps"])
     best_mined = torch.maximum(lin["nt_logistic_sh"], lin["margin_sh"])  # per seed, the better mined alternative
     per_seed = {
         **{f"lin_{k}": v for k, v in lin.items()},
@@ -174,26 +182,26 @@ def test_nt_xent_against_logistic_and_margin_with_and_without_mining(evidence, d
         "table4_losses",
         fig,
         caption="Table 4 on digits: linear evaluation and kNN accuracy of h for each "
-        f"loss at its tuned temperature or margin (sh: semi-hard mining); means and sd of {PER} seeds.",
+        f"loss at its tuned temperature or margin (sh: semi-hard mining); means and sd of {len(seeds)} seeds.",
     )
     plt.close(fig)
     evidence.note(
-        f"{PER} seeds per loss; {TRAIN['steps']} steps, batch {TRAIN['batch']}; "
+        f"{len(seeds)} seeds per loss; {TRAIN['steps']} steps, batch {TRAIN['batch']}; "
         + ", ".join(f"{k}: {v[1]}" for k, v in TABLE4.items())
         + f"; counterpart run: margin_random: {MARGIN_RANDOM[1]}"
     )
 
 
 @pytest.mark.claim("SOTA-368", "table5-l2-temperature")
-def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, device):
+def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, device, seeds):
     """Table 5 on digits: without l2 normalisation the contrastive task is solved more often but h is worse under
     linear evaluation; with l2, a lower temperature sharpens the contrastive distribution (lower entropy)."""
     data = load_digits_split(device=device)
     groups = list(TABLE5.values())
     out = {}
     for kind, steps in (("trained", TRAIN["steps"]), ("untrained", 0)):
-        net, lin, knn = train_groups(data, [l2_loss(*spec) for spec in groups], SEED, False, steps)
-        acc, ent = contrastive_eval(net, data, groups, SEED)
+        net, lin, knn = train_groups(data, [l2_loss(*spec) for spec in groups], seeds, False, steps)
+        acc, ent = contrastive_eval(net, data, groups, seeds[0])
         out[kind] = {key: per_group(v, list(TABLE5)) for key, v in (("lin", lin), ("knn", knn), ("acc", acc), ("entropy", ent))}
     m = out["trained"]
     per_seed = {f"{key}_{name}": v for key in ("lin", "knn", "acc", "entropy") for name, v in m[key].items()}
@@ -232,7 +240,7 @@ def test_without_l2_the_task_is_easier_and_the_representation_worse(evidence, de
         "table5_task_vs_representation",
         fig,
         caption="Table 5 on digits: contrastive-task accuracy against "
-        f"linear evaluation, l2-normalised (circles) and not (squares), means and sd of {PER} seeds.",
+        f"linear evaluation, l2-normalised (circles) and not (squares), means and sd of {len(seeds)} seeds.",
     )
     plt.close(fig)
-    evidence.note(f"{PER} seeds per setting; {TRAIN['steps']} steps, batch {TRAIN['batch']}")
+    evidence.note(f"{len(seeds)} seeds per setting; {TRAIN['steps']} steps, batch {TRAIN['batch']}")
