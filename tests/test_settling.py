@@ -181,3 +181,13 @@ def test_measure_runs_a_verifier_whose_check_is_not_in_the_record_yet_and_writes
     assert "    # gap: mean - 3 sd = 0.029, mean + 3 sd = 0.531 (over 5 seeds; a suggestion, not the source's size)" in out
     assert "SOTA-001/cheap" not in out  # --check: only the draft
     assert not (root / "results").exists()
+
+
+def test_a_settling_run_scales_the_checks_cpu_limit_by_its_seeds(tmp_path):
+    from assay.evidence import settling
+
+    root = make_kb(tmp_path / "kb", ["cheap"])
+    claim = load(root).claims["SOTA-001"]
+    check = claim.check("cheap")  # timeout 60, seeds: {count: 3}
+    assert settling.cpu_limit({}, claim, check) == 60.0
+    assert settling.cpu_limit({"SOTA-001/cheap": {"seeds": list(range(1000, 1018))}}, claim, check) == 360.0

@@ -248,7 +248,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     state, tie = _tied(item)
     if tie is None:
         return (yield)
-    cpu = tie[1].timeout
+    cpu = settling.cpu_limit(state.settle, *tie)  # a settling run's seeds scale the check's timeout
     wall = limits.wall_limit(cpu, float(item.config.getini("assay_wall_floor_s")))
     with limits.watched(state.hard_stop, run.note_name(item.nodeid), cpu, wall), limits.measured(state.device) as measured:
         item.stash[_MEASURED] = measured  # filled in when the verifier ends, however it ends

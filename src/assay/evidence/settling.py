@@ -48,6 +48,14 @@ def seeds_for(plan: dict[str, Any], tie: tuple | None) -> list[int]:
     return check.seeds.values
 
 
+def cpu_limit(plan: dict[str, Any], claim: Any, check: Any) -> float:
+    """The check's CPU limit (its ``timeout``), scaled for a settling run by its seeds over the record's."""
+    planned = plan.get(f"{claim.id}/{check.id}")
+    if planned is None or check.seeds is None:
+        return float(check.timeout)
+    return float(check.timeout) * max(1.0, len(planned["seeds"]) / check.seeds.count)
+
+
 def of(plan: dict[str, Any], report: Any) -> Settling | None:
     """What the result of a planned check keeps of its plan; None for a check the plan does not name."""
     planned = plan.get(f"{report.claim}/{report.check}")
