@@ -112,6 +112,7 @@ def test_seeds_in_the_record_reach_the_verifier_and_settling_reads_only_fresh_on
     out = capsys.readouterr().out
     assert f"settle SOTA-001/cheap.cpu: {direct} fresh seeds from 1000 (" in out
     assert f"not settled: SOTA-001/dear.cpu: about {direct * 10:.0f} s, over the budget" in out
+    assert "merged into results/: 0 added, 1 replaced, 0 kept, 0 conflict(s)" in out  # other seeds: no conflict
     settled = result(root, "cheap")
     fresh = list(range(1000, 1000 + direct))
     assert settled.seeds_used == fresh and not set(fresh) & {0, 1, 2}

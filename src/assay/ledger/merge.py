@@ -215,6 +215,8 @@ def _merge_locked(
         and theirs.measured
         and ours.inputs.hash == theirs.inputs.hash == current
         and ours.verdict != theirs.verdict
+        and ours.settling is None
+        and theirs.settling is None  # a settling run read other seeds: another measurement, no conflict
     ):
         report.conflicts.append(
             f"{label}: ours {ours.verdict} ({ours.finished}), theirs {theirs.verdict} "
