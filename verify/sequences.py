@@ -5,12 +5,18 @@ Layout of a bucket of M models sharing one sequence length L (input length T = L
 activations are M x G x S x T x C (model, group of independent batches, sample, position, channel). Models with fewer
 sequence batches per step (smaller N) are padded along S and masked out of the loss and of the batch statistics, so
 each model sees exactly the batch statistics of its own N * E samples, as a separate nn.BatchNorm1d would.
+
+The training-mode forward and its backward are written out by hand (Bucket._forward, Bucket._backward) rather than
+left to autograd: each Conv1d is three batched matrix products on the positions of all samples in a row (_conv3),
+nothing is multiplied by a mask where it is zero already, and buffers are updated in place; the results are those of
+the plain formulation up to floating-point rounding (verify/test_sota371_equivalence.py).
 """
 
 import math
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 CHANNELS = 32  # blog §The Experiment: Conv1d(.., 32, 3, 1, 1) blocks
 N_BLOCKS = 6  # blog §The Experiment: six Conv1d + BatchNorm1d + ReLU blocks
@@ -86,6 +92,9 @@ class Bucket:
         nmask = torch.arange(self.n_max)[None] < Ns[:, None]  # M x Nmax real sequence batches
         self.smask = (nmask[:, :, None] & emask[:, None, :]).reshape(M, 1, -1).float().to(device)  # M x 1 x S
         self.count = (Ns * Ls * (Ls - 1)).float().to(device)  # M values per BN statistic: N * E * (L-1)
+        self._mask_cache = {}  # G -> masks of a batch of G groups (Bucket._masks)
+        short = torch.nonzero(Ls - 1 < self.T)[:, 0]  # models with padded positions: their first one is t = L - 1
+        self.short_m, self.short_t = short.to(device), (Ls[short] - 1).to(device)
 
         def uniform(shape, fan_in):  # PyTorch Conv1d default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
             bound = (1.0 / fan_in.float().sqrt()).view(-1, *([1] * (len(shape) - 1)))
@@ -122,36 +131,153 @@ class Bucket:
 
     def forward(self, x, train, update_stats=False, momentum=0.1, eps=1e-5):
         """Predictions M x G x S. train=True: nn.BatchNorm1d training mode, statistics of each (model, group) over its
-        own real samples and positions; train=False: running statistics (eval mode)."""
+        own real samples and positions, differentiable (by Bucket._backward); train=False: running statistics (eval
+        mode), without gradient."""
+        params = self.parameters()
+        if train and torch.is_grad_enabled() and any(p.requires_grad for p in params):
+            pred, *stats = _TrainPass.apply(self, x, eps, *params)
+        else:
+            with torch.no_grad():
+                pred, stats, _ = self._forward(x, train, eps, keep=False)
+        if train and update_stats:  # running <- (1 - momentum) running + momentum * batch, unbiased variance
+            with torch.no_grad():
+                n = self.count[:, None]  # M x 1
+                for k in range(N_BLOCKS):
+                    mean, var = stats[k], stats[N_BLOCKS + k]  # M x G x C each
+                    self.run_mean[k].lerp_(mean.mean(dim=1), momentum)
+                    self.run_var[k].lerp_(var.mean(dim=1) * n / (n - 1), momentum)
+        return pred
+
+    def _masks(self, G):
+        """For batches of G groups: mst, M x 1 x S x T x 1 real entries; w, (M G) x 1 x (S T) averaging weights of one
+        statistic (mst / count); short_rows, the rows of M x G x S x T at a shorter model's first padded position."""
+        if G not in self._mask_cache:
+            M, S, T = len(self.specs), self.smask.shape[-1], self.T
+            mst = (self.smask[..., None] * self.tmask[:, None, None, :])[..., None]  # M x 1 x S x T x 1
+            w = (mst / self.count[:, None, None, None, None]).expand(M, G, S, T, 1).reshape(M * G, 1, S * T)
+            rows = torch.arange(M * G * S * T, device=mst.device).view(M, G, S, T)
+            self._mask_cache[G] = mst, w, rows[self.short_m, :, :, self.short_t].flatten()
+        return self._mask_cache[G]
+
+    def _forward(self, x, train, eps, keep):
+        """The blog network without autograd, x M x G x S x T -> predictions M x G x S. train: batch statistics (returned:
+        N_BLOCKS means, then N_BLOCKS biased variances, M x G x C each), else the running ones. keep: also return
+        what _backward needs, per block (input, conv output z, mean, 1 / std, BN scale, output h)."""
         M, G, S, T = x.shape
-        mst = self.smask[..., None] * self.tmask[:, None, None, :]  # M x 1 x S x T real entries
-        w = (mst / self.count[:, None, None, None]).expand(M, G, S, T)  # averaging weights of one statistic
-        h = x[..., None] * mst[..., None]  # M x G x S x T x 1
+        C = CHANNELS
+        mst, w, _ = self._masks(G)
+        h = x[..., None] * mst  # M x G x S x T x 1, the input zero at padded entries
+        means, variances, cache = [], [], []
         for k in range(N_BLOCKS):
-            c_in = h.shape[-1]
-            hp = nn.functional.pad(h, (0, 0, 1, 1))  # Conv1d(.., 3, 1, 1): zero padding on T
-            taps = torch.cat([hp[..., :-2, :], hp[..., 1:-1, :], hp[..., 2:, :]], dim=-1)  # M x G x S x T x 3Cin
-            h = torch.bmm(taps.reshape(M, -1, 3 * c_in), self.conv_w[k]).view(M, G, S, T, -1)  # M x G x S x T x C
+            z = _conv3(h.view(M, G * S, T, -1), self.conv_w[k]).view(M, G, S, T, C)  # M x G x S x T x C
             if train:
-                mean = torch.einsum("mgst,mgstc->mgc", w, h)  # M x G x C
-                h = h - mean[:, :, None, None, :]
-                var = torch.einsum("mgst,mgstc->mgc", w, h * h)  # biased variance, as BN normalises
-                if update_stats:  # running <- (1 - momentum) running + momentum * batch, unbiased variance
-                    with torch.no_grad():
-                        n = self.count[:, None]  # M x 1
-                        self.run_mean[k].lerp_(mean.mean(dim=1), momentum)
-                        self.run_var[k].lerp_(var.mean(dim=1) * n / (n - 1), momentum)
+                mean = torch.bmm(w, z.view(M * G, S * T, C)).view(M, G, 1, 1, C)
+                # (z - mean)^2 in one pass; not E[z^2] - mean^2, which loses the variance in float32 where a batch's
+                # mean is far from zero against its spread (first block: up to ~55 standard deviations)
+                y = F.mse_loss(z, mean.expand_as(z), reduction="none")
+                var = torch.bmm(w, y.view(M * G, S * T, C)).view(M, G, 1, 1, C)  # biased variance, as BN normalises
             else:
-                h = h - self.run_mean[k][:, None, None, None, :]
-                var = self.run_var[k][:, None, :].expand(M, G, -1)  # M x G x C
-            scale = (self.bn_w[k][:, None, :] * torch.rsqrt(var + eps))[:, :, None, None, :]  # M x G x 1 x 1 x C
-            h = torch.relu(torch.addcmul(self.bn_b[k][:, None, None, None, :], h, scale)) * mst[..., None]
-        out = torch.bmm(h.reshape(M, G * S, T * CHANNELS), self.out_w.reshape(M, -1, 1))  # M x GS x 1
-        return out.view(M, G, S) + self.out_b[:, None, None]
+                mean, var = self.run_mean[k][:, None, None, None, :], self.run_var[k][:, None, None, None, :]
+                y = torch.empty_like(z)
+            inv = torch.rsqrt(var + eps)  # M x G x 1 x 1 x C
+            scale = self.bn_w[k][:, None, None, None, :] * inv
+            shift = torch.addcmul(self.bn_b[k][:, None, None, None, :], mean, scale, value=-1)  # beta - mean * scale
+            torch.addcmul(shift, z, scale, out=y).relu_()  # BN and ReLU, M x G x S x T x C
+            h_in, h = h, y.mul_(mst)  # zero at padded entries: the next conv's zero padding
+            means.append(mean.view(M, -1, C))
+            variances.append(var.view(M, -1, C))
+            if keep:
+                cache.append((h_in, z, mean, inv, scale, h))
+        pred = torch.bmm(h.view(M, G * S, T * C), self.out_w.view(M, T * C, 1)).view(M, G, S) + self.out_b[:, None, None]
+        return pred, means + variances, cache
+
+    def _backward(self, cache, g_pred):
+        """Gradients of _forward's training-mode predictions w.r.t. parameters(), in that order, given g_pred (M x G x S)."""
+        M, G, S = g_pred.shape
+        T, C = self.T, CHANNELS
+        n, short_rows = self.count[:, None, None, None, None], self._masks(G)[2]  # n: M x 1 x 1 x 1 x 1
+        h = cache[-1][5]
+        g_out_w = torch.bmm(h.view(M, G * S, T * C).transpose(1, 2), g_pred.reshape(M, G * S, 1)).view(M, T, C)
+        g_out_b = g_pred.sum(dim=(1, 2))
+        g = torch.bmm(g_pred.reshape(M, G * S, 1), self.out_w.view(M, 1, T * C)).view(M, G, S, T, C)  # d loss / d h
+        g_conv, g_bn_w, g_bn_b = [None] * N_BLOCKS, [None] * N_BLOCKS, [None] * N_BLOCKS
+        for k in reversed(range(N_BLOCKS)):
+            h_in, z, mean, inv, scale, h = cache[k]
+            gy = torch.ops.aten.threshold_backward.grad_input(g, h, 0, grad_input=g)  # in place; h > 0: real, active
+            g_sum = gy.view(M * G, S * T, C).sum(dim=1).view(M, G, 1, 1, C)  # d loss / d beta, per group
+            gz = torch.mul(gy, z, out=h)  # the buffer of gz below: h's, read for the last time above
+            g_zc = gz.view(M * G, S * T, C).sum(dim=1).view(M, G, 1, 1, C) - mean * g_sum  # sum gy (z - mean)
+            g_bn_b[k] = g_sum.sum(dim=1)
+            g_bn_w[k] = (g_zc * inv).sum(dim=1).view(M, C)
+            # BatchNorm backward: gz = scale * (gy - mean(gy) - (z - mean) inv^2 mean(gy (z - mean))), means over real
+            # entries, = scale gy + a + b z. At padded rows gz is finite and reaches no parameter (the conv input is
+            # zero there, and the gradient of the block before is masked by its ReLU), except at a shorter model's
+            # first padded position, whose left neighbour is its last real one: zeroed.
+            b = -scale * inv * inv * g_zc / n
+            torch.addcmul(-scale * g_sum / n - b * mean, z, b, out=gz).addcmul_(gy, scale)
+            gz.view(-1, C).index_fill_(0, short_rows, 0)
+            h_in, W = h_in.view(M, G * S, T, -1), self.conv_w[k]
+            g_conv[k], g = _conv3_backward(h_in, gz.view(M, G * S, T, C), W, k > 0, out=z)  # z: read for the last time
+            g = g.view(M, G, S, T, C) if k > 0 else None
+        return g_conv + [t.view(M, C) for t in g_bn_w] + [t.view(M, C) for t in g_bn_b] + [g_out_w, g_out_b]
 
     def mse(self, pred, y):
         """Per (model, group) MSE over real samples, M x G (F.mse_loss over one model's batch)."""
         return (((pred - y) ** 2) * self.smask).sum(dim=2) / self.smask.sum(dim=2)
+
+
+def _conv3(h, W):
+    """Conv1d(c, C, 3, 1, 1) without bias, one per model: h M x N x T x c (N samples, zero at padded entries), W M x 3c x C
+    (row = tap * c + channel; tap j of position t reads position t + j - 1) -> M x (N T) x C. Three products over the
+    positions of all samples in a row; the two that crossed a sample boundary are then taken back out."""
+    M, N, T, c = h.shape
+    hf = h.reshape(M, N * T, c)
+    W0, W1, W2 = W[:, :c], W[:, c : 2 * c], W[:, 2 * c :]  # M x c x C each: left, centre, right tap
+    z = torch.bmm(hf, W1)
+    z[:, 1:].baddbmm_(hf[:, :-1], W0)
+    z[:, :-1].baddbmm_(hf[:, 1:], W2)
+    zv = z.view(M, N, T, -1)
+    zv[:, 1:, 0].baddbmm_(h[:, :-1, T - 1], W0, alpha=-1)  # position 0 has no left neighbour
+    zv[:, :-1, T - 1].baddbmm_(h[:, 1:, 0], W2, alpha=-1)  # position T - 1 has no right neighbour
+    return z
+
+
+def _conv3_backward(h, gz, W, input_grad, out):
+    """Gradients of _conv3's output w.r.t. W (M x 3c x C) and, if input_grad, h (M x (N T) x c, written into the buffer
+    out), given gz (M x N x T x C)."""
+    M, N, T, c = h.shape
+    hf, gf = h.reshape(M, N * T, c), gz.reshape(M, N * T, -1)
+    W0, W1, W2 = W[:, :c], W[:, c : 2 * c], W[:, 2 * c :]
+    g_w0 = torch.bmm(hf[:, :-1].transpose(1, 2), gf[:, 1:]).baddbmm_(h[:, :-1, T - 1].transpose(1, 2), gz[:, 1:, 0], alpha=-1)
+    g_w1 = torch.bmm(hf.transpose(1, 2), gf)
+    g_w2 = torch.bmm(hf[:, 1:].transpose(1, 2), gf[:, :-1]).baddbmm_(h[:, 1:, 0].transpose(1, 2), gz[:, :-1, T - 1], alpha=-1)
+    if not input_grad:
+        return torch.cat([g_w0, g_w1, g_w2], dim=1), None
+    g = torch.bmm(gf, W1.transpose(1, 2), out=out.view(M, N * T, c))
+    g[:, :-1].baddbmm_(gf[:, 1:], W0.transpose(1, 2))
+    g[:, 1:].baddbmm_(gf[:, :-1], W2.transpose(1, 2))
+    gv = g.view(M, N, T, c)
+    gv[:, :-1, T - 1].baddbmm_(gz[:, 1:, 0], W0.transpose(1, 2), alpha=-1)
+    gv[:, 1:, 0].baddbmm_(gz[:, :-1, T - 1], W2.transpose(1, 2), alpha=-1)
+    return torch.cat([g_w0, g_w1, g_w2], dim=1), g
+
+
+class _TrainPass(torch.autograd.Function):
+    """A bucket's training-mode forward as one autograd node whose backward is Bucket._backward. Outputs: predictions
+    M x G x S and the batch statistics (without gradient)."""
+
+    @staticmethod
+    def forward(ctx, bucket, x, eps, *params):
+        pred, stats, cache = bucket._forward(x, True, eps, keep=True)
+        ctx.bucket, ctx.cache = bucket, cache
+        ctx.mark_non_differentiable(*stats)
+        return (pred, *stats)
+
+    @staticmethod
+    def backward(ctx, g_pred, *_):
+        grads = ctx.bucket._backward(ctx.cache, g_pred.contiguous())
+        ctx.cache = None
+        return (None, None, None, *grads)
 
 
 def load_blog_model(bucket, m, model):
@@ -205,6 +331,23 @@ def evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, generator,
     return out
 
 
+def grid_optimizer(buckets):
+    """Adam with the blog code's settings (torch.optim.Adam defaults, lr 1e-3) over every bucket's parameters; the fused
+    kernel (one pass over all parameters, the same update up to rounding)."""
+    return torch.optim.Adam([t for b in buckets for t in b.parameters()], lr=1e-3, fused=True)
+
+
+def grid_step(buckets, opt, generator):
+    """One training step of every model of the grid: each bucket draws its batch (Bucket.draw) and back-propagates the
+    sum of its models' losses at once, while its activations are still in cache; the same gradients as one backward
+    of the loss summed over all buckets (the buckets share no parameter). Then one Adam step."""
+    opt.zero_grad(set_to_none=True)
+    for b in buckets:
+        x, y = b.draw(1, generator)  # M x 1 x S x T, M x 1 x S
+        b.mse(b.forward(x, train=True, update_stats=True), y).sum().backward()
+    opt.step()
+
+
 def train_grid(
     seq_lens, batch_sizes, modes, steps, seed, device, eval_groups=8, n_points=1000, span=2 * math.pi, eval_at=(), precise_bn=0
 ):
@@ -216,16 +359,10 @@ def train_grid(
     {step: dict} for the steps in eval_at; precise_bn is passed to evaluate_grid.
     """
     buckets, g = build_grid(seq_lens, batch_sizes, modes, seed, device, n_points, span)
-    opt = torch.optim.Adam([t for b in buckets for t in b.parameters()], lr=1e-3)
+    opt = grid_optimizer(buckets)
     history = {}
     for step in range(1, steps + 1):
-        loss = 0.0
-        for b in buckets:
-            x, y = b.draw(1, g)
-            loss = loss + b.mse(b.forward(x, train=True, update_stats=True), y).sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        grid_step(buckets, opt, g)
         if step in eval_at:
             history[step] = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g, precise_bn)
     out = evaluate_grid(buckets, modes, seq_lens, batch_sizes, eval_groups, g, precise_bn)
