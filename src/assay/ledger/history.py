@@ -70,8 +70,14 @@ class Spec:
             parts.append(f"seeds {other.seeds or 'default'} -> {self.seeds or 'default'}")
         if self.control != other.control:
             parts.append("control " + ("added" if self.control else "removed"))
-        if self.against != other.against:
-            parts.append(f"against {list(other.against)} -> {list(self.against)}")
+        if self.against != other.against:  # the record names them; the move says what kind it was
+            parts.append(
+                "counterparts added"
+                if not other.against
+                else "counterparts removed"
+                if not self.against
+                else "counterparts changed"
+            )
         return "; ".join(parts)
 
 
