@@ -65,8 +65,8 @@ def test_the_root_option_also_works_after_the_command(make_kb, capsys):
 @pytest.mark.parametrize(
     ("argv", "path"),
     [
-        (["new", "claim"], "claims/SOTA-365.yaml"),
-        (["new", "claim", "--theory"], "claims/THEORY-091.yaml"),
+        (["new", "claim", "--source", "LIT-590"], "claims/SOTA-365.yaml\nverify/test_sota365.py"),
+        (["new", "claim", "--theory", "--source", "LIT-590"], "claims/THEORY-091.yaml\nverify/test_theory091.py"),
         (["new", "source"], "sources/LIT-613.yaml"),
         (["new", "decision"], "decisions/ADR-012.yaml"),
     ],
@@ -74,6 +74,7 @@ def test_the_root_option_also_works_after_the_command(make_kb, capsys):
 def test_new_scaffolds_the_next_free_id_of_the_series(kb_root, capsys, argv, path):
     assert assay(kb_root, *argv) == 0
     assert capsys.readouterr().out == path + "\n"
+    path = path.split("\n")[0]
     assert (kb_root / path).read_text(encoding="utf-8").startswith("# yaml-language-server: $schema=../schema/")
 
 
@@ -81,8 +82,8 @@ def test_new_takes_one_past_the_highest_number_not_the_first_gap(kb_root, capsys
     (kb_root / "claims" / "SOTA-400.yaml").write_text(
         (kb_root / "claims" / "THEORY-090.yaml").read_text().replace("THEORY-090", "SOTA-400")
     )
-    assert assay(kb_root, "new", "claim") == 0
-    assert capsys.readouterr().out == "claims/SOTA-401.yaml\n"
+    assert assay(kb_root, "new", "claim", "--source", "LIT-590") == 0
+    assert capsys.readouterr().out == "claims/SOTA-401.yaml\nverify/test_sota401.py\n"
 
 
 def test_new_starts_a_series_at_001_in_an_empty_knowledge_base(tmp_path, capsys):
@@ -92,7 +93,7 @@ def test_new_starts_a_series_at_001_in_an_empty_knowledge_base(tmp_path, capsys)
 
 
 def test_every_scaffold_validates_and_only_its_placeholder_texts_are_errors(kb_root, capsys):
-    for argv in (["claim"], ["claim", "--theory"], ["source"], ["decision"]):
+    for argv in (["claim", "--source", "LIT-590"], ["claim", "--theory", "--source", "LIT-590"], ["source"], ["decision"]):
         assert assay(kb_root, "new", *argv) == 0
     capsys.readouterr()
     assert assay(kb_root, "check") == 1
@@ -111,8 +112,8 @@ def test_a_scaffold_validates_against_the_committed_json_schema(kb_root, capsys)
 
     root = Path(__file__).resolve().parents[1]
     for kind, schema in (("claim", "claim"), ("source", "source"), ("decision", "decision")):
-        assert assay(kb_root, "new", kind) == 0
-        path = kb_root / capsys.readouterr().out.strip()
+        assert assay(kb_root, "new", kind, *(["--source", "LIT-590"] if kind == "claim" else [])) == 0
+        path = kb_root / capsys.readouterr().out.splitlines()[0]
         data = json.loads(json.dumps(yaml.safe_load(path.read_text(encoding="utf-8")), default=str))
         jsonschema.Draft7Validator(json.loads((root / "schema" / f"{schema}.schema.json").read_text())).validate(data)
 

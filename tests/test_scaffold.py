@@ -40,7 +40,7 @@ def test_a_new_knowledge_base_checks_clean_verifies_and_builds_strict(tmp_path, 
 def test_a_record_made_by_assay_new_in_a_new_knowledge_base_finds_its_schema(tmp_path, capsys):
     root = tmp_path / "kb"
     cli.main(["init", str(root)])
-    assert cli.main(["--root", str(root), "new", "claim"]) == 0
+    assert cli.main(["--root", str(root), "new", "claim", "--source", "LIT-001"]) == 0
     first = (root / "claims" / "SOTA-002.yaml").read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../schema/claim.schema.json"
     assert (root / "claims" / first.split("=", 1)[1]).resolve().is_file()

@@ -1,8 +1,9 @@
 """Every diagnostic of a knowledge base, as ``assay check`` prints them.
 
-The rules of the records (``assay.records.across``, with those within each file) and of the ledger's files
-(``assay.ledger.store``) and of their history (``assay.ledger.registration``),
-sorted by file and line, at most ``PER_FILE`` of a file listed and the rest counted.
+The rules of the records (``assay.records.across``, with those within each file), of the metrics the verifiers
+record (``assay.records.metric_rules``) and of the verifier stubs nobody filled (``assay.records.placeholders``),
+and of the ledger's files (``assay.ledger.store``) and of their history (``assay.ledger.registration``), sorted by
+file and line, at most ``PER_FILE`` of a file listed and the rest counted.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import re
 
 from assay.diagnostics import Diagnostic, UsageProblem, capped
 from assay.ledger import registration, store
-from assay.records import across
+from assay.records import across, metric_rules, placeholders
 from assay.records.knowledge_base import KnowledgeBase
 
 
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
-    found = set(across.diagnostics(kb)) | set(store.diagnostics(kb)) | set(registration.diagnostics(kb))
+    found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
+    found |= set(store.diagnostics(kb)) | set(registration.diagnostics(kb))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

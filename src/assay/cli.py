@@ -11,7 +11,6 @@ import functools
 import gc
 import json
 import os
-import re
 import sys
 import traceback
 from pathlib import Path
@@ -23,8 +22,7 @@ from assay.ledger import registration
 from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
 from assay.records.document import Loaded
-from assay.records.knowledge_base import KnowledgeBase, find_root, is_knowledge_base, load, next_id
-from assay.records.placeholders import RECORD_TEMPLATES
+from assay.records.knowledge_base import KnowledgeBase, find_root, is_knowledge_base, load
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -48,30 +46,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    """Scaffold a record with the next free id of its series; it is valid against the schema.
+    """Scaffold a record with the next free id of its series; it is valid against the schema. A claim cites --source
+    and gets each --check (one, main, by default) with an assertion resting on it, and a verifier stub beside it in
+    verify/ (seeded, with a control and a figure). Every text to replace is flagged by assay check until it is.
 
-    example: assay new claim --theory
+    example: assay new claim --source LIT-590 --check blog-task --check no-target-control
     """
-    import datetime as dt
+    from assay.skeleton import new_record
 
-    series = BY_KIND["theory" if args.kind == "claim" and args.theory else args.kind]
-    folder, rid = series.folder, next_id(args.root, series.prefix)
-    lit = BY_KIND["source"]
-    # well-formed ids only: a file name is written into the new record
-    sources = sorted(
-        p.stem for p in (args.root / lit.folder).glob(f"{lit.prefix}-*.yaml") if re.fullmatch(rf"{lit.prefix}-[0-9]+", p.stem)
-    )
-    today = dt.date.today()
-    text = RECORD_TEMPLATES[folder].format(
-        id=rid, source=sources[0] if sources else f"{lit.prefix}-001", year=today.year, date=today.isoformat()
-    )
-    path = args.root / folder / f"{rid}.yaml"
-    if not path.parent.resolve().is_relative_to(args.root):
-        raise UsageProblem(f"{folder}/ is a link to a folder outside the knowledge base; assay new writes only inside it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8") as fh:
-        fh.write(text)
-    print(path.relative_to(args.root).as_posix())
+    for rel in new_record(args.root, args.kind, theory=args.theory, source=args.source, checks=args.check or []):
+        print(rel)
     return 0
 
 
@@ -97,6 +81,21 @@ def cmd_history(args: argparse.Namespace) -> int:
     from assay.timeline import history
 
     return history(load(args.root), args.target, as_json=args.json)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """For each open expectation (read by its mean and inconclusive, or decided by less than a standard error) the
+    seeds read, their mean and sd, and how many fresh seeds would decide it if they held, with what that costs; then
+    the settling runs `assay verify --settle` would make. A planning figure, not a promise.
+
+    example: assay plan --claim SOTA-364
+    """
+    from assay.ledger.store import read_ledger
+    from assay.power import report
+
+    kb = load(args.root)
+    print("\n".join(printable(line) for line in report(kb, read_ledger(kb.root), args.claim or None)))
+    return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -231,14 +230,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_readme(args: argparse.Namespace) -> int:
-    """Regenerate the README's status legend and record reference from the code.
+    """Regenerate the reference pages' tables (fields, statuses, diagnostics, settings) and the guide's example files.
 
     example: assay readme
     """
-    from assay.reference import update_readme
+    from assay.reference import update_pages
 
-    changed = update_readme(args.root / "README.md")
-    print("README.md updated" if changed else "README.md is current")
+    for page, changed in update_pages(args.root):
+        print(f"{page} updated" if changed else f"{page} is current")
     return 0
 
 
@@ -294,6 +293,8 @@ def _parser() -> argparse.ArgumentParser:
     p = add("new", cmd_new)
     p.add_argument("kind", choices=("claim", "source", "decision"))
     p.add_argument("--theory", action="store_true", help="a THEORY claim rather than a SOTA one")
+    p.add_argument("--source", metavar="LIT-NNN", help="the source a new claim cites (required for a claim)")
+    p.add_argument("--check", metavar="ID", action="append", help="a check of the new claim (repeat for more)")
     p = add("show", cmd_show)
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print the record as JSON (its fields as the schema has them)")
@@ -313,6 +314,9 @@ def _parser() -> argparse.ArgumentParser:
     from assay.dispatch import command as verification  # its options live with it
 
     verification.add_arguments(add("verify", verification.cmd_verify))
+    from assay import sources  # its options live with it
+
+    sources.add_arguments(add("sources", sources.cmd_sources))
     p = add("init", cmd_init)
     p.add_argument("dir", type=Path, help="the folder to create (it must not exist, or be empty)")
     add("schema", cmd_schema)

@@ -110,7 +110,8 @@ _CODES = [
     Code(
         "placeholder",
         "error",
-        "A field still holds the text `assay new` wrote for a person to replace, so the record cannot read as cited or checked.",
+        "A field still holds the text `assay new` wrote for a person to replace, or a verifier line its `# assay new:` "
+        "mark, so the record cannot read as cited or checked.",
     ),
     Code(
         "unreadable-input",
@@ -162,6 +163,18 @@ _CODES = [
         "do not order them; the comparison graph is acyclic.",
     ),
     Code("uncited-source", "warning", "No claim cites the source."),
+    # quotes against the words of their sources (compared as ``assay.records.passages`` says)
+    Code("quote-not-in-source", "error", "A citation's quote is not a passage of its source, nor a span of one."),
+    Code("locator-mismatch", "error", "A citation's quote is a passage of its source, but at another locator."),
+    Code(
+        "source-without-passages",
+        "warning",
+        "A cited source keeps no passages, so the quotes that cite it are not checked against its words.",
+    ),
+    Code("passage-not-in-copy", "error", "`assay sources verify`: a passage is not in the copy of the source's text."),
+    Code(
+        "passage-context", "warning", "`assay sources verify`: a passage is in the copy, but not between its prefix and suffix."
+    ),
     # verifiers
     Code("unknown-verifier", "error", "A check names a verifier test that does not exist."),
     Code("verifier-mismatch", "error", "A check's verifier test is tied (by its marker) to another claim or check."),
@@ -171,6 +184,31 @@ _CODES = [
         "duplicate-verifier",
         "error",
         "Two tests in `verify/` are marked for the same claim and check, so which one the result comes from is unclear.",
+    ),
+    # the metrics a verifier records, read from its `evidence.metric` calls before it runs (assay.records.metric_rules)
+    Code(
+        "undeclared-recording",
+        "warning",
+        "A verifier records a metric its check does not declare, the nearest in name to a declared metric it never "
+        "records (`unrecorded-metric`): most likely one of the two was renamed. A verifier may record more than its "
+        "check declares (a chance level, a spread); such a recording alone is not reported.",
+    ),
+    Code(
+        "unrecorded-metric",
+        "error",
+        "A check declares a metric that its verifier never records: no `evidence.metric` call of the verifier, or of "
+        "the functions of its module it hands the evidence to, names it, and no name built at run time could be it.",
+    ),
+    Code(
+        "unit-mismatch",
+        "error",
+        "A verifier records a metric with a `unit=` other than the one its check declares; the run would stop there.",
+    ),
+    Code(
+        "unread-metric-names",
+        "warning",
+        "Some metric names of a verifier are built at run time (from a dict, a variable), and a metric its check "
+        "declares is among none of the names that could be read, so only a run tells whether it is recorded.",
     ),
     # the ledger
     Code(

@@ -74,6 +74,40 @@ class Comparison(BaseModel):
     decision: DecisionId = Field("ADR-011", description="The decision that governs the link.")
 
 
+#: A version read: an arXiv version (`v3`), a date (`read 2026-12-01`) or a commit of code (`at 4397a04`).
+Version = Annotated[
+    str, StringConstraints(strip_whitespace=True, pattern=r"v[0-9]+\b|[0-9]{4}-[0-9]{2}-[0-9]{2}|\b[0-9a-f]{7,40}\b")
+]
+
+
+class Passage(BaseModel):
+    """A passage a claim quotes, anchored as a W3C TextQuoteSelector is: its exact words, a few words either side."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    locator: Text = Field(description="Where it is, as citations give it: section, figure, table, page, equation.")
+    exact: Text = Field(description="Its words, as the source has them; a citation quotes them or a span of them.")
+    prefix: Text | None = Field(None, description="The few words just before it in the source.")
+    suffix: Text | None = Field(None, description="The few words just after it in the source.")
+    read_from: Version | None = Field(
+        None, description="Where it was read, where not in the source's `read_from` (its code at a commit, say)."
+    )
+
+
+class Copy(BaseModel):
+    """A local copy of the source's text in which `assay sources verify` found every passage read from its version."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Version = Field(description="The version the copy is, as `read_from` names it.")
+    file: Text = Field(description="The copy's file name (`1911.05722v3.html`, `builder.py`).")
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] = Field(description="The copy's SHA-256.")
+    format: Literal["text", "html", "latex"] = Field(description="How its text was read.")
+    checked: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(
+        description="The day it was checked."
+    )
+
+
 class Source(Record):
     """A document that claims are cited from: a paper, a preprint, a blog post, a code repository."""
 
@@ -93,6 +127,17 @@ class Source(Record):
         default_factory=list, description="Sources this one compares itself with directly, governed by ADR-011."
     )
     note: Text | None = Field(None, description="Anything a reader should know about the source itself.")
+    read_from: Version | None = Field(
+        None, description="The version its passages were read from: `arXiv v3`, `<url> read 2026-12-01`, `<repo> at <commit>`."
+    )
+    passages: list[Passage] = Field(default_factory=list, description="The passages its claims quote, each where it is.")
+    copies: list[Copy] = Field(default_factory=list, description="Copies of its text its passages were found in.")
+
+    @model_validator(mode="after")
+    def _version_read(self) -> Source:
+        if self.passages and not self.read_from:
+            raise ValueError("a source with passages names the version they were read from in read_from")
+        return self
 
 
 # --- claims -------------------------------------------------------------------------------------

@@ -70,6 +70,13 @@ identifiers:
   arxiv: 1502.03167v3
 takeaways:
   - Normalising each layer's inputs with statistics of the mini-batch speeds up training.
+read_from: arXiv v3
+passages:
+  - locator: Abstract
+    exact: >-
+      Training Deep Neural Networks is complicated by the fact that the distribution of each layer's inputs
+      changes during training, as the parameters of the previous layers change.
+    suffix: This slows down the training by requiring lower learning rates
 """
 
 CLAIM = """\
@@ -157,7 +164,8 @@ pytest verify -n 2          # run the checks, write results/ (commit it: it is t
 mkdocs serve                # the site
 ```
 
-Add a source with `assay new source`, a claim with `assay new claim`, and a verifier under `verify/`.
+Add a source with `assay new source`, a claim with `assay new claim --source LIT-NNN` (it writes a verifier stub
+under `verify/` too).
 """
 
 GITIGNORE = "build/\n__pycache__/\n"

@@ -37,7 +37,7 @@ def test_new_refuses_to_write_through_a_claims_folder_that_links_outside(kb_root
         p.rename(outside / p.name)
     (kb_root / "claims").rmdir()
     (kb_root / "claims").symlink_to(outside)
-    assert cli.main(["--root", str(kb_root), "new", "claim"]) == 2
+    assert cli.main(["--root", str(kb_root), "new", "claim", "--source", "LIT-590"]) == 2
     assert capsys.readouterr().err == (
         "assay: error: claims/ is a link to a folder outside the knowledge base; assay new writes only inside it\n"
     )
@@ -46,7 +46,9 @@ def test_new_refuses_to_write_through_a_claims_folder_that_links_outside(kb_root
 
 def test_new_writes_no_odd_file_name_into_the_record_it_scaffolds(kb_root, capsys):
     (kb_root / "sources" / "LIT-1\ntitle: injected.yaml").write_text("junk\n")
-    assert cli.main(["--root", str(kb_root), "new", "claim"]) == 0
+    assert cli.main(["--root", str(kb_root), "new", "claim", "--source", "LIT-1\ntitle: injected"]) == 2
+    assert not (kb_root / "claims" / "SOTA-365.yaml").exists()  # only a well-formed id of a source file is cited
+    assert cli.main(["--root", str(kb_root), "new", "claim", "--source", "LIT-590"]) == 0
     text = (kb_root / "claims" / "SOTA-365.yaml").read_text()
     assert "injected" not in text and "  - source: LIT-590\n" in text
 

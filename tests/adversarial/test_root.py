@@ -47,15 +47,16 @@ def test_without_root_outside_any_knowledge_base_is_a_usage_error_naming_the_cur
 
 def test_new_run_from_inside_claims_writes_into_the_knowledge_base_not_below_it(kb_root, capsys, monkeypatch):
     monkeypatch.chdir(kb_root / "claims")
-    assert cli.main(["new", "claim"]) == 0
-    assert capsys.readouterr().out == "claims/SOTA-365.yaml\n"
+    assert cli.main(["new", "claim", "--source", "LIT-590"]) == 0
+    assert capsys.readouterr().out == "claims/SOTA-365.yaml\nverify/test_sota365.py\n"
     assert (kb_root / "claims" / "SOTA-365.yaml").is_file() and not (kb_root / "claims" / "claims").exists()
+    assert (kb_root / "verify" / "test_sota365.py").is_file()
 
 
 def test_a_file_with_look_alike_digits_does_not_move_the_next_free_id(kb_root, capsys):
     (kb_root / "claims" / "SOTA-９９９９.yaml").write_text("id: SOTA-９９９９\n", encoding="utf-8")
-    assert cli.main(["--root", str(kb_root), "new", "claim"]) == 0
-    assert capsys.readouterr().out == "claims/SOTA-365.yaml\n"
+    assert cli.main(["--root", str(kb_root), "new", "claim", "--source", "LIT-590"]) == 0
+    assert capsys.readouterr().out == "claims/SOTA-365.yaml\nverify/test_sota365.py\n"
 
 
 def test_schema_works_in_a_folder_that_is_not_yet_a_knowledge_base(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """Rules across records: references resolve, ids are unique, depends_on has no cycle, ADR-011 holds,
-every check has its verifier and every verifier its check.
+every check has its verifier and every verifier its check, every quote is a passage of its source
+(``assay.records.quotes``).
 
 ``run(kb)`` returns every diagnostic of the knowledge base, reading problems and the rules within each
 record (``assay.records.within``, kept with its parse) included, sorted by file and line. The rules here read
@@ -15,6 +16,7 @@ import networkx as nx
 from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic
 from assay.model import series_of
+from assay.records import quotes
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, named_first
 from assay.records.verifiers import Index, Verifier, scan
@@ -34,6 +36,7 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     yield from _verifiers(kb)
     yield from _uncited(kb)
     yield from _reads(kb)
+    yield from quotes.diagnostics(kb)
 
 
 def _identity(kb: KnowledgeBase) -> Iterator[Diagnostic]:

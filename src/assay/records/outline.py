@@ -1,5 +1,6 @@
 """What the rules across records read of a record: the ids it names, its checks' verifiers, a source's date, its
-title; made once per parse, so a knowledge base of 50,000 records is checked without thawing a record.
+title, digests of its quotes or passages; made once per parse, so a knowledge base of 50,000 records is checked
+without thawing a record.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from typing import NamedTuple
 
 from assay.diagnostics import Loc
 from assay.model import Claim, Source
+from assay.records.passages import key
 
 
 class CheckOutline(NamedTuple):
@@ -17,6 +19,7 @@ class CheckOutline(NamedTuple):
     verifier: str
     devices: tuple[str, ...]
     reads: tuple[str, ...]
+    metrics: tuple[tuple[str, str], ...] = ()  # (name, unit) of each metric it declares
 
 
 class Outline(NamedTuple):
@@ -28,6 +31,8 @@ class Outline(NamedTuple):
     checks: tuple[CheckOutline, ...] = ()  # a claim's checks
     compared: tuple[tuple[str, str], ...] = ()  # (source, decision) of a source's compared_against
     order: str = ""  # a source's date, else its year: what orders sources (ADR-011)
+    quotes: tuple[tuple[str, str, str], ...] = ()  # (source, locator key, quote key) of each of a claim's citations
+    passages: frozenset[tuple[str, str]] = frozenset()  # (locator key, exact key) of each of a source's passages
 
     def depends_on(self) -> list[str]:
         return [target for kind, target in self.relations if kind == "depends_on"]
@@ -44,12 +49,17 @@ def outline(record: object) -> Outline | None:
                 for n, item in enumerate(getattr(record, name))
             ),
             relations=tuple((r.type, r.target) for r in record.relations),
-            checks=tuple(CheckOutline(c.id, c.verifier, tuple(c.devices), tuple(c.reads)) for c in record.checks),
+            checks=tuple(
+                CheckOutline(c.id, c.verifier, tuple(c.devices), tuple(c.reads), tuple((m.name, m.unit) for m in c.metrics))
+                for c in record.checks
+            ),
+            quotes=tuple((c.source, key(c.locator), key(c.quote)) for c in record.citations),
         )
     if isinstance(record, Source):
         return Outline(
             title=record.title,
             compared=tuple((c.source, c.decision) for c in record.compared_against),
             order=record.date or str(record.year),
+            passages=frozenset((key(p.locator), key(p.exact)) for p in record.passages),
         )
     return Outline(title=getattr(record, "title", record.id)) if record is not None else None

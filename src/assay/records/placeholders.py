@@ -6,28 +6,19 @@ parsed, so this module is part of what a kept parse depends on (``assay.cache.PA
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import yaml
 
-#: What `assay new` writes, per folder: a valid record whose texts say what to put there.
+from assay.diagnostics import Diagnostic
+from assay.files import Unreadable, read_regular
+
+#: What `assay new` writes, per folder: a valid record whose texts say what to put there (a claim's is
+#: ``claim_text``, with its checks).
 RECORD_TEMPLATES = {
-    "claims": """\
-# yaml-language-server: $schema=../schema/claim.schema.json
-id: {id}
-title: A short name for lists and the graph
-statement: >-
-  The claim as filed, in the source document's words.
-tags: []
-citations:
-  - source: {source}
-    locator: "§1"
-    quote: >-
-      The source's exact words.
-no_check_reason: >-
-  Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.
-""",
     "sources": """\
 # yaml-language-server: $schema=../schema/source.schema.json
 id: {id}
@@ -54,6 +45,117 @@ consequences: >-
 """,
 }
 
+CLAIM = """\
+# yaml-language-server: $schema=../schema/claim.schema.json
+id: {id}
+title: A short name for lists and the graph
+statement: >-
+  The claim as filed, in the source document's words.
+tags: []
+citations:
+  - source: {source}
+    locator: "§ where the quote stands: section, figure, table, page or equation"
+    quote: >-
+      The source's exact words.
+assertions:
+  - id: holds
+    filed: ["The claim as filed, in the source document's words."]
+    says: One self-contained sentence, in plain words, of what this part of the claim asserts.
+    source:
+      kind: quoted
+      citations: [1]
+      note: How the source's words relate to the filed ones (quoted, paraphrased, not in the source, contradicted).
+    evidence:
+{evidence}checks:
+{checks}"""
+
+CHECK = """\
+  - id: {check}
+    tests: The sentence of the claim this check tests.
+    verifier: {verifier}
+    tier: toy
+    devices: [cpu]
+    seeds: {{count: 5}}
+    metrics:
+      - name: effect
+        unit: the unit of the effect
+        measures: What the effect metric measures, in words a reader understands without the code.
+      - name: control
+        unit: the unit of the effect
+        measures: The same measurement on a model without the effect, which must not show it.
+    expect:
+      - {{metric: effect, op: ">", value: 0.5, against: [control]}}
+      - {{metric: control, op: "<", value: 0.5, control: true, against: [effect]}}
+    note: >-
+      Thresholds not yet measured: run the verifier over its seeds, set each threshold from the spread it shows, and
+      say here what was measured.
+"""
+
+#: What earlier versions of `assay new` wrote into a claim, still flagged where nobody replaced it.
+LEGACY = """\
+no_check_reason: >-
+  Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.
+"""
+
+#: The comment that marks each line of a verifier stub a person is to replace; ``assay check`` flags it until then.
+VERIFIER_MARK = "# assay new:"
+
+VERIFIER = '''\
+"""Verifiers of {id}."""  # assay new: one sentence of what they check
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+{tests}'''
+
+TEST = '''
+
+@pytest.mark.claim("{id}", "{check}")
+def {test}(evidence, seeds, device):
+    """What check {check} checks, in one sentence."""  # assay new: restate what the check checks
+    effect, control = [], []
+    for seed in seeds:  # the check's seeds (its seeds: in the record), one measurement each
+        torch.manual_seed(seed)
+        x = torch.randn(64, 8, device=device)  # N x D  # assay new: the experiment, citing the source's locator
+        effect.append(x.std().item())  # the measure on the model with the effect
+        control.append(torch.zeros_like(x).std().item())  # the same measure on one without it: the control
+    evidence.metric("effect", sum(effect) / len(effect), unit="the unit of the effect", seeds=effect)
+    evidence.metric("control", sum(control) / len(control), unit="the unit of the effect", seeds=control)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot(seeds, effect, "o-", label="effect")
+    ax.plot(seeds, control, "s-", label="control")
+    ax.set(xlabel="seed", ylabel="the unit of the effect")
+    ax.legend()
+    evidence.figure("per_seed", fig, caption="The effect and its control, one point per seed.")
+    plt.close(fig)
+'''
+
+
+def stub_test(check: str) -> str:
+    """The verifier test ``assay new`` writes for a check id."""
+    return "test_" + check.replace("-", "_")
+
+
+def verifier_path(rid: str) -> str:
+    """The verifier module ``assay new`` writes for a claim id: ``verify/test_sota372.py``."""
+    return f"verify/test_{rid.lower().replace('-', '')}.py"
+
+
+def claim_text(rid: str, source: str, checks: list[str]) -> str:
+    """The claim ``assay new`` writes: a citation of ``source``, one assertion and the ``checks`` it rests on."""
+    module = verifier_path(rid)
+    return CLAIM.format(
+        id=rid,
+        source=source,
+        evidence="".join(f"      - {{check: {c}, stance: supports}}\n" for c in checks),
+        checks="".join(CHECK.format(check=c, verifier=f"{module}::{stub_test(c)}") for c in checks),
+    )
+
+
+def verifier_text(rid: str, checks: list[str]) -> str:
+    """The verifier stub ``assay new`` writes beside the claim: one test per check, seeded, with a control and a figure."""
+    return VERIFIER.format(id=rid, tests="".join(TEST.format(id=rid, check=c, test=stub_test(c)) for c in checks))
+
 
 @dataclass(frozen=True)
 class Placeholders:
@@ -68,8 +170,9 @@ def placeholders() -> Placeholders:
     """What a record that is not finished still holds: prose and dummy addresses, not ids or dates."""
     texts: set[str] = set()
     fields: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for folder, text in RECORD_TEMPLATES.items():
-        data = yaml.safe_load(text.format(id="X-000", source="LIT-000", year=2000, date="2000-01-01"))
+    templates = RECORD_TEMPLATES | {"claims": claim_text("X-000", "LIT-000", ["x"]) + LEGACY}
+    for folder, text in templates.items():
+        data = yaml.safe_load(text.format(id="X-000", year=2000, date="2000-01-01") if folder != "claims" else text)
         found = [(path, v) for path, v in _strings(data, ()) if " " in v or "replace-me" in v]
         texts |= {" ".join(v.split()) for _, v in found}
         fields[folder] = tuple(dict.fromkeys(path for path, _ in found))
@@ -82,3 +185,26 @@ def _strings(node: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...],
     if isinstance(node, list):
         return [s for v in node for s in _strings(v, path + ("*",))]
     return [(path, node)] if isinstance(node, str) else []
+
+
+def in_verifiers(root: Path) -> Iterator[Diagnostic]:
+    """A ``placeholder`` diagnostic at each line of ``verify/`` that still carries the stub's ``VERIFIER_MARK``
+    (a module that cannot be read is reported where the verifiers are indexed, ``assay.records.verifiers``)."""
+    for path in sorted((root / "verify").glob("**/*.py")):
+        try:
+            text = read_regular(root, path).decode("utf-8")
+        except (Unreadable, UnicodeDecodeError):
+            continue
+        if VERIFIER_MARK not in text:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            col = line.find(VERIFIER_MARK)
+            if col >= 0:
+                yield Diagnostic(
+                    path.relative_to(root).as_posix(),
+                    n,
+                    col + 1,
+                    "placeholder",
+                    f"the verifier still holds what assay new wrote: {line[col + len(VERIFIER_MARK) :].strip()}",
+                    "write it, then delete the mark",
+                )

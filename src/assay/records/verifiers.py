@@ -84,6 +84,12 @@ def _module_tests(root: Path, path: Path, rel: str) -> dict[str, Verifier]:
         tree = ast.parse(read_regular(root, path).decode("utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return out  # pytest reports it when it collects the module
+    return tests_of(tree, rel)
+
+
+def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:
+    """The ``test*`` functions at the top of a parsed module (at ``rel``) with their claim markers, by node id."""
+    out: dict[str, Verifier] = {}
     module_marker = _module_marker(tree)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):

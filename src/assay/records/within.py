@@ -207,7 +207,7 @@ def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
                 loc,
                 "placeholder",
                 f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
-                "replace it with what the source says",
+                "replace it with what the check measures" if loc[0] == "checks" else "replace it with what the source says",
             )
 
 
