@@ -1,18 +1,44 @@
-"""Generated reference text: the README's sections are current and come from the code."""
+"""Generated reference text: the pages' generated sections are current and come from the code."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assay import reference
+from assay.diagnostics import CATALOGUE, UsageProblem
 from assay.experiment import Check
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_readme_generated_sections_are_current() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert reference.render_readme(text) == text, "run `assay readme` to regenerate the README's reference sections"
+@pytest.mark.parametrize("page", reference.PAGES)
+def test_the_generated_sections_of_each_page_are_current(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert reference.render(text, ROOT) == text, f"run `assay readme` to regenerate the generated sections of {page}"
+
+
+def test_the_reference_page_holds_the_record_ledger_status_and_diagnostics_tables() -> None:
+    text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    for name in ("record-reference", "status-legend", "ledger-reference", "diagnostics"):
+        assert f"<!-- BEGIN {name} -->" in text and f"<!-- END {name} -->" in text
+    assert "| `quote-not-in-source` | error |" in text and "| `known-failing` |" in text
+
+
+def test_the_cluster_page_lists_every_slurm_setting_with_its_default() -> None:
+    from assay.dispatch.slurm import SlurmSettings
+
+    table = reference.slurm_settings()
+    for name in SlurmSettings.model_fields:
+        assert f"| `{name}` |" in table
+    assert "| `array_parallelism` | int | `64` | How many tasks of the array may run at once. |" in table
+    assert "| `partition` | str or null | unset |" in table
+
+
+def test_the_diagnostics_catalogue_lists_every_code_once() -> None:
+    rows = [line for line in reference.diagnostics_catalogue().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(CATALOGUE)
 
 
 def test_the_record_reference_lists_every_field_of_a_check_with_its_description() -> None:
@@ -28,16 +54,30 @@ def test_the_record_reference_marks_required_fields_and_links_nested_structures(
     assert "| `refined` | str or null | no | The statement as our checks found it to hold, where it differs. |" in ref
 
 
-def test_the_readmes_example_check_and_assertion_validate_against_the_model() -> None:
-    import re
+def test_a_file_section_is_the_file_as_a_fenced_block(tmp_path: Path) -> None:
+    (tmp_path / "example.yaml").write_text("id: SOTA-001\n")
+    page = "Before.\n<!-- BEGIN file example.yaml -->\nold\n<!-- END file -->\nAfter.\n"
+    assert reference.render(page, tmp_path) == (
+        "Before.\n<!-- BEGIN file example.yaml -->\n\n```yaml\nid: SOTA-001\n```\n\n<!-- END file -->\nAfter.\n"
+    )
 
-    import yaml
 
-    from assay.experiment import Check
-    from assay.model import Assertion
+def test_a_file_outside_the_root_or_an_unknown_section_is_a_usage_problem(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "secret.txt").write_text("not for a page\n")
+    with pytest.raises(UsageProblem, match=r"^\.\./secret\.txt: is a link to a file outside the knowledge base"):
+        reference.render("<!-- BEGIN file ../secret.txt -->\n<!-- END file -->\n", tmp_path / "kb")
+    with pytest.raises(UsageProblem, match=r"^unknown generated section '<!-- BEGIN legend -->'"):
+        reference.render("<!-- BEGIN legend -->\n<!-- END legend -->\n", tmp_path)
 
-    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)]
-    checks = [Check.model_validate(c) for b in blocks if isinstance(b, dict) for c in b.get("checks", [])]
-    assertions = [Assertion.model_validate(a) for b in blocks if isinstance(b, dict) for a in b.get("assertions", [])]
-    assert [c.id for c in checks] == ["gap-closes"] and [a.id for a in assertions] == ["gaps-close"]
-    assert checks[0].metric("gap_short").unit == "fraction" and assertions[0].evidence[0].metrics == ["gap_long"]
+
+def test_assay_readme_rewrites_the_pages_that_exist_and_says_which_changed(tmp_path: Path, capsys) -> None:
+    from assay import cli
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reference.md").write_text("# R\n\n<!-- BEGIN diagnostics -->\n<!-- END diagnostics -->\n")
+    assert cli.main(["--root", str(tmp_path), "readme"]) == 0
+    assert capsys.readouterr().out == "docs/reference.md updated\n"
+    assert cli.main(["--root", str(tmp_path), "readme"]) == 0
+    assert capsys.readouterr().out == "docs/reference.md is current\n"
+    assert "| `yaml-syntax` | error | The YAML does not parse. |" in (tmp_path / "docs" / "reference.md").read_text()

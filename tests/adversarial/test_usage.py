@@ -8,11 +8,11 @@ from assay.records.knowledge_base import load
 from tests.conftest import write_result
 
 
-def test_a_negative_depth_and_a_readme_that_is_not_there_are_usage_errors(kb_root, capsys):
+def test_a_negative_depth_and_pages_that_are_not_there_are_usage_errors(kb_root, capsys):
     assert cli.main(["--root", str(kb_root), "graph", "--focus", "THEORY-085", "--depth", "-1"]) == 2
     assert capsys.readouterr().err == "assay: error: --depth -1: a number of links is 0 or more\n"
     assert cli.main(["--root", str(kb_root), "readme"]) == 2
-    assert "no README.md in " in capsys.readouterr().err
+    assert "no page with generated sections in " in capsys.readouterr().err
 
 
 def test_a_result_left_behind_by_a_renamed_check_or_a_removed_claim_is_reported(kb_root):
