@@ -4,6 +4,7 @@ standing above the table."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -96,6 +97,9 @@ def test_the_key_of_the_chips_is_on_screen_above_the_table(fixture_site_dir: Pat
     page, errors = new_page(browser, width)
     page.goto(_claim(fixture_site_dir))
     key, rows = page.locator(".assay-key"), page.locator(".assay-rows")
+    if width < 600:  # folded on a narrow screen, so that the rows start on the first screen; one tap opens it
+        assert not key.is_visible()
+        page.locator(".assay-key-fold > summary").click()
     assert key.is_visible()
     assert key.bounding_box()["y"] + key.bounding_box()["height"] <= rows.bounding_box()["y"]
     assert [t.inner_text() for t in key.locator("dt").all()] == [
@@ -107,6 +111,37 @@ def test_the_key_of_the_chips_is_on_screen_above_the_table(fixture_site_dir: Pat
     ]
     width_now, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width_now <= inner
+    assert errors == []
+
+
+def test_at_390_px_the_first_assertion_starts_on_the_first_screen(repo_site_dir: Path, browser) -> None:
+    page, errors = new_page(browser, 390)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto((repo_site_dir / "claims" / "SOTA-364.html").as_uri())
+    first = page.locator(".assay-assertion").first.bounding_box()
+    assert first["y"] + 40 <= 844, first  # its sentence begins above the fold
+    assert errors == []
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390], ids=["wide", "narrow"])
+def test_a_checks_strip_names_each_commit_on_hover_and_on_focus(repo_site_dir: Path, browser, width: int, dark: bool) -> None:
+    page, errors = new_page(browser, width, dark)
+    page.goto((repo_site_dir / "claims" / "SOTA-364.html").as_uri())
+    page.evaluate("document.querySelectorAll('.assay-check').forEach(d => d.open = true)")
+    cells = page.locator(".assay-strip > li")
+    assert cells.count() >= page.locator(".assay-check").count()  # every check of it has a committed result
+    for cell in (cells.first, cells.last):
+        tip = cell.locator("span")
+        assert not tip.is_visible() or tip.bounding_box()["width"] <= 1
+        cell.focus()  # a keyboard reaches each cell; its text shows, inside the screen
+        box = tip.bounding_box()
+        assert box["width"] > 40 and 0 <= box["x"] and box["x"] + box["width"] <= width
+        assert re.fullmatch(
+            r"[0-9a-f]{8} \d{4}-\d\d-\d\d( to [0-9a-f]{8} \d{4}-\d\d-\d\d, \d+ commits)?: [a-z-]+", tip.inner_text()
+        )
+    cells.nth(1).hover()
+    assert cells.nth(1).locator("span").bounding_box()["width"] > 40
     assert errors == []
 
 

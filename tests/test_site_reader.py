@@ -64,9 +64,7 @@ def test_the_key_stands_above_the_assertions_and_defines_every_chip_in_them(page
     assert key < rows
     block = html[key : html.index("</dl>", key)]
     table = html[rows : html.index('<h2 id="reported">')]
-    verdicts = set(
-        re.findall(r'data-label="Verdict"><span class="assay-chip [^"]*" title="[^"]*">.*?</span>([a-z-]+)</span>', table)
-    )
+    verdicts = set(re.findall(r'<span class="assay-cell"><span class="assay-chip [^"]*">.*?</span>([a-z-]+)</span>', table))
     kinds = set(re.findall(r'<span class="assay-kind assay-kind-([a-z-]+)">', table))
     assert "untested" in verdicts and len(verdicts) >= 2
     for v in verdicts:
@@ -125,3 +123,44 @@ def test_a_check_table_has_a_paper_column_only_where_a_paper_number_is_linked(pa
         assert ("<th>Paper</th>" in t) == ('class="assay-paper"' in t)
     assert any("<th>Paper</th>" not in t for t in tables)
     assert "No expectation here stands beside a paper's number" in pages["claims/THEORY-085.md"]
+
+
+def test_sota_364_weighs_under_250_kb(repo_site_dir) -> None:
+    """Each check's expectations, each quote, each source's links and the machine stand once on the page; the rows
+    link to them."""
+    size = (repo_site_dir / "claims" / "SOTA-364.html").stat().st_size
+    assert size < 250_000, f"claims/SOTA-364.html is {size:,} bytes"
+
+
+def test_the_csl_json_export_holds_every_source_as_a_reference_manager_reads_it(pages: dict[str, str]) -> None:
+    import json
+
+    items = {i["id"]: i for i in json.loads(pages["assay.csl.json"])}
+    moco = items["LIT-590"]
+    assert moco["type"] == "paper-conference"
+    assert moco["title"] == "Momentum Contrast for Unsupervised Visual Representation Learning"
+    assert moco["author"][0] == {"family": "He", "given": "Kaiming"}
+    assert moco["issued"] == {"date-parts": [[2019, 11]]}
+    assert moco["DOI"] == "10.1109/CVPR42600.2020.00975"
+    assert moco["URL"].startswith("https://")
+    assert "container-title" in moco
+    assert all({"id", "type", "title", "author", "issued"} <= set(i) for i in items.values())
+    assert 'href="assay.csl.json"' in pages["index.md"]
+
+
+def test_every_check_shows_a_verdict_chip_even_where_no_device_has_run_it(tmp_path) -> None:
+    root = fresh_copy(tmp_path / "kb")
+    (root / "results" / "SOTA-364" / "leak-exists.cpu.json").unlink()  # now on no device, as a GPU-only check no run reached
+    html = next(o.content for o in generate(root) if o.path == "claims/SOTA-364.md")
+    summaries = dict(
+        re.findall(r'<details class="assay-plain assay-check" id="check-([^"]+)">\s*<summary>(.*?)</summary>', html, re.S)
+    )
+    evidence = re.findall(r'<div class="assay-evidence"><p>.*?<code>([^<]+)</code></a>(.*?) — ', html, re.S)
+    assert summaries and evidence
+    verdict = re.compile(r'<span class="assay-chip assay-c-[0-9a-f]+[^"]*">[a-z]+: [a-z-]+</span>')
+    assert [c for c, s in summaries.items() if not verdict.search(s)] == []
+    assert [c for c, e in evidence if not verdict.search(e)] == []
+    never = summaries["leak-exists"]
+    assert re.findall(r">([a-z]+: [a-z-]+)</span>", never) == ["tier: toy", "cpu: not-run", "cuda: not-run"]
+    assert "(not run on" not in never  # the chips say so; no note repeats them
+    assert any(c == "leak-exists" and "cpu: not-run</span>" in e for c, e in evidence)

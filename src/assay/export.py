@@ -1,4 +1,4 @@
-"""Exports of the whole knowledge base: BibTeX for every source, JSON for every record with status."""
+"""Exports of the whole knowledge base: BibTeX and CSL-JSON for every source, JSON for every record with status."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from assay.graph import build, to_json
+from assay.ledger.history import History
 from assay.ledger.messages import clean_message
 from assay.ledger.result import RunError
 from assay.model import Claim, Source
@@ -71,9 +72,51 @@ def bibtex_all(kb: KnowledgeBase) -> str:
     return "\n".join(bibtex(s) for _, s in sorted(kb.sources.items()))
 
 
-def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
-    """Every valid record as the YAML says it, claims with their computed status, and the graph."""
-    return {key: value if isinstance(value, dict) else list(value) for key, value in _parts(kb, states).items()}
+#: A source's kind as a CSL item type (https://docs.citationstyles.org/en/stable/specification.html#appendix-iii-types).
+CSL_TYPES = {"paper": "paper-conference", "preprint": "article", "book": "book", "blog": "post-weblog", "code": "software"}
+
+
+def _csl_name(name: str) -> dict[str, str]:
+    """``Kaiming He`` as CSL's ``{"family": "He", "given": "Kaiming"}``; a one-word name (a team) stays literal."""
+    given, _, family = name.strip().rpartition(" ")
+    return {"family": family, "given": given} if given else {"literal": family}
+
+
+def csl(source: Source) -> dict[str, Any]:
+    """One CSL-JSON item, as Zotero, Mendeley and pandoc's citeproc read it."""
+    # issued: the publication date where the record gives one in its year of publication, else that year (BibTeX's)
+    full = source.date if source.date and source.date.startswith(str(source.year)) else str(source.year)
+    date = [int(x) for x in full.split("-")]
+    ids = source.identifiers
+    item: dict[str, Any] = {
+        "id": source.id,
+        "type": CSL_TYPES[source.kind],
+        "title": source.title,
+        "author": [_csl_name(a) for a in source.authors],
+        "issued": {"date-parts": [date]},
+        "citation-key": bibkey(source),
+    }
+    if source.venue:
+        item["container-title"] = source.venue
+    if ids.doi:
+        item["DOI"] = ids.doi
+    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
+    if url:
+        item["URL"] = url
+    if ids.arxiv:
+        item["number"] = f"arXiv:{ids.arxiv}"
+    return item
+
+
+def csl_all(kb: KnowledgeBase) -> str:
+    """Every source as one CSL-JSON array, in id order."""
+    return json.dumps([csl(s) for _, s in sorted(kb.sources.items())], indent=1, ensure_ascii=False) + "\n"
+
+
+def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
+    """Every valid record as the YAML says it, claims with their computed status and each check's history, and the
+    graph. ``past``: the repository's history, where the caller has read it (else ``States`` reads it)."""
+    return {key: value if isinstance(value, dict) else list(value) for key, value in _parts(kb, states, past).items()}
 
 
 def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO) -> None:
@@ -82,19 +125,21 @@ def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO)
     out.write("\n")
 
 
-def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
+def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
     """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and released after."""
     return {
-        "claims": _claims(kb, states),
+        "claims": _claims(kb, states, past),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
         "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
         "graph": to_json(build(kb, getattr(states, "briefs", states))),
     }
 
 
-def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dict[str, Any]]:
+def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None) -> Iterator[dict[str, Any]]:
     registry = getattr(states, "registry", None)  # overview.States: the repository's history, read once
-    past = registry.history if registry is not None and registry.history.available else None
+    if past is None and registry is not None:
+        past = registry.history
+    past = past if past is not None and past.available else None
     for cid in sorted(kb.claim_files):
         claim = kb.claims[cid]
         yield {

@@ -176,6 +176,34 @@ FLAGS = {
 }
 
 
+#: Whether an expectation was fixed before the result that evaluated it (``assay.ledger.registration``).
+REGISTRATION = {
+    s.name: s
+    for s in [
+        Status(
+            "registered",
+            "material-lock-check-outline",
+            "#2e7d32",
+            "Committed before the first result that evaluated it (or no result has evaluated it yet).",
+        ),
+        Status("with-result", "material-clock-check-outline", "#0277bd", "First committed together with its first result."),
+        Status(
+            "moved-after-result",
+            "material-history",
+            "#ef6c00",
+            "Changed after a result had evaluated it, without turning a failing or inconclusive result into a pass.",
+        ),
+        Status(
+            "post-hoc",
+            "material-lock-open-alert-outline",
+            "#c62828",
+            "Moved after a failing or inconclusive result and then held, or its seeds were raised after an inconclusive "
+            "one: it votes for nothing until a run on fresh seeds holds.",
+        ),
+    ]
+}
+
+
 #: Every vocabulary by its title: the legends of the site and the README are printed from this.
 VOCABULARIES = {
     "Claim": CLAIM,
@@ -184,4 +212,5 @@ VOCABULARIES = {
     "Closure": CLOSURE,
     "Freshness": FRESHNESS,
     "Flags": FLAGS,
+    "Registration": REGISTRATION,
 }

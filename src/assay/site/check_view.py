@@ -3,14 +3,14 @@ figures its verifier drew, and what the machine had. Views only: the template de
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from assay import vocabulary
 from assay.experiment import Check
 from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
 from assay.site.markup import OPS, anchor, number, quantity
-from assay.site.views import ClaimView
+from assay.site.views import ClaimView, Version
 from assay.status import CheckState
 from assay.vocabulary import Status
 
@@ -54,6 +54,7 @@ class Measure:
     control: bool
     seeds: str
     paper: Paper | None
+    post_hoc: bool = False  # moved after a failing or inconclusive result: it votes for nothing (``Registered``)
 
     @property
     def sentence(self) -> str:
@@ -75,6 +76,46 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Cell:
+    """A stretch of commits that changed a check's ledger file on a device and left it with one verdict: its first
+    commit is the one that brought the verdict."""
+
+    first: Version
+    last: Version
+    commits: int
+    status: Status
+
+    @property
+    def text(self) -> str:
+        """``4c6ac739 2026-11-29 to df29c904 2026-12-01, 9 commits: passed``."""
+        span = f"{self.first.commit} {self.first.date}"
+        if self.commits > 1:
+            span += f" to {self.last.commit} {self.last.date}, {self.commits} commits"
+        return f"{span}: {self.first.verdict}"
+
+
+def cells(versions: list[Version]) -> list[Cell]:
+    """The strip of a check's versions on a device: one cell per run of consecutive commits with the same verdict."""
+    runs: list[list[Version]] = []
+    for v in versions:
+        if runs and runs[-1][-1].verdict == v.verdict:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return [Cell(r[0], r[-1], len(r), check_status(r[0].verdict)) for r in runs]
+
+
+@dataclass(frozen=True)
+class Registered:
+    """How the expectations on ``metrics`` were fixed: their registration, and the line that explains it (one line
+    for every expectation of the check that shares it)."""
+
+    status: Status
+    metrics: list[str]
+    why: str
+
+
+@dataclass(frozen=True)
 class CheckView:
     id: str
     tests: str
@@ -86,11 +127,19 @@ class CheckView:
     note: str | None
     verdicts: list[tuple[str, Status]]
     runs: list[Run]
+    strips: dict[str, list[Cell]] = field(default_factory=dict)  # device -> its verdicts over the commits, oldest first
+    registration: list[Registered] = field(default_factory=list)  # empty: no history to compute it from
 
     @property
     def idle(self) -> list[str]:
         """The devices it declares and has no result on."""
         return [d for d, s in self.verdicts if s.name == "not-run"]
+
+    @property
+    def chips(self) -> list[tuple[str, Status]]:
+        """Its verdicts as its summary shows them: on the devices it has a result on, or, where it has none, not-run
+        on each device it declares (a check run only on a GPU no run has reached still shows where it stands)."""
+        return [(d, s) for d, s in self.verdicts if s.name != "not-run"] or self.verdicts
 
 
 def check(view: ClaimView, i: int, here: str) -> CheckView:
@@ -109,7 +158,17 @@ def check(view: ClaimView, i: int, here: str) -> CheckView:
         check.note,
         [(s.device, check_status(s.status)) for s in states],
         [run(view, check, s, here) for s in states if s.result or s.problem],
+        {device: cells(versions) for device, versions in view.history.get(check.id, {}).items()},
+        registration(states),
     )
+
+
+def registration(states: list[CheckState]) -> list[Registered]:
+    """Each expectation's registration, those that share a kind and a reason on one line, in the record's order."""
+    lines: dict[tuple[str, str], list[str]] = {}
+    for r in next((s.registration for s in states if s.registration), ()):
+        lines.setdefault((r.kind, r.why), []).append(r.metric)
+    return [Registered(vocabulary.REGISTRATION[kind], metrics, why) for (kind, why), metrics in lines.items()]
 
 
 def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
@@ -121,6 +180,7 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
     r = s.result
     quantities = {x.id: x.quantity for x in view.claim.reported}
     measures = [measure(check, e, r, quantities) for e in r.expectation]
+    measures = [replace(m, post_hoc=True) if m.metric in s.post_hoc else m for m in measures]
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
     error = ""
     if r.last_error:

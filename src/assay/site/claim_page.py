@@ -142,6 +142,7 @@ class ClaimPage:
     papers_linked: bool  # whether any expectation's measurement stands beside a paper's number
     table_key: table_key.Key  # what each chip of the assertions table means, shown above it
     facets: table_key.Facets  # what its rows can be filtered by
+    registered: bool = False  # whether a check shows its expectations' registration (the repository has a history)
     toc: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -196,11 +197,12 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
             status.claim_devices(claim),
             view.tiers,
         ),
+        registered=any(c.registration for c in checks.values()),
     )
     p.toc = _toc(p)
-    return Output.page(
-        here, f"{claim.id} {claim.title}", render("claim.html", **vars(p)), search=search.claim(ix, view), toc=p.toc
-    )
+    html = render("claim.html", **vars(p))
+    words = search.statement(claim)
+    return Output.page(here, f"{claim.id} {claim.title}", html, search=search.claim(ix, view), toc=p.toc, search_words=words)
 
 
 def _toc(p: ClaimPage) -> list[tuple[str, str]]:

@@ -60,6 +60,7 @@ def page(ix: SiteIndex) -> Output:
     pairs = Counter((s.device, s.status == "not-run") for v in ix.claims.values() for s in v.state.checks)
     devices = sorted({d for d, _ in pairs})
     results = [(d, pairs[(d, False)], pairs[(d, False)] + pairs[(d, True)]) for d in devices]
+    fixed = Counter(r.kind for v in ix.claims.values() for r in _registration(v))
     html = render(
         "dashboard.html",
         here=HERE,
@@ -68,6 +69,7 @@ def page(ix: SiteIndex) -> Output:
         rows=rows,
         tiles=[(s, counts.get(name, 0)) for name, s in vocabulary.CLAIM.items()],
         results=results,
+        registration=[(s, fixed[name]) for name, s in vocabulary.REGISTRATION.items()] if fixed else [],
     )
     return Output.page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))
 
@@ -79,3 +81,12 @@ def _share(v: ClaimView) -> str:
     device = v.devices_run[0]
     held = sum(a.by_device.get(device) == "supported" for a in v.state.assertions)
     return f"{held} / {len(v.state.assertions)}"
+
+
+def _registration(v: ClaimView) -> list:
+    """Each expectation's registration, once per check (every device's state carries the same)."""
+    first: dict[str, tuple] = {}
+    for s in v.state.checks:
+        if s.registration and s.check not in first:
+            first[s.check] = s.registration
+    return [r for regs in first.values() for r in regs]

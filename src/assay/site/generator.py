@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.export import as_json, bibtex_all
+from assay.export import as_json, bibtex_all, csl_all
 from assay.ledger.store import figure_bytes
-from assay.site import claim_page, code, dashboard, explorer, pages, reference
+from assay.site import claim_page, code, dashboard, explorer, pages, reference, source_page
 from assay.site.markup import VOCABULARIES, colour_css, icon_css, page_url, record_doc, script_json
 from assay.site.pages import Options, Output
 from assay.site.views import SiteIndex, index
@@ -35,7 +35,7 @@ def _pages(ix: SiteIndex, options: Options) -> list[Output]:
     ]
     out += [claim_page.page(ix, view, options) for view in ix.claims.values()]
     out += [code.record_listing(ix.kb.root, view.loaded.path, cid, page_url(record_doc(cid))) for cid, view in ix.claims.items()]
-    out += [pages.source_page(ix, s) for s in ix.sources.values()]
+    out += [source_page.page(ix, s) for s in ix.sources.values()]
     out += [pages.decision_page(ix, d) for d in ix.decisions.values()]
     out += pages.anthology_pages(ix) + pages.tag_pages(ix)
     modules = sorted({c.verifier.split("::")[0] for v in ix.claims.values() for c in v.claim.checks})
@@ -50,13 +50,14 @@ def _pages(ix: SiteIndex, options: Options) -> list[Output]:
 
 
 def _files(ix: SiteIndex) -> list[Output]:
-    everything = script_json(as_json(ix.kb, ix.states), indent=1) + "\n"
+    everything = script_json(as_json(ix.kb, ix.states, ix.past), indent=1) + "\n"
     icons = [st.icon for table in VOCABULARIES.values() for st in table.values()]
     colours = [st.colour for table in VOCABULARIES.values() for st in table.values()]
     out = [
         Output("assets/assay-icons.css", icon_css(icons) + colour_css(colours)),
         Output("assay.json", everything),
         Output("assay.bib", bibtex_all(ix.kb)),
+        Output("assay.csl.json", csl_all(ix.kb)),
         Output("graph.json", explorer.json_download(ix)),
         Output("graph-data.js", explorer.data_script(ix)),
     ]

@@ -13,7 +13,9 @@ from assay.site.markup import contrast, href, record_doc
 from assay.site.template import render
 from assay.site.views import SiteIndex
 
-COL_W, ROW_H, BOX_W, BOX_H, MAX_ROWS = 150, 30, 120, 22, 10
+#: A column holds a box wide enough for an id at 11 px (``THEORY-085``) and a gap for the lines; three columns (depth 1)
+#: fit a phone's 358 px of content at their own size, so that the text is never scaled below 11 px.
+COL_W, ROW_H, BOX_W, BOX_H, MAX_ROWS = 116, 30, 96, 22, 10
 
 
 def node_colour(attrs: dict) -> str:

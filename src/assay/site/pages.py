@@ -1,9 +1,9 @@
-"""The record pages other than a claim's: source, decision, anthology, tag, an invalid record, and the
+"""The record pages other than a claim's and a source's: decision, anthology, tag, an invalid record, and the
 index pages; and what every page kind shares (``Page``, the breadcrumb, record text as paragraphs,
 citations as references).
 
 Each function builds a small view and renders its template under ``templates/``; the claim page is
-``claim_page``, a verifier's source ``code``.
+``claim_page``, a source's ``source_page``, a verifier's source ``code``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assay import vocabulary
-from assay.export import bibtex
 from assay.model import Claim, Decision, Source
 from assay.site import search
 from assay.site.markup import anchor, esc, paragraphs, record_doc, visible_bidi
 from assay.site.template import render
-from assay.site.views import ClaimView, Located, SiteIndex
+from assay.site.views import ClaimView, SiteIndex
 from assay.vocabulary import Status
 
 #: The index page of each folder of generated pages, where there is one (claims are listed on the dashboard).
@@ -44,6 +43,7 @@ class Output:
     toc: tuple[tuple[str, str], ...] = ()  # a page's table of contents: (anchor, title) of each section
     search_boost: float | None = None  # its weight in the search index, when not the default (``search.boost``)
     meta: tuple[tuple[str, str], ...] = ()  # <meta name content> pairs for the page's head (plain text: escaped there)
+    search_words: str | None = None  # words its own search entry weighs as a title's (``search.STATEMENT``)
 
     @classmethod
     def page(
@@ -55,12 +55,14 @@ class Output:
         search: str | None = None,
         toc: Iterable[tuple[str, str]] = (),
         meta: Iterable[tuple[str, str]] = (),
+        search_words: str | None = None,
     ) -> Output:
         """A page titled ``title`` (plain text: escaped here) with the body ``html``. A bidirectional control from
         a record (``assay check`` reports it) is shown as its code point, so no text shows in another order."""
         html, title = visible_bidi(html), visible_bidi(esc(title))
         meta = tuple((name, visible_bidi(content)) for name, content in meta)
-        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path), meta)
+        words = search_words and visible_bidi(search_words)
+        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path), meta, words)
 
 
 def _boost(path: str) -> float | None:
@@ -136,117 +138,6 @@ def source_links(source: Source | None) -> list[tuple[str, str]]:
     if ids.code:
         out.append((ids.code, "code"))
     return out
-
-
-# --- source ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A place in the source that claims point at: its anchor, its locators, the quotes, numbers and discrepancies there."""
-
-    slug: str
-    locators: list[str]
-    quotes: list[tuple[str, str]]  # (claim, quote)
-    located: list[Located]
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    source: str
-    title: str | None
-    locator: str
-    reason: str
-    decision: str
-    decision_known: bool
-    inbound: bool  # the other source compares itself with this one
-
-
-def source_page(ix: SiteIndex, source: Source) -> Output:
-    here = record_doc(source.id)
-    passages = _passages(ix, source)
-    citing = sorted({p.claim for p in ix.cited_by.get(source.id, [])})
-    comparisons = _comparisons(ix, source)
-    toc = [
-        (slug, title)
-        for slug, title, on in (
-            ("bibtex", "BibTeX", True),
-            ("takeaways", "Takeaways", source.takeaways),
-            ("note", "Note", source.note),
-            ("cited-passages", "Cited passages", passages),
-            ("claims", "Claims that cite it", citing),
-            ("compared-against", "Compared against", comparisons),
-        )
-        if on
-    ]
-    html = render(
-        "source.html",
-        here=here,
-        s=source,
-        trail=breadcrumb("sources", source.id),
-        links=source_links(source),
-        bibtex=bibtex(source),
-        passages=passages,
-        citing=[ix.claims[c] for c in citing if c in ix.claims],
-        comparisons=comparisons,
-        anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
-    )
-    meta = citation_meta(source)
-    return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc, meta=meta)
-
-
-def citation_meta(source: Source) -> list[tuple[str, str]]:
-    """The Highwire Press ``citation_*`` tags that reference managers read from a page (Zotero's embedded-metadata
-    translator, Google Scholar): the title, each author, the date, the venue and the identifiers."""
-    ids = source.identifiers
-    tags = [("citation_title", source.title)] + [("citation_author", a) for a in source.authors]
-    tags.append(("citation_publication_date", (source.date or str(source.year)).replace("-", "/")))
-    if source.venue:
-        tags.append(("citation_journal_title" if source.kind == "paper" else "citation_publisher", source.venue))
-    if ids.arxiv:
-        tags += [("citation_arxiv_id", ids.arxiv), ("citation_pdf_url", f"https://arxiv.org/pdf/{ids.arxiv}")]
-    if ids.doi:
-        tags.append(("citation_doi", ids.doi))
-    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
-    if url:
-        tags.append(("citation_public_url", url))
-    return tags
-
-
-def _passages(ix: SiteIndex, source: Source) -> list[Passage]:
-    """Every place in the source that a claim cites, takes a number from, or differs from; one anchor per locator."""
-    groups: dict[str, tuple[set[str], list, list]] = {}
-    for p in ix.cited_by.get(source.id, []):
-        entry = groups.setdefault(anchor(p.locator), (set(), [], []))
-        entry[0].add(p.locator)
-        entry[1].append((p.claim, p.quote))
-    for item in ix.located.get(source.id, []):
-        entry = groups.setdefault(anchor(item.locator), (set(), [], []))
-        entry[0].add(item.locator)
-        entry[2].append(item)
-    return [Passage(slug, sorted(locs), quotes, located) for slug, (locs, quotes, located) in sorted(groups.items())]
-
-
-def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
-    rows = [
-        ComparisonRow(c.source, ix.titles.get(c.source), c.locator, c.reason, c.decision, c.decision in ix.decisions, False)
-        for c in source.compared_against
-    ]
-    for b in ix.backlinks.get(source.id, []):
-        comp = ix.comparisons.get((b.source, source.id)) if b.type == "compared_against" else None
-        if comp is not None:
-            rows.append(
-                ComparisonRow(
-                    b.source,
-                    ix.titles.get(b.source),
-                    comp.locator,
-                    comp.reason,
-                    comp.decision,
-                    comp.decision in ix.decisions,
-                    True,
-                )
-            )
-    return rows
 
 
 # --- decisions, anthologies, tags, indexes -------------------------------------------------------

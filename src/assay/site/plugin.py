@@ -28,7 +28,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.toc import get_toc
 
-from assay.site import Options, Output, generate
+from assay.site import Options, Output, generate, search
 
 ASSETS = Path(__file__).parent / "assets"
 THEME = Path(__file__).parent / "theme"  # main.html: Material's, with the sidebars rendered once per folder
@@ -53,6 +53,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         self.held: dict[str, str] = {}  # a page's HTML while the search plugin reads its search document
         self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
         self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
+        self.words: dict[str, str] = {}  # a page's URL -> the words of its statement, for its search entry
 
     def _root(self, config: Any) -> Path:
         base = Path(config.config_file_path or ".").resolve().parent
@@ -128,6 +129,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         if out is not None and out.search is not None:
             self.held[page.file.src_uri] = page.content
             page.content = out.search
+        if out is not None and out.search_words:
+            self.words[page.url] = out.search_words
         return context
 
     @event_priority(-100)  # after it, before the theme renders the page
@@ -137,6 +140,15 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return context
 
     on_page_context = CombinedEvent(_search_document_in, _page_html_back)
+
+    @event_priority(-50)  # after the search plugin writes its index (priority 0), before offline copies it (-100)
+    def on_post_build(self, *, config: Any) -> None:
+        """Each claim's statement into its own entry of the search index, in a field weighed near its title
+        (``search.STATEMENT``): the search plugin builds an entry's fields from the page's HTML, and a heading's
+        words are the only ones it weighs."""
+        index = Path(config.site_dir) / "search" / "search_index.json"
+        if self.words and index.is_file():
+            index.write_text(search.with_statements(index.read_text(encoding="utf-8"), self.words), encoding="utf-8")
 
     def on_post_page(self, output: str, *, page: Any, config: Any) -> str:
         """A page's own ``<meta>`` tags (a source's citation_* tags) into its head, whatever theme renders it."""

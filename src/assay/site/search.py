@@ -8,9 +8,10 @@ the text a reader looks a record up by (id, title, statement, the arXiv id of it
 
 from __future__ import annotations
 
+import json
 import re
 
-from assay.model import Source
+from assay.model import Claim, Source
 from assay.site.markup import anchor, esc
 from assay.site.views import ClaimView, SiteIndex
 
@@ -51,6 +52,33 @@ LISTINGS = ("tags/", "anthologies/", "sources/index.md", "decisions/index.md")
 def boost(path: str) -> float | None:
     """The search weight of the generated page at ``path``, when it is not the default."""
     return LISTING_BOOST if path.startswith(LISTINGS) else None
+
+
+#: The search field of a claim's own entry that holds the words of its statement, and its weight. The index weighs
+#: a title word a thousand times a word of the text, so a statement left in the text barely counts: "layer norm"
+#: found the claim titled "... the layer before it" before the one whose statement says layer norm avoids the leak.
+#: Half a title's weight: an entry that holds every word searched for already gains on one that holds some (the
+#: search's own boost), so the claim whose title or statement holds the words comes first, while a word of a title
+#: still outweighs one of a longer statement (a record's id finds the record before a claim whose statement names it).
+STATEMENT = "statement"
+STATEMENT_BOOST = 500.0
+
+
+def statement(c: Claim) -> str:
+    """The words of a claim's statement, as its search entry's ``STATEMENT`` field holds them (escaped, as the
+    index holds all text: the search shows no field as markup)."""
+    return esc(" ".join(" ".join(t.split()) for t in (c.statement, c.refined or "") if t))
+
+
+def with_statements(index: str, words: dict[str, str]) -> str:
+    """The search index ``index`` (Material's ``search_index.json``) with the ``STATEMENT`` field declared and
+    filled in each page's own entry (its location the page's URL, no anchor) from ``words``, URL to words."""
+    data = json.loads(index)
+    data["config"]["fields"][STATEMENT] = {"boost": STATEMENT_BOOST}
+    for doc in data["docs"]:
+        if doc["location"] in words:
+            doc[STATEMENT] = words[doc["location"]]
+    return json.dumps(data, separators=(",", ":"))
 
 
 def claim(ix: SiteIndex, view: ClaimView) -> str:

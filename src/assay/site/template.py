@@ -61,10 +61,10 @@ def macro(name: str, *args: Any, **kwargs: Any) -> Markup:
 
 
 @lru_cache(maxsize=4096)
-def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True) -> Markup:
+def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True, titled: bool = True) -> Markup:
     """``macros.html``'s chip, rendered once per distinct status and label: a page kind that shows many uses this
     global instead of importing the macro (a macro call costs more than the chip it draws)."""
-    return macro("chip", status, label, prefix, with_icon)
+    return macro("chip", status, label, prefix, with_icon, titled)
 
 
 @lru_cache(maxsize=64)

@@ -6,6 +6,7 @@ is computed once per build and answers every "who points here" question in O(1).
 
 from __future__ import annotations
 
+import time
 import typing
 from collections import defaultdict
 from collections.abc import Mapping
@@ -17,6 +18,8 @@ import networkx as nx
 
 from assay.experiment import Tier
 from assay.graph import build
+from assay.ledger import history
+from assay.ledger.registration import Registry
 from assay.ledger.store import read_ledger
 from assay.model import Claim, Comparison, Decision, Source
 from assay.overview import claim_states
@@ -24,6 +27,7 @@ from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
 from assay.status import CheckState, ClaimState
+from assay.timeline import versions
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
 
@@ -58,6 +62,15 @@ class Located:
     detail: str  # the number with its unit, or what the source says
 
 
+@dataclass(frozen=True)
+class Version:
+    """One committed version of a check's ledger file on one device: a cell of the check's strip of verdicts."""
+
+    commit: str  # the short commit id
+    date: str  # the commit's date, YYYY-MM-DD (UTC)
+    verdict: str  # the result's verdict then, or "removed" where the commit deleted the file
+
+
 @dataclass
 class ClaimView:
     """A claim with its state and what the dashboard and claim page derive from it."""
@@ -65,6 +78,7 @@ class ClaimView:
     claim: Claim
     state: ClaimState
     loaded: Loaded
+    history: dict[str, dict[str, list[Version]]] = field(default_factory=dict)  # check -> device -> its versions
 
     @property
     def results(self) -> list[CheckState]:
@@ -113,6 +127,7 @@ class SiteIndex:
     anthologies: dict[int, list[Source]] = field(default_factory=lambda: defaultdict(list))
     governs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)  # (source, compared with) -> the link
+    past: history.History | None = None  # the repository's history, read once per build (unavailable outside git)
 
     @cached_property
     def titles(self) -> dict[str, str]:
@@ -128,11 +143,13 @@ def index(root: Path) -> SiteIndex:
     from assay.records.knowledge_base import load
 
     kb = load(root)
-    states = claim_states(kb, read_ledger(kb.root))
-    ix = SiteIndex(kb, states, build(kb, states), sources=kb.sources, decisions=kb.decisions, by_id=kb.by_id)
+    past = history.read(kb.root)  # once per build: the registration and every check's strip read it
+    states = claim_states(kb, read_ledger(kb.root), Registry(kb.root, past))
+    ix = SiteIndex(kb, states, build(kb, states), sources=kb.sources, decisions=kb.decisions, by_id=kb.by_id, past=past)
     by_id = ix.by_id
     for cid, claim in sorted(kb.claims.items()):
-        ix.claims[cid] = ClaimView(claim, states[cid], by_id[cid])
+        timeline = {c.id: _versions(past, cid, c.id) for c in claim.checks} if past.available else {}
+        ix.claims[cid] = ClaimView(claim, states[cid], by_id[cid], timeline)
         for rel in claim.relations:
             ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
         for cit in claim.citations:
@@ -155,3 +172,14 @@ def index(root: Path) -> SiteIndex:
     for units in ix.anthologies.values():
         units.sort(key=lambda s: (s.anthology.unit if s.anthology else "", s.id))
     return ix
+
+
+def _versions(past: history.History, cid: str, check: str) -> dict[str, list[Version]]:
+    """The committed versions of a check's ledger files, per device, oldest first (``assay.timeline.versions``)."""
+    return {
+        device: [
+            Version((v["commit"] or "")[:8], time.strftime("%Y-%m-%d", time.gmtime(v["time"] or 0)), v["verdict"] or "removed")
+            for v in vs
+        ]
+        for device, vs in sorted(versions(past, cid, check).items())
+    }

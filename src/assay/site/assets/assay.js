@@ -228,3 +228,14 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup); else setup();
 })();
+
+// The key above a claim's assertions folds on a narrow screen, so that the first rows stay on the first screen
+// (it stays open without script, and on a wide screen).
+(function () {
+  "use strict";
+  function fold() {
+    var key = document.querySelector(".assay-key-fold");
+    if (key && !location.hash && window.matchMedia("(max-width: 44.9375em)").matches) key.open = false;
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fold); else fold();
+})();

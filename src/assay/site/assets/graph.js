@@ -145,7 +145,7 @@
     var below = colPx < 90, labels = below ? rowPx >= r + ID_H + 6 && colPx >= 40 : rowPx >= ID_H + 1 && colPx >= 46;
     var most = Math.max(0, Math.min(6, Math.floor((rowPx - ID_H - 4) / LINE_H)));
     var mostBelow = Math.max(0, Math.min(4, Math.floor((rowPx - r - ID_H - 8) / LINE_H)));
-    var room = colPx * 0.8 - r - 6, blocks = []; // a gutter of a fifth of the column for the edges
+    var room = colPx * 0.8 - r - 6, blocks = [], wide = []; // a gutter of a fifth of the column for the edges
     stats.labels = []; stats.nodesDrawn = 0; stats.edgesDrawn = 0;
     // where each record is, and its label's block (measured before the edges, which end at the label)
     for (i = 0; i < N; i++) {
@@ -160,7 +160,7 @@
       var idw = ctx.measureText(ids[i]).width, x0, width, text, h, top, w, q;
       if (below) { // a narrow column: the label goes under the marker, centred, as wide as the column
         width = Math.min(colPx - 8, W - 6);
-        if (width < idw) continue;
+        if (idw > W - 6) continue;
         text = mostBelow && width >= 64 ? wrap(i, width, mostBelow) : [];
         top = sy + r + 2; h = ID_H + text.length * LINE_H;
         while (text.length && top + h > H - 2) { text = text.slice(0, -1); h = ID_H + text.length * LINE_H; }
@@ -168,7 +168,11 @@
         ctx.font = TITLE_FONT; w = idw;
         for (q = 0; q < text.length; q++) w = Math.max(w, ctx.measureText(text[q]).width);
         x0 = Math.max(3, Math.min(sx - w / 2, W - 3 - w));
-        blocks.push([i, x0, top, w, h, text]);
+        // an id wider than its column (THEORY-085) spills into the next ones where no label stands there
+        var block = [i, x0, top, w, h, text];
+        if (overlaps(block, w > width ? blocks : wide)) continue;
+        blocks.push(block);
+        if (w > width) wide.push(block);
         continue;
       }
       x0 = sx + r + 4; width = Math.min(room, W - 3 - x0);
@@ -248,8 +252,17 @@
       stats.labels.push({ id: ids[j], x: x0 - 2, y: top, w: w + 4, h: h, lines: text.length });
     });
     stats.frames++; stats.lastMs = performance.now() - t0;
+    clearTimeout(listTimer);
+    if (stats.frames === 1) updateList(); else listTimer = setTimeout(updateList, 150); // once a pan or zoom settles
     if (!window.assayGraph.readyAt) { window.assayGraph.readyAt = performance.now(); document.body.dataset.graphReady = "1"; }
     placePanel();
+  }
+  function overlaps(b, others) { // whether label block b ([i, x, top, w, h]) meets any of others, with a 3-px margin
+    for (var q = 0; q < others.length; q++) {
+      var o = others[q];
+      if (b[1] < o[1] + o[3] + 3 && o[1] < b[1] + b[3] + 3 && b[2] < o[2] + o[4] && o[2] < b[2] + b[4]) return true;
+    }
+    return false;
   }
   function drawIncident(j, r, colPx) { // the hovered record's own edges, on top and full strength
     [OUT, IN].forEach(function (adj) {
@@ -307,13 +320,37 @@
   function placePanel() {
     var j = panel.hidden ? -1 : byId[panel.dataset.id];
     if (j === undefined || j < 0) return;
-    if (!shown[j]) { panel.style.left = "6px"; panel.style.top = "6px"; return; }
     var pw = panel.offsetWidth, ph = panel.offsetHeight, r = radius(), gap = r + 10;
+    // the part of the canvas on screen (a tall canvas on a phone runs past the bottom), or all of it if that is too short
+    var at = canvas.getBoundingClientRect(), lo = Math.max(4, 4 - at.top), hi = Math.min(H, window.innerHeight - at.top) - 4;
+    if (hi - lo < ph) { lo = 4; hi = H - 4; }
+    if (!shown[j]) { panel.style.left = "6px"; panel.style.top = lo + "px"; return; }
     var left = SX[j] - r, top = SY[j] + gap;
-    if (top + ph > H - 4) top = SY[j] - gap - ph;          // above the record when there is no room below
-    if (top < 4) { top = Math.max(4, Math.min(H - ph - 4, SY[j] - ph / 2)); left = SX[j] + gap; if (left + pw > W - 4) left = SX[j] - gap - pw; }
-    left = Math.max(4, Math.min(left, W - pw - 4));
+    if (top + ph > hi) top = SY[j] - gap - ph;          // above the record when there is no room below
+    if (top < lo) { top = Math.max(lo, Math.min(hi - ph, SY[j] - ph / 2)); left = SX[j] + gap; if (left + pw > W - 4) left = SX[j] - gap - pw; }
+    left = Math.max(4, Math.min(left, W - pw - 4)); top = Math.max(lo, Math.min(top, hi - ph)); // on screen, even for a record that is not
     panel.style.left = left + "px"; panel.style.top = top + "px";
+  }
+
+  // ---- the records on the canvas as a list, each with its title: what a narrow screen and a screen reader read ----
+  var list = document.getElementById("assay-graph-list"), listCount = document.getElementById("assay-graph-list-count");
+  var LIST_MOST = 200, listed = null, listTimer = 0;
+  function updateList() {
+    if (!list) return;
+    var drawn = [];
+    for (var i = 0; i < N; i++) if (shown[i] && SX[i] >= 0 && SX[i] <= W && SY[i] >= 0 && SY[i] <= H) drawn.push(i);
+    drawn.sort(function (a, b) { return X[a] - X[b] || Y[a] - Y[b]; }); // in the drawing's order: layer by layer
+    var key = drawn.join(",");
+    if (key === listed) return;
+    listed = key; list.textContent = "";
+    drawn.slice(0, LIST_MOST).forEach(function (i) {
+      var r = D.nodes[i], u = url(i), li = el("li"), name = el(u ? "a" : "span", "assay-gp-id", r[0]);
+      if (u) name.href = u;
+      li.appendChild(name); li.appendChild(document.createTextNode(r[1]));
+      if (r[3]) li.appendChild(el("span", "assay-gp-muted", " · " + r[3]));
+      list.appendChild(li);
+    });
+    listCount.textContent = drawn.length > LIST_MOST ? "(" + drawn.length + "; the first " + LIST_MOST + ": zoom in, or use Find)" : "(" + drawn.length + ")";
   }
 
   // ---- focus, search, filters ------------------------------------------------------------------------
@@ -500,6 +537,7 @@
   readColours(); resize(); computeVisible(); fit();
   if (!fromHash()) draw();
   window.addEventListener("hashchange", fromHash);
+  window.addEventListener("scroll", function () { if (!panel.hidden) placePanel(); }, { passive: true });
   new ResizeObserver(function () {
     var w = W, h = H; resize();
     if (Math.abs(w - W) < 1 && Math.abs(h - H) < 1) return;

@@ -1,0 +1,183 @@
+"""A source's page: what it is, its BibTeX and ``citation_*`` tags, every passage its claims quote under one heading
+each, the numbers and discrepancies its claims take from it, and its comparisons.
+
+A passage's heading is its locator as the source's record gives it (``passages:``); each claim's quote is shown
+as the words of the passage that holds it, once, with every claim that quotes it. A number or a discrepancy names
+its place in its claim's own words and quotes nothing: it stands under the passage at that place, or, where no
+passage is there, in a list of the other places, so that no passage appears under two differently worded headings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.export import bibtex
+from assay.model import Source
+from assay.records.passages import holds, normalise
+from assay.site import search
+from assay.site.markup import anchor, record_doc
+from assay.site.pages import Output, breadcrumb, source_links
+from assay.site.template import render
+from assay.site.views import Located, SiteIndex
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """Words of the source as its passage has them (or as a claim quotes them, where the record keeps no passage
+    holding the quote), and the claims that quote them, in id order."""
+
+    words: str
+    claims: list[str]
+
+
+@dataclass(frozen=True)
+class Named:
+    """A number or a discrepancy a claim takes from the source. ``elsewhere``: the claim gives its place in other
+    words than the heading it stands under (or names more places); ``at``: then the anchor its claim's page links
+    to, where no element above has it."""
+
+    item: Located
+    elsewhere: bool = False
+    at: str | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A place in the source that claims quote: its anchor, its locator, its words, and what claims take from there."""
+
+    slug: str
+    locator: str
+    quoted: list[Quoted]
+    named: list[Named]
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place no passage stands at, which claims name for a number or a discrepancy: its anchor, as a claim gives it."""
+
+    slug: str
+    locator: str
+    named: list[Named]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    source: str
+    title: str | None
+    locator: str
+    reason: str
+    decision: str
+    decision_known: bool
+    inbound: bool  # the other source compares itself with this one
+
+
+def page(ix: SiteIndex, source: Source) -> Output:
+    here = record_doc(source.id)
+    passages, places = _passages(ix, source)
+    citing = sorted({p.claim for p in ix.cited_by.get(source.id, [])})
+    comparisons = _comparisons(ix, source)
+    toc = [
+        (slug, title)
+        for slug, title, on in (
+            ("bibtex", "BibTeX", True),
+            ("takeaways", "Takeaways", source.takeaways),
+            ("note", "Note", source.note),
+            ("cited-passages", "Cited passages", passages or places),
+            ("claims", "Claims that cite it", citing),
+            ("compared-against", "Compared against", comparisons),
+        )
+        if on
+    ]
+    html = render(
+        "source.html",
+        here=here,
+        s=source,
+        trail=breadcrumb("sources", source.id),
+        links=source_links(source),
+        bibtex=bibtex(source),
+        passages=passages,
+        places=places,
+        citing=[ix.claims[c] for c in citing if c in ix.claims],
+        comparisons=comparisons,
+        anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
+    )
+    meta = citation_meta(source)
+    return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc, meta=meta)
+
+
+def citation_meta(source: Source) -> list[tuple[str, str]]:
+    """The Highwire Press ``citation_*`` tags that reference managers read from a page (Zotero's embedded-metadata
+    translator, Google Scholar): the title, each author, the date, the venue and the identifiers."""
+    ids = source.identifiers
+    tags = [("citation_title", source.title)] + [("citation_author", a) for a in source.authors]
+    tags.append(("citation_publication_date", (source.date or str(source.year)).replace("-", "/")))
+    if source.venue:
+        tags.append(("citation_journal_title" if source.kind == "paper" else "citation_publisher", source.venue))
+    if ids.arxiv:
+        tags += [("citation_arxiv_id", ids.arxiv), ("citation_pdf_url", f"https://arxiv.org/pdf/{ids.arxiv}")]
+    if ids.doi:
+        tags.append(("citation_doi", ids.doi))
+    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
+    if url:
+        tags.append(("citation_public_url", url))
+    return tags
+
+
+def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Place]]:
+    """One heading per place claims quote, in the order of the source's passages (places without one after, by
+    anchor); the numbers and discrepancies claims take from the source under the heading of their place, or of the
+    first place they name, else in the other places. The anchors are ``cited-`` and the slug of a locator as claims
+    give it, which their pages link to: each is on the page once."""
+    kept: dict[str, list[tuple[str, str, str]]] = {}  # slug -> (locator, words normalised, words) of its passages
+    order: dict[str, int] = {}  # a heading's place: its first passage's in the record
+    for i, p in enumerate(source.passages):
+        kept.setdefault(anchor(p.locator), []).append((p.locator, normalise(p.exact), p.exact))
+        order.setdefault(anchor(p.locator), i)
+    heads: dict[str, tuple[str, dict[str, list[str]]]] = {}  # slug -> (locator, words -> claims)
+    for cit in ix.cited_by.get(source.id, []):
+        slug, quote = anchor(cit.locator), normalise(cit.quote)
+        held = next((p for p in kept.get(slug, ()) if holds(quote, p[1])), None)
+        locator, words = (held[0], held[2]) if held else (cit.locator, cit.quote)
+        claims = heads.setdefault(slug, (locator, {}))[1].setdefault(words, [])
+        if cit.claim not in claims:
+            claims.append(cit.claim)
+    named: dict[str, list[Named]] = {slug: [] for slug in heads}
+    others: dict[str, tuple[str, list[Named]]] = {}
+    linked = set(heads)  # anchors already on the page
+    for item in ix.located.get(source.id, []):
+        slug, first = anchor(item.locator), anchor(item.locator.split(";")[0])
+        if slug in heads:
+            named[slug].append(Named(item))
+        elif first in heads:
+            named[first].append(Named(item, True, None if slug in linked else slug))
+            linked.add(slug)
+        else:
+            others.setdefault(slug, (item.locator, []))[1].append(Named(item))
+            linked.add(slug)
+    passages = [
+        Passage(slug, locator, [Quoted(w, sorted(c)) for w, c in quoted.items()], named[slug])
+        for slug, (locator, quoted) in sorted(heads.items(), key=lambda h: (order.get(h[0], len(order)), h[0]))
+    ]
+    return passages, [Place(slug, locator, items) for slug, (locator, items) in sorted(others.items())]
+
+
+def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
+    rows = [
+        ComparisonRow(c.source, ix.titles.get(c.source), c.locator, c.reason, c.decision, c.decision in ix.decisions, False)
+        for c in source.compared_against
+    ]
+    for b in ix.backlinks.get(source.id, []):
+        comp = ix.comparisons.get((b.source, source.id)) if b.type == "compared_against" else None
+        if comp is not None:
+            rows.append(
+                ComparisonRow(
+                    b.source,
+                    ix.titles.get(b.source),
+                    comp.locator,
+                    comp.reason,
+                    comp.decision,
+                    comp.decision in ix.decisions,
+                    True,
+                )
+            )
+    return rows
