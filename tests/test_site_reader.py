@@ -164,3 +164,14 @@ def test_every_check_shows_a_verdict_chip_even_where_no_device_has_run_it(tmp_pa
     assert re.findall(r">([a-z]+: [a-z-]+)</span>", never) == ["tier: toy", "cpu: not-run", "cuda: not-run"]
     assert "(not run on" not in never  # the chips say so; no note repeats them
     assert any(c == "leak-exists" and "cpu: not-run</span>" in e for c, e in evidence)
+
+
+def test_an_open_expectation_shows_its_plan_beside_its_seeds(repo_site_dir) -> None:
+    """The power plan of an open question stands on the page as in `assay plan`: here knn-monitor's
+    knn_global_minus_nofix, still open after its settling run on 12 fresh seeds."""
+    import re
+
+    text = re.sub(r"<[^>]+>", "", (repo_site_dir / "claims" / "SOTA-364.html").read_text(encoding="utf-8"))
+    assert "Settled on 12 fresh seeds and still open. Plan: " in text
+    assert re.search(r"Plan: \d+ fresh seeds would decide it if the mean and sd held, about \d+ s \(a planning figure\)\.", text)
+    assert "Plan: the mean 0.02205 lies" in text and "not decidable at this scale (over 64 seeds)." in text
