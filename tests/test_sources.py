@@ -17,6 +17,7 @@ SHA = {
     "LIT-590.txt": "25645146507beb1849ec28dda0bdcc85fa4108b3fab647f66841468458c54f50",
     "LIT-590.html": "4eba9af0928f8d5efbbd4298e6b8ab938a16d457a8e29cc4fe7e4b60992753e7",
     "LIT-590.tex": "be61483be94a50754613e348149d6af0ff8adee2b7b1b97f2d08a149c5d14101",
+    "LIT-590.pdf": "4f53254fee3329e7ccdf3083802d9c4c86afafb1b172d2a734bf9e107aea1679",  # the .txt typeset by matplotlib
 }
 
 
@@ -30,7 +31,9 @@ def today(monkeypatch: pytest.MonkeyPatch) -> str:
     return "2026-12-01"
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("LIT-590.txt", "text"), ("LIT-590.html", "html"), ("LIT-590.tex", "latex")])
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("LIT-590.txt", "text"), ("LIT-590.html", "html"), ("LIT-590.tex", "latex"), ("LIT-590.pdf", "pdf")]
+)
 def test_a_clean_copy_holds_every_passage_and_its_sha256_is_recorded(kb_root, capsys, today, name, fmt):
     before = (kb_root / "sources" / "LIT-590.yaml").read_text()
     assert verify(kb_root, "LIT-590", "--copy", str(COPIES / name)) == 0
@@ -94,14 +97,34 @@ def test_passages_read_from_another_version_are_not_checked_against_the_copy(kb_
     assert capsys.readouterr().err == "assay: error: LIT-590 keeps no passage read from 'arXiv v1'\n"
 
 
-def test_a_pdf_copy_is_refused_with_the_way_out(kb_root, tmp_path, capsys):
+def test_a_pdf_that_is_no_pdf_or_holds_no_text_is_refused_with_the_way_out(kb_root, tmp_path, capsys):
     pdf = tmp_path / "paper.pdf"
     pdf.write_bytes(b"%PDF-1.5\n")
     assert verify(kb_root, "LIT-590", "--copy", str(pdf)) == 2
-    assert capsys.readouterr().err == (
-        f"assay: error: {pdf}: PDF copies are not read yet (no PDF text library is installed); save its text, with "
-        "pdftotext say, and pass that, or pass the arXiv HTML or LaTeX source\n"
+    err = capsys.readouterr().err
+    assert err.startswith(f"assay: error: {pdf}: cannot be read as a PDF (") and err.endswith(
+        "); pass its HTML or LaTeX source instead\n"
     )
+
+
+def test_an_altered_pdf_copy_fails_as_an_altered_text_copy_does(kb_root, tmp_path, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["pdf.fonttype"] = 42
+    import matplotlib.pyplot as plt
+
+    lines = (COPIES / "LIT-590.txt").read_text().replace("good repre-", "bad repre-").splitlines()
+    fig = plt.figure(figsize=(6, 3))
+    for i, line in enumerate(lines):
+        fig.text(0.03, 1 - (i + 1) / (len(lines) + 1), line, fontsize=9)
+    altered = tmp_path / "altered.pdf"
+    fig.savefig(altered)
+    plt.close(fig)
+    assert verify(kb_root, "LIT-590", "--copy", str(altered)) == 1
+    out = capsys.readouterr().out
+    assert "error[passage-not-in-copy]: passage 1 of LIT-590 (at '§3.3') is not in altered.pdf" in out
+    assert out.rstrip().endswith("; nothing recorded")
 
 
 def test_a_copy_that_holds_no_passage_of_any_source_asks_for_the_id(kb_root, tmp_path, capsys):
@@ -124,3 +147,48 @@ def test_the_fixture_copies_are_the_files_whose_sha256_the_tests_expect():
     import hashlib
 
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(COPIES.iterdir())} == SHA
+
+
+@pytest.fixture
+def arxiv(tmp_path, monkeypatch):
+    """A local server standing in for arXiv, serving the fixture PDF at /pdf/1911.05722v3."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    served = tmp_path / "served"
+    (served / "pdf").mkdir(parents=True)
+    shutil.copy(COPIES / "LIT-590.pdf", served / "pdf" / "1911.05722v3")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("ASSAY_ARXIV_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    yield server
+    server.shutdown()
+
+
+def test_fetch_downloads_the_pinned_version_into_the_cache_and_verify_reads_it(kb_root, arxiv, tmp_path, capsys, today):
+    assert cli.main(["--root", str(kb_root), "sources", "fetch", "LIT-590"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    saved = tmp_path / "cache" / "sources" / "LIT-590-1911.05722v3.pdf"
+    port = arxiv.server_address[1]
+    assert out[0] == (
+        f"LIT-590: http://127.0.0.1:{port}/pdf/1911.05722v3 saved as {saved} ({saved.stat().st_size:,} bytes, "
+        f"sha256 {SHA['LIT-590.pdf']})"
+    )
+    assert out[1] == f"check its passages against it: assay sources verify LIT-590 --copy {saved}"
+    assert verify(kb_root, "LIT-590", "--copy", str(saved)) == 0
+    assert "2 of 2 passages read from 'arXiv v3' are in LIT-590-1911.05722v3.pdf (pdf, sha256" in capsys.readouterr().out
+
+
+def test_fetch_without_a_network_says_so_and_how_to_go_on(kb_root, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ASSAY_ARXIV_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli.main(["--root", str(kb_root), "sources", "fetch", "LIT-590"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("assay: error: could not download http://127.0.0.1:9/pdf/1911.05722v3 (")
+    assert err.endswith("); where there is no network, save a copy by hand\n")
+    assert not (tmp_path / "cache" / "sources").exists()

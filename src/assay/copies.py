@@ -1,11 +1,11 @@
-"""A local copy of a source's text, read as plain text: a text file, an HTML page or a LaTeX source.
+"""A local copy of a source's text, read as plain text: a text file, an HTML page, a LaTeX source or a PDF.
 
 What a copy's words are is read here; how they are compared with a passage is ``assay.records.passages``. HTML
 loses its markup (scripts and styles with it) and keeps a line break where a block ends; LaTeX loses its comments,
 commands and braces and keeps what they hold, with its quote marks and dashes typeset (``` `` ''``` as “ ”, `--` as
 –). A LaTeX citation (`\\cite{...}`) is typeset by BibTeX, not here, so a passage holding one is found only in
-a text or HTML copy. PDF is not read: no PDF text library is among Assay's dependencies; save the PDF's text
-(with `pdftotext`, say) and pass that.
+a text or HTML copy. A PDF's text is extracted by ``pypdf``, page after page in its reading order: a layout with
+columns, footnotes or figures inside a sentence can split a passage where the HTML or LaTeX source would not.
 """
 
 from __future__ import annotations
@@ -35,13 +35,8 @@ class SourceCopy:
 
 
 def read(path: Path) -> SourceCopy:
-    """The copy at ``path``; a usage problem when it cannot be read, is a PDF, or is not UTF-8."""
+    """The copy at ``path``; a usage problem when it cannot be read, is not UTF-8, or is a PDF with no text."""
     fmt = _SUFFIXES.get(path.suffix.lower(), "text")
-    if fmt == "pdf":
-        raise UsageProblem(
-            f"{path}: PDF copies are not read yet (no PDF text library is installed); save its text, with "
-            "pdftotext say, and pass that, or pass the arXiv HTML or LaTeX source"
-        )
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
@@ -49,6 +44,8 @@ def read(path: Path) -> SourceCopy:
         raise UsageProblem(f"{path}: cannot be read ({e.strerror or e})") from None
     if len(raw) > MAX_BYTES:
         raise UsageProblem(f"{path}: larger than {MAX_BYTES // 2**20} MiB; no source's text is")
+    if fmt == "pdf" or raw.startswith(b"%PDF-"):
+        return SourceCopy(path.name, hashlib.sha256(raw).hexdigest(), "pdf", pdf_text(path, raw))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -86,6 +83,22 @@ class _Words(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self.hidden:
             self.out.append(data)
+
+
+def pdf_text(path: Path, raw: bytes) -> str:
+    """The text of a PDF, its pages one after another; a usage problem when it has none to give."""
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        text = "\n".join(page.extract_text() or "" for page in PdfReader(io.BytesIO(raw)).pages)
+    except (PdfReadError, ValueError, KeyError, OSError) as e:
+        raise UsageProblem(f"{path}: cannot be read as a PDF ({e}); pass its HTML or LaTeX source instead") from None
+    if not text.strip():
+        raise UsageProblem(f"{path}: the PDF holds no text (a scan?); pass its HTML or LaTeX source instead")
+    return text
 
 
 def html_text(page: str) -> str:

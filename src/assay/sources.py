@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import re
 from collections import Counter
@@ -27,17 +28,24 @@ from assay.records.passages import BREAK, alike, difference, ends, find, normali
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    """Check a source's passages against a local copy of its text: verify [ID] --copy FILE.
+    """Check a source's passages against a local copy of its text: verify [ID] --copy FILE; fetch ID downloads one.
 
-    Every passage read from the copy's version must be in the copy (plain text, HTML or LaTeX source), compared
+    Every passage read from the copy's version must be in the copy (plain text, HTML, LaTeX source or PDF), compared
     after the normalisation `assay check` compares quotes with (whitespace, ligatures, quote marks, line-end
     hyphens), between its prefix and suffix. When every one is, the copy's sha256, version and format are recorded
-    under the source's copies:. Without ID, the source is the one whose passages the copy holds most. PDF is not
-    read yet: pass its text. Exit status 1 when a passage is not in the copy.
+    under the source's copies:. Without ID, the source is the one whose passages the copy holds most. Exit status 1
+    when a passage is not in the copy.
+
+    fetch ID downloads the pinned version of a source into the user's cache, where there is a network: an arXiv
+    preprint's PDF (--format html: its HTML, where arXiv has one), or the page at its url:, and says where it put it.
 
     example: assay sources verify LIT-590 --copy 1911.05722v3.html
     """
     kb = load(args.root)
+    if args.action == "fetch":
+        return fetch(kb, args.id, args.format)
+    if args.copy is None:
+        raise UsageProblem("assay sources verify needs --copy FILE: the copy of the source's text to check against")
     copy = copies.read(args.copy)
     text = normalise(copy.text)
     sid = args.id or _likeliest(kb, text, copy.name)
@@ -68,10 +76,49 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=("verify",))
+    p.add_argument("action", choices=("verify", "fetch"))
     p.add_argument("id", nargs="?", metavar="ID", help="the source (default: the one whose passages the copy holds most)")
-    p.add_argument("--copy", type=Path, required=True, metavar="FILE", help="the copy: .txt, .html or .tex")
-    p.add_argument("--version", help="the version the copy is (default: the source's read_from)")
+    p.add_argument("--copy", type=Path, metavar="FILE", help="verify: the copy (.txt, .html, .tex or .pdf)")
+    p.add_argument("--version", help="verify: the version the copy is (default: the source's read_from)")
+    p.add_argument("--format", choices=("pdf", "html"), default="pdf", help="fetch: an arXiv preprint as PDF or HTML")
+
+
+#: Where arXiv is (``$ASSAY_ARXIV_URL`` names a mirror, or a local server in the tests).
+ARXIV = "https://arxiv.org"
+
+
+def fetch(kb: KnowledgeBase, sid: str | None, fmt: str) -> int:
+    """Download the pinned version of source ``sid`` into the user's cache (``assay.cache.folder()/sources``)."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    from assay.cache import folder
+
+    if sid is None or sid not in kb.sources:
+        raise UsageProblem(f"assay sources fetch needs the id of a valid source (got {sid!r}); assay status lists them")
+    ids = kb.sources[sid].identifiers
+    base = os.environ.get("ASSAY_ARXIV_URL", ARXIV).rstrip("/")
+    if ids.arxiv:
+        url, name = f"{base}/{fmt}/{ids.arxiv}", f"{sid}-{ids.arxiv}.{fmt}"
+    elif ids.url:
+        url, name = ids.url, f"{sid}.html"
+    else:
+        raise UsageProblem(f"{sid} has no arXiv id or url to download from; save a copy by hand and pass it to verify")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - an http(s) address from the record
+            data = response.read(copies.MAX_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        why = getattr(e, "reason", None) or e
+        raise UsageProblem(f"could not download {url} ({why}); where there is no network, save a copy by hand") from None
+    if len(data) > copies.MAX_BYTES:
+        raise UsageProblem(f"{url} is larger than {copies.MAX_BYTES // 2**20} MiB; no source's text is")
+    path = folder() / "sources" / name
+    write_atomic(path, data)
+    digest = hashlib.sha256(data).hexdigest()
+    print(printable(f"{sid}: {url} saved as {path} ({len(data):,} bytes, sha256 {digest})"))
+    print(printable(f"check its passages against it: assay sources verify {sid} --copy {path}"))
+    return 0
 
 
 @dataclass
