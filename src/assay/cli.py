@@ -281,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
         doc = (func.__doc__ or "").strip()
         p = sub.add_parser(
             name,
-            help=doc.splitlines()[0],
+            help=" ".join(doc.split("\n\n")[0].split()).split(". ")[0].rstrip(".") + ".",  # its first sentence
             description=doc,
             parents=[common],
             formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -155,10 +155,10 @@ class Settle:
 def settle_plans(
     kb: KnowledgeBase, ledger: Ledger, device: str, claims: list[str] | None = None
 ) -> tuple[list[Settle], list[str]]:
-    """The settling runs of the inconclusive checks on ``device`` whose result is fresh, that read seeds through the
-    record, and of which at least one inconclusive expectation is decidable (at the seeds the most demanding of
-    those needs; the others are named as left open); cheapest first. Also, one line for each
-    inconclusive check that will not be settled, and why."""
+    """The settling runs of the checks on ``device`` that have an inconclusive expectation and a fresh result, whose
+    verifier reads seeds through the record, and of which at least one inconclusive expectation is decidable (at the
+    seeds the most demanding of those needs; the others are named as left open); cheapest first. Also, one line for
+    each check with an inconclusive expectation that will not be settled, and why."""
     from assay.status import run_reason
 
     inputs = InputParts(kb.root)
@@ -166,7 +166,8 @@ def settle_plans(
     for cid in sorted(claims or kb.claims):
         for check in kb.claims[cid].checks:
             result = ledger.get((cid, check.id, device))
-            if result is None or result.verdict != "inconclusive" or device not in check.devices:
+            open_somewhere = result is not None and any(e.outcome == "inconclusive" for e in result.expectation)
+            if not open_somewhere or not result.measured or device not in check.devices:
                 continue
             label = f"{cid}/{check.id}.{device}"
             if run_reason(ledger, (cid, check.id, device), inputs.parts(kb.claims[cid], check, device)) != "fresh":

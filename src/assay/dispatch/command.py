@@ -19,8 +19,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     in pyproject.toml. Each task writes its own ledger under build/verify/<run>/; the run ends with
     `assay merge`'s rules. A task that dies (killed, out of memory, over its time limit) has its unfinished
     checks recorded as errors naming its log; Ctrl-C cancels the tasks; --resume takes over a run whose
-    controller stopped. --settle reruns the inconclusive checks on fresh seeds, as `assay plan` plans them, and
-    keeps the result each settles beside its own.
+    controller stopped. --settle reruns the checks with an inconclusive expectation on fresh seeds, as `assay plan`
+    plans them, and keeps the result each settles beside its own.
 
     example: assay verify --executor slurm --stale --budget 30m --partition gpu --gpus-per-task 1
     """
@@ -59,8 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--settle",
         action="store_true",
-        help="rerun each inconclusive check once on the planned number of fresh seeds (assay plan), read alone; "
-        "with --budget, the plans that fit, cheapest first",
+        help="rerun each check with an inconclusive expectation once on the planned number of fresh seeds (assay plan), "
+        "read alone; with --budget, the plans that fit, cheapest first",
     )
     p.add_argument("--dry-run", action="store_true", help="print the plan and its shards; run nothing")
     p.add_argument("--resume", action="store_true", help="take over the last run (build/verify/state.json) and merge it")

@@ -73,8 +73,8 @@ CHECK = """\
   - id: {check}
     tests: The sentence of the claim this check tests.
     verifier: {verifier}
-    tier: toy
-    devices: [cpu]
+    tier: toy  # analytic (a theorem or identity), toy, reduced or full: the scale it runs at
+    devices: [cpu, cuda]  # every device the verifier can run on; cuda without a GPU reads "not run", no harm
     seeds: {{count: 5}}
     metrics:
       - name: effect
