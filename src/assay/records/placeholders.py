@@ -29,6 +29,12 @@ year: {year}
 identifiers:
   url: https://example.org/replace-me
 takeaways: []
+read_from: the version read, as arXiv v1, a URL read on 2000-01-01, or a commit
+passages:
+  - locator: §1
+    exact: The words a claim quotes, exactly as the source prints them.
+    prefix: The words just before them.
+    suffix: The words just after them.
 """,
     "decisions": """\
 # yaml-language-server: $schema=../schema/decision.schema.json
