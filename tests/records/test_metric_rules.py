@@ -90,3 +90,24 @@ def test_a_declared_metric_no_name_built_at_run_time_can_be_is_an_error_and_one_
     ]
     module.write_text(module.read_text().replace('f"bias_{tag}"', 'f"{tag}s"'))  # "excess" could be one of these
     assert [d.code for d in audit.run(load(kb_root))] == ["unread-metric-names"]
+
+
+def test_many_verifier_modules_are_read_in_processes_with_the_same_result(tmp_path, monkeypatch):
+    """From PARALLEL_FROM modules on the reading is shared among forked processes; it finds what one process does."""
+    from assay.records import metric_rules
+
+    verify = tmp_path / "verify"
+    verify.mkdir()
+    modules = metric_rules.PARALLEL_FROM + 5
+    for n in range(modules):
+        (verify / f"test_m{n:03d}.py").write_text(
+            "import pytest\n\n\n"
+            f'@pytest.mark.claim("SOTA-{n + 1:03d}", "c")\n'
+            f"def test_c(evidence):\n"
+            f'    evidence.metric("gap_{n}", 1.0, unit="units")\n'
+        )
+    shared = metric_rules.recorded(tmp_path)
+    monkeypatch.setattr(metric_rules, "PARALLEL_FROM", 10**9)
+    alone = metric_rules.recorded(tmp_path)
+    assert shared == alone and len(shared) == modules
+    assert shared["verify/test_m003.py::test_c"][1].names == frozenset({"gap_3"})

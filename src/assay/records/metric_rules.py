@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import ast
 import difflib
+import multiprocessing as mp
+import os
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from assay.cache import CACHE_FROM, UNCACHED, ParseCache
+from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import stamp
@@ -47,16 +51,46 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
     the file is unchanged (``assay.cache``).
     """
     out: dict[str, tuple[Tie, Recorded]] = {}
-    store = ParseCache(root, "metric-calls") if cache else UNCACHED
+    store = ParseCache(root, "metric-calls") if cache else None
+    todo = []
     for path in sorted((root / "verify").glob("**/test_*.py")):
         rel = path.relative_to(root).as_posix()
         current = stamp(path) if cache and path.parent.resolve() == path.parent else None
-        try:
-            out.update(store.memo(rel, current, lambda: _module(root, path, rel)))
-        except Unreadable:
-            continue
-    store.save()
+        kept = store.get(rel, current) if store is not None else None
+        if kept is not None:
+            out.update(kept)
+        else:
+            todo.append((rel, current))
+    for (rel, current), found in zip(todo, _read_all(root, [rel for rel, _ in todo])):
+        if found is None:
+            continue  # unreadable: reported where the verifiers are indexed
+        out.update(found)
+        if store is not None:
+            store.put(rel, current, found)
+    if store is not None:
+        store.save()
     return out
+
+
+#: From this many verifier modules to read on, ``_read_all`` shares them among processes, as ``parse_all`` does.
+PARALLEL_FROM = 20
+
+
+def _read_all(root: Path, rels: list[str]) -> list[dict[str, tuple[Tie, Recorded]] | None]:
+    """``_module`` of each path, in order (None where it cannot be read); shared among forked processes, one per
+    core, from ``PARALLEL_FROM`` modules on where the system forks and no other thread runs."""
+    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    if len(rels) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
+        return [_readable(root, rel) for rel in rels]
+    with ProcessPoolExecutor(cores, mp_context=mp.get_context("fork")) as pool:
+        return list(pool.map(_readable, [root] * len(rels), rels, chunksize=max(1, len(rels) // (cores * 4))))
+
+
+def _readable(root: Path, rel: str) -> dict[str, tuple[Tie, Recorded]] | None:
+    try:
+        return _module(root, root / rel, rel)
+    except Unreadable:
+        return None
 
 
 def _module(root: Path, path: Path, rel: str) -> dict[str, tuple[Tie, Recorded]]:
