@@ -161,3 +161,19 @@ def test_in_the_dark_scheme_buttons_and_linked_check_ids_keep_4_5_to_1(repo_site
     low += [x for x in evidence + _contrast(page, ".md-content a code") if x[1] < 4.5]
     assert low == []
     assert errors == []
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_a_hovered_or_focused_button_keeps_4_5_to_1(repo_site_dir: Path, browser, dark: bool) -> None:
+    page, errors = new_page(browser, 1280, dark)
+    _graph(page, repo_site_dir)
+    page.hover("#assay-graph-clear")
+    page.wait_for_timeout(500)  # Material's colour transition
+    hovered = _contrast(page, "#assay-graph-clear")
+    page.goto((repo_site_dir / "code" / "verify" / "test_sota364_mechanics.py.html").as_uri())
+    page.focus("button.assay-copy")
+    page.wait_for_timeout(500)
+    focused = _contrast(page, "button.assay-copy")
+    assert len(hovered) == len(focused) == 1
+    assert [x for x in hovered + focused if x[1] < 4.5] == []
+    assert errors == []
