@@ -48,6 +48,11 @@ class Plan:
     seconds: float | None  # what seeds_needed fresh seeds cost, where the ledger says
     why: str
 
+    @property
+    def words(self) -> str:
+        """The plan in one line, as `assay plan`, `assay show` and the claim page give it: why, and the cost."""
+        return self.why + (f"; about {self.seconds:.0f} s" if self.seconds is not None else "")
+
 
 def needed(mean: float, sd: float, threshold: float, level: float) -> int | None:
     """The least n (2..MAX_SEEDS) whose t interval at ``level`` around ``mean`` with spread ``sd`` excludes
@@ -203,12 +208,11 @@ def report(kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None) -
     lines = []
     found = plans(kb, ledger, claims)
     for p in found:
-        cost = f"; about {p.seconds:.0f} s" if p.seconds is not None else ""
         lines.append(
             f"{p.claim}/{p.check}.{p.device} {p.expectation}: {p.outcome}, {p.seeds_read} seeds read, "
             f"mean {p.mean:.4g}, sd {p.sd:.3g}"
         )
-        lines.append(f"    {p.why}{cost}")
+        lines.append(f"    {p.words}")
     if not found:
         lines.append("no open expectation: every one read by its mean is decided by more than a standard error")
     devices = sorted({d for c in kb.claims.values() for k in c.checks for d in k.devices})

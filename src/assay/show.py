@@ -108,8 +108,7 @@ def _measured(c: CheckState, check: Check | None = None) -> list[str]:
             out.append(f"  {g.kind}: {g.why}")
         if e.metric in plans:
             p = plans[e.metric]
-            cost = f"; about {p.seconds:.0f} s" if p.seconds is not None else ""
-            out.append(f"  plan: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}; {p.why}{cost}")
+            out.append(f"  plan: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}; {p.words}")
     return out
 
 

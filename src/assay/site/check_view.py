@@ -9,7 +9,7 @@ from assay import vocabulary
 from assay.experiment import Check
 from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
-from assay.power import Plan, open_plans
+from assay.power import open_plans
 from assay.site.markup import OPS, anchor, number, quantity
 from assay.site.views import ClaimView, Version
 from assay.status import CheckState
@@ -185,7 +185,7 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
     measures = [replace(m, post_hoc=True) if m.metric in s.post_hoc else m for m in measures]
     plans = {p.metric: p for p in open_plans(check, r)}
     settled = f"Settled on {len(r.settling.seeds)} fresh seeds and still open. " if r.settling else ""
-    measures = [replace(m, plan=settled + plan_text(plans[m.metric])) if m.metric in plans else m for m in measures]
+    measures = [replace(m, plan=f"{settled}Plan: {plans[m.metric].words}.") if m.metric in plans else m for m in measures]
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
     error = ""
     if r.last_error:
@@ -194,14 +194,6 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
         error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
     figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or caption(check, f.name), check.id, s.device) for f in r.figures]
     return Run(s.device, check_status(s.status), measures, failed, error, figures, facts(r), notes(s))
-
-
-def plan_text(p: Plan) -> str:
-    """An open expectation's plan in words, for the Seeds column."""
-    if p.seeds_needed is None:
-        return f"Plan: {p.why}."
-    cost = f", about {p.seconds:.0f} s" if p.seconds is not None else ""
-    return f"Plan: {p.seeds_needed} fresh seeds would decide it if the mean and sd held{cost} (a planning figure)."
 
 
 def check_status(name: str) -> Status:
