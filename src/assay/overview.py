@@ -18,6 +18,7 @@ from assay.cache import CACHE_FROM, ParseCache
 from assay.ledger.inputs import InputParts
 from assay.ledger.registration import Registry
 from assay.ledger.store import Ledger, read_ledger
+from assay.model import Claim
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import CheckState, ClaimState, ClaimVerdict, check_states, closure
@@ -54,19 +55,31 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
 class States(Mapping[str, ClaimState]):
     """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
     over 50,000 claims can hold one claim's record and results at a time (``release``); each closure, which
-    needs every claim's status, comes from ``briefs``."""
+    needs every claim's status, comes from ``briefs``, or from ``known`` where the caller has computed them
+    (anything with a ``closure`` per claim will do). ``ledger``, ``registry``: as the caller has read them, if it has."""
 
-    def __init__(self, kb: KnowledgeBase):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        known: Mapping[str, Any] | None = None,
+        ledger: Ledger | None = None,
+        registry: Registry | None = None,
+    ):
         cache = len(kb.files) >= CACHE_FROM
-        self.kb, self.ledger, self.inputs = kb, read_ledger(kb.root, cache=cache), InputParts(kb.root, cache=cache)
-        self.registry = Registry(kb.root)
-        self.briefs = briefs(kb, cache, self.ledger, self.registry)
+        self.kb, self.inputs = kb, InputParts(kb.root, cache=cache)
+        self.ledger = read_ledger(kb.root, cache=cache) if ledger is None else ledger
+        self.registry = Registry(kb.root) if registry is None else registry
+        self.briefs = briefs(kb, cache, self.ledger, self.registry) if known is None else known
 
-    def __getitem__(self, cid: str) -> ClaimState:
+    def verdict(self, cid: str) -> tuple[Claim, list[CheckState], ClaimVerdict]:
+        """A claim's record, its checks' states and its verdict: all of its state but the closure."""
         f = self.kb.claim_files[cid]
         claim = f.record
         states = check_states(self.inputs, claim, self.ledger, f.record_parts, self.registry)
-        verdict = status.claim_verdict(claim, states)
+        return claim, states, status.claim_verdict(claim, states)
+
+    def __getitem__(self, cid: str) -> ClaimState:
+        _, states, verdict = self.verdict(cid)
         return ClaimState(
             cid, verdict.status, self.briefs[cid].closure, states, verdict.assertions, verdict.counts, verdict.devices_run
         )

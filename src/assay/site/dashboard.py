@@ -10,7 +10,7 @@ from assay.site import search
 from assay.site.markup import plural
 from assay.site.pages import Output
 from assay.site.template import render
-from assay.site.views import TIER_ORDER, ClaimView, SiteIndex
+from assay.site.views import TIER_ORDER, SiteIndex
 from assay.vocabulary import Status
 
 HERE = "index.md"
@@ -32,9 +32,10 @@ class Row:
 
 
 def page(ix: SiteIndex) -> Output:
-    counts = Counter(v.state.status for v in ix.claims.values())
-    summary = f"{plural(len(ix.claims), 'claim')}, {plural(len(ix.sources), 'source')}, {plural(len(ix.decisions), 'decision')}."
-    sources = sorted({s for v in ix.claims.values() for s in v.sources})
+    claims = ix.summaries
+    counts = Counter(v.status for v in claims.values())
+    summary = f"{plural(len(claims), 'claim')}, {plural(len(ix.sources), 'source')}, {plural(len(ix.decisions), 'decision')}."
+    sources = sorted({s for v in claims.values() for s in v.sources})
     filters = [
         ("status", "Status", list(vocabulary.CLAIM)),
         ("tag", "Tag", sorted(ix.tags)),
@@ -44,23 +45,23 @@ def page(ix: SiteIndex) -> Output:
     rows = [
         Row(
             cid,
-            v.claim.title,
-            vocabulary.CLAIM[v.state.status],
+            v.title,
+            vocabulary.CLAIM[v.status],
             vocabulary.FRESHNESS[v.freshness],
-            " ".join(v.claim.tags),
+            " ".join(v.tags),
             " ".join(v.sources),
             " ".join(v.tiers),
             ", ".join(v.tiers) or "—",
             ", ".join(v.devices_run) or "—",
             v.last_run[:10] or "—",
-            _share(v),
+            v.share,
         )
-        for cid, v in sorted(ix.claims.items())
+        for cid, v in sorted(claims.items())
     ]
-    pairs = Counter((s.device, s.status == "not-run") for v in ix.claims.values() for s in v.state.checks)
+    pairs = Counter(pair for v in claims.values() for pair in v.pairs)
     devices = sorted({d for d, _ in pairs})
     results = [(d, pairs[(d, False)], pairs[(d, False)] + pairs[(d, True)]) for d in devices]
-    fixed = Counter(r.kind for v in ix.claims.values() for r in _registration(v))
+    fixed = Counter(kind for v in claims.values() for kind in v.registration)
     html = render(
         "dashboard.html",
         here=HERE,
@@ -72,21 +73,3 @@ def page(ix: SiteIndex) -> Output:
         registration=[(s, fixed[name]) for name, s in vocabulary.REGISTRATION.items()] if fixed else [],
     )
     return Output.page(HERE, "Dashboard", html, True, search=search.listing(summary[:-1] + ", by status."))
-
-
-def _share(v: ClaimView) -> str:
-    """How much of a partly verified claim holds: its supported assertions of all, on the first device that ran."""
-    if v.state.status != "partly-verified" or not v.state.assertions or not v.devices_run:
-        return ""
-    device = v.devices_run[0]
-    held = sum(a.by_device.get(device) == "supported" for a in v.state.assertions)
-    return f"{held} / {len(v.state.assertions)}"
-
-
-def _registration(v: ClaimView) -> list:
-    """Each expectation's registration, once per check (every device's state carries the same)."""
-    first: dict[str, tuple] = {}
-    for s in v.state.checks:
-        if s.registration and s.check not in first:
-            first[s.check] = s.registration
-    return [r for regs in first.values() for r in regs]

@@ -12,8 +12,6 @@ shows is what the canvas draws.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from assay import vocabulary
 from assay.graph import to_json
 from assay.site.graph_layout import layout
@@ -21,30 +19,13 @@ from assay.site.legend import BY_TYPE, FOLDERS, HEADS, KIND_FILL, KIND_WORDS, OT
 from assay.site.markup import BACKGROUNDS, readable, script_json
 from assay.site.pages import Output
 from assay.site.template import render
-from assay.site.views import SiteIndex
-from assay.status import ClaimState
+from assay.site.views import SiteIndex, verdict_counts
 
 
 def schemes(colour: str) -> dict[str, str]:
     """A fill for each scheme: the colour itself where it keeps contrast with the page, else darkened or
     lightened just enough (``markup.readable``), so a marker never fades into the background."""
     return {"light": readable(colour, BACKGROUNDS["default"]), "dark": readable(colour, BACKGROUNDS["slate"])}
-
-
-def verdict_counts(state: ClaimState | None) -> str:
-    """The claim's counts in words: its assertions' (``status.counts_sentence``), or, for a claim not cut
-    into assertions, its checks' statuses per device (``cpu: 2 passed, 1 known-failing``)."""
-    if state is None:
-        return ""
-    if state.counts:
-        return state.counts
-    per_device: dict[str, Counter] = {}
-    for c in state.checks:
-        per_device.setdefault(c.device, Counter())[c.status] += 1
-    return "; ".join(
-        f"{d}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
-        for d, counts in sorted(per_device.items())
-    )
 
 
 def data(ix: SiteIndex) -> dict:
@@ -57,7 +38,7 @@ def data(ix: SiteIndex) -> dict:
     nodes = []
     for n in ids:
         a = ix.graph.nodes[n]
-        words = verdict_counts(ix.states.get(n))
+        words = verdict_counts(ix.summaries.get(n))
         k = sentences.setdefault(words, len(sentences))
         nodes.append(
             [

@@ -208,9 +208,18 @@ def script_json(data: Any, indent: int | None = None) -> str:
     """JSON that is safe inside a ``<script>`` element, a ``.js`` file or a page that sniffs it as HTML:
     no raw ``<``, ``>`` or ``&`` (they are ``\\u003c`` etc.; the parsed data is unchanged)."""
     separators = (",", ":") if indent is None else (",", ": ")
-    text = json.dumps(data, sort_keys=True, indent=indent, separators=separators, ensure_ascii=False, default=str)
-    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(raw, safe)
+    return script_safe(json.dumps(data, sort_keys=True, indent=indent, separators=separators, ensure_ascii=False, default=str))
+
+
+_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>``, ``&`` and the two line separators as escapes: the same data, safe in a script.
+    (Each is a character of a JSON string or none, so a text may be made safe in pieces.)"""
+    for raw, safe in _UNSAFE:
+        if raw in text:
+            text = text.replace(raw, safe)
     return text
 
 

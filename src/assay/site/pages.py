@@ -251,7 +251,7 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
             [
                 _record(rid),
                 Cell(ix.titles.get(rid, rid)),
-                Cell(status=vocabulary.CLAIM[ix.claims[rid].state.status]) if rid in ix.claims else Cell(),
+                Cell(status=vocabulary.CLAIM[ix.summaries[rid].status]) if rid in ix.summaries else Cell(),
             ]
             for rid in ix.tags[tag]
         ]

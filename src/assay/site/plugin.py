@@ -4,6 +4,10 @@ Generated pages carry finished HTML, so the plugin skips Markdown for them: ``on
 returns nothing to convert and ``on_page_content`` puts the HTML back. This keeps the per-page cost
 of a 10,000-claim build small, and keeps record text away from the Markdown engine.
 
+A claim's page is rendered only when MkDocs comes to build it (``on_page_context``), and let go once written
+(``on_post_page``): a build holds one claim's page and state at a time (``generator.Site``). The export,
+``assay.json``, is written a claim at a time to a file MkDocs copies.
+
 A record page also carries a small search document (``assay.site.search``): for the search plugin's
 turn (``on_page_context``) the page holds that document, and its full HTML again before the theme
 renders it, so the index is built from the words of the record, not from the markup around them.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -28,7 +33,8 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.toc import get_toc
 
-from assay.site import Options, Output, generate, search
+from assay.site import Options, Output, search
+from assay.site.generator import Deferred, Site
 
 ASSETS = Path(__file__).parent / "assets"
 THEME = Path(__file__).parent / "theme"  # main.html: Material's, with the sidebars rendered once per folder
@@ -50,6 +56,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def __init__(self) -> None:
         self.pages: dict[str, Output] = {}
+        self.deferred: dict[str, Deferred] = {}  # a claim's page, rendered when MkDocs builds it
+        self.scratch: tempfile.TemporaryDirectory | None = None  # where assay.json is written for MkDocs to copy
         self.held: dict[str, str] = {}  # a page's HTML while the search plugin reads its search document
         self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
         self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
@@ -67,16 +75,30 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return config
 
     def on_files(self, files: Files, *, config: Any) -> Files:
-        options = Options(edit_url=self.config.edit_url, depth=self.config.depth)
-        outputs = generate(self._root(config), options)
+        site = Site(self._root(config), Options(edit_url=self.config.edit_url, depth=self.config.depth))
+        outputs = site.outputs()
         self.pages = {o.path: o for o in outputs if o.title is not None}
+        self.deferred = {d.path: d for d in site.claim_pages()}
         for o in outputs:
             inclusion = InclusionLevel.INCLUDED if o.in_nav or o.title is None else InclusionLevel.NOT_IN_NAV
             files.append(File.generated(config, o.path, content=o.content, inclusion=inclusion))
+        for path in self.deferred:
+            files.append(File.generated(config, path, content="", inclusion=InclusionLevel.NOT_IN_NAV))
+        self.on_shutdown()  # a rebuild under `mkdocs serve` writes its export afresh
+        self.scratch = tempfile.TemporaryDirectory(prefix="assay-site-")
+        export = Path(self.scratch.name) / "assay.json"
+        with export.open("w", encoding="utf-8") as out:
+            site.export(out)
+        files.append(File.generated(config, "assay.json", abs_src_path=str(export)))
         for rel, path in engine_assets():
             if files.get_file_from_path(rel) is None:  # a knowledge base may override any of them in its docs_dir
                 files.append(File.generated(config, rel, abs_src_path=str(path)))
         return files
+
+    def on_shutdown(self) -> None:
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
 
     def on_nav(self, nav: Any, *, config: Any, files: Any) -> Any:
         self.in_nav = {p.file.src_uri for p in nav.pages}
@@ -92,7 +114,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         navigation (its navigation sidebar differs only in the relative links; main.html renders the table of
         contents per page); rendered as usual for any other page."""
         uri = page.file.src_uri if page is not None else None
-        if uri not in self.pages or uri in self.in_nav:
+        if (uri not in self.pages and uri not in self.deferred) or uri in self.in_nav:
             return render()
         key = (block, page.url.rpartition("/")[0], tuple(page.meta.get("hide", ())))
         if key not in self.once:
@@ -101,6 +123,13 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     @event_priority(100)
     def on_page_markdown(self, markdown: str, *, page: Any, config: Any, files: Any) -> str:
+        later = self.deferred.get(page.file.src_uri)
+        if later is not None:  # a claim's page: its title now, the rest when it is built
+            page.meta["title"], page.meta["hide"] = later.title, ["navigation"]
+            boost = search.boost(later.path)
+            if boost is not None:
+                page.meta["search"] = {"boost": boost}
+            return ""
         out = self.pages.get(page.file.src_uri)
         if out is None:
             return markdown
@@ -115,16 +144,23 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     @event_priority(100)
     def on_page_content(self, html: str, *, page: Any, config: Any, files: Any) -> str:
+        later = self.deferred.get(page.file.src_uri)
+        if later is not None:
+            page.title = later.title
+            return ""
         out = self.pages.get(page.file.src_uri)
         if out is None:
             return html
         page.title = out.title
-        # the table of contents from the page's own sections (its HTML never went through Markdown's toc)
-        page.toc = get_toc([{"level": 2, "id": slug, "name": escape(title), "children": []} for slug, title in out.toc])
+        page.toc = _toc(out)
         return str(out.content)
 
     @event_priority(100)  # before the search plugin (priority 0) indexes page.content
     def _search_document_in(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+        later = self.deferred.get(page.file.src_uri)
+        if later is not None:  # rendered now; let go in on_post_page
+            out = self.pages[page.file.src_uri] = later.render()
+            page.content, page.toc = out.content, _toc(out)
         out = self.pages.get(page.file.src_uri)
         if out is not None and out.search is not None:
             self.held[page.file.src_uri] = page.content
@@ -151,8 +187,13 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             index.write_text(search.with_statements(index.read_text(encoding="utf-8"), self.words), encoding="utf-8")
 
     def on_post_page(self, output: str, *, page: Any, config: Any) -> str:
-        """A page's own ``<meta>`` tags (a source's citation_* tags) into its head, whatever theme renders it."""
-        out = self.pages.get(page.file.src_uri)
+        """A page's own ``<meta>`` tags (a source's citation_* tags) into its head, whatever theme renders it. A
+        claim's page is let go here, once written."""
+        if page.file.src_uri in self.deferred:
+            out = self.pages.pop(page.file.src_uri, None)
+            page.content, page.toc = None, get_toc([])
+        else:
+            out = self.pages.get(page.file.src_uri)
         if out is None or not out.meta or "</head>" not in output:
             return output
         tags = "".join(f'<meta name="{escape(name)}" content="{escape(content)}">\n' for name, content in out.meta)
@@ -170,6 +211,11 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             if (root / folder).is_dir():
                 server.watch(str(root / folder))
         return server
+
+
+def _toc(out: Output) -> Any:
+    """The table of contents from the page's own sections (its HTML never went through Markdown's toc)."""
+    return get_toc([{"level": 2, "id": slug, "name": escape(title), "children": []} for slug, title in out.toc])
 
 
 _ROOTED = re.compile(r'((?:href|src)=|"(?:base|search)": )"/(?!/)')

@@ -97,7 +97,7 @@ def page(ix: SiteIndex, source: Source) -> Output:
         bibtex=bibtex(source),
         passages=passages,
         places=places,
-        citing=[ix.claims[c] for c in citing if c in ix.claims],
+        citing=[ix.summaries[c] for c in citing if c in ix.summaries],
         comparisons=comparisons,
         anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
     )

@@ -8,25 +8,26 @@ from __future__ import annotations
 
 import time
 import typing
-from collections import defaultdict
-from collections.abc import Mapping
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import networkx as nx
 
+from assay.cache import CACHE_FROM
 from assay.experiment import Tier
 from assay.graph import build
 from assay.ledger import history
 from assay.ledger.registration import Registry
-from assay.ledger.store import read_ledger
+from assay.ledger.store import figure_bytes, read_ledger
 from assay.model import Claim, Comparison, Decision, Source
-from assay.overview import claim_states
+from assay.overview import States
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
-from assay.status import CheckState, ClaimState
+from assay.status import CheckState, ClaimState, ClaimVerdict, closure
 from assay.timeline import versions
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
@@ -109,13 +110,79 @@ class ClaimView:
 
 
 @dataclass
+class Summary:
+    """What the listings show of a claim (the dashboard, the tag and source pages, the graph), kept for the whole
+    build while its record and results are not: a few short strings per claim."""
+
+    id: str
+    title: str
+    tags: tuple[str, ...]
+    sources: tuple[str, ...]
+    tiers: tuple[str, ...]
+    status: str  # a key of assay.status.CLAIM
+    closure: str  # a key of assay.status.CLOSURE; "open" until every claim's status is known
+    freshness: str
+    devices_run: tuple[str, ...]
+    last_run: str
+    share: str  # "11 / 27": the assertions supported on the first device that ran, beside a partial status
+    counts: str  # the verdict counts in words (``verdict_counts``)
+    pairs: tuple[tuple[str, bool], ...]  # (device, not run) of each of its checks' states
+    registration: tuple[str, ...]  # the registration kind of each expectation, once per check
+    modules: tuple[str, ...]  # its checks' verifier modules
+    path: str  # its record's file, root-relative
+
+
+def verdict_counts(state: ClaimState | Summary | None) -> str:
+    """The claim's counts in words: its assertions' (``status.counts_sentence``), or, for a claim not cut
+    into assertions, its checks' statuses per device (``cpu: 2 passed, 1 known-failing``)."""
+    if state is None:
+        return ""
+    if isinstance(state, Summary):
+        return state.counts
+    if state.counts:
+        return state.counts
+    per_device: dict[str, Counter] = {}
+    for c in state.checks:
+        per_device.setdefault(c.device, Counter())[c.status] += 1
+    return "; ".join(
+        f"{d}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
+        for d, counts in sorted(per_device.items())
+    )
+
+
+class Claims(Mapping[str, ClaimView]):
+    """Every valid claim's full view (record, state, history), made when looked at and not kept: a page renders
+    one, and ``release`` lets its record and results go before the next (``overview.States``)."""
+
+    def __init__(self, states: States, past: history.History):
+        self.states, self.past = states, past
+
+    def __getitem__(self, cid: str) -> ClaimView:
+        st = self.states[cid]
+        claim = self.states.kb.claim_files[cid].record
+        timeline = {c.id: _versions(self.past, cid, c.id) for c in claim.checks} if self.past.available else {}
+        return ClaimView(claim, st, self.states.kb.claim_files[cid], timeline)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.states.briefs)
+
+    def __len__(self) -> int:
+        return len(self.states.briefs)
+
+    def release(self, cid: str) -> None:
+        self.states.release(cid)
+
+
+@dataclass
 class SiteIndex:
-    """Everything a page needs about the whole knowledge base."""
+    """Everything a page needs about the whole knowledge base: each claim's ``Summary``, and its full view
+    (``claims``) only when its page is rendered."""
 
     kb: KnowledgeBase
-    states: dict[str, ClaimState]
+    states: States  # each claim's full state, computed when looked at
     graph: nx.MultiDiGraph
-    claims: dict[str, ClaimView] = field(default_factory=dict)
+    summaries: dict[str, Summary] = field(default_factory=dict)
+    claims: Mapping[str, ClaimView] = field(default_factory=dict)
     # the knowledge base's indices (its sources and decisions thaw each record when it is first looked at)
     sources: Mapping[str, Source] = field(default_factory=dict)
     decisions: Mapping[str, Decision] = field(default_factory=dict)
@@ -127,6 +194,7 @@ class SiteIndex:
     anthologies: dict[int, list[Source]] = field(default_factory=lambda: defaultdict(list))
     governs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)  # (source, compared with) -> the link
+    figures: list[tuple[str, bytes]] = field(default_factory=list)  # (docs-relative path, SVG) of each figure a result drew
     past: history.History | None = None  # the repository's history, read once per build (unavailable outside git)
 
     @cached_property
@@ -139,28 +207,35 @@ class SiteIndex:
 
 
 def index(root: Path) -> SiteIndex:
-    """Load the knowledge base under ``root`` with its ledger and compute the site's index of it."""
+    """Load the knowledge base under ``root`` with its ledger and compute the site's index of it.
+
+    One claim at a time: its record is thawed and its results read, its summary and what it tells the other
+    records (backlinks, passages cited, numbers reported) taken, and both let go before the next."""
     from assay.records.knowledge_base import load
 
     kb = load(root)
     past = history.read(kb.root)  # once per build: the registration and every check's strip read it
-    states = claim_states(kb, read_ledger(kb.root), Registry(kb.root, past))
-    ix = SiteIndex(kb, states, build(kb, states), sources=kb.sources, decisions=kb.decisions, by_id=kb.by_id, past=past)
-    by_id = ix.by_id
-    for cid, claim in sorted(kb.claims.items()):
-        timeline = {c.id: _versions(past, cid, c.id) for c in claim.checks} if past.available else {}
-        ix.claims[cid] = ClaimView(claim, states[cid], by_id[cid], timeline)
-        for rel in claim.relations:
-            ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
-        for cit in claim.citations:
-            ix.cited_by[cit.source].append(CitedPassage(cid, cit.locator, cit.quote))
-        for r in claim.reported:
-            value = quantity(r.value, r.unit, getattr(r, "bound", None))
-            ix.located[r.source].append(Located(cid, r.locator, "reported", r.what, value))
-        for d in claim.discrepancies:
-            ix.located[d.source].append(Located(cid, d.locator, "discrepancy", d.filed, d.source_says))
-    for rid, loaded in sorted(by_id.items()):
-        for tag in getattr(loaded.record, "tags", []) or []:
+    ledger = read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    summaries: dict[str, Summary] = {}
+    states = States(kb, summaries, ledger, Registry(kb.root, past))
+    ix = SiteIndex(kb, states, nx.MultiDiGraph(), summaries, Claims(states, past), kb.sources, kb.decisions, kb.by_id, past=past)
+    for cid in sorted(kb.claim_files):
+        claim, checks, verdict = states.verdict(cid)
+        summaries[cid] = _summary(claim, checks, verdict, kb.claim_files[cid].path)
+        _links(ix, cid, claim)
+        for c in checks:
+            for fig in c.result.figures if c.result is not None else ():
+                svg = figure_bytes(kb.root, c.result, fig)  # None when missing or not the one the result drew
+                if svg is not None:
+                    ix.figures.append((f"figures/{cid}/{fig.file}", svg))
+        states.release(cid)
+    closed = closure(kb, {cid: s.status == "verified" for cid, s in summaries.items()})
+    for cid, s in summaries.items():
+        s.closure = "closed" if closed[cid] else "open"
+    ix.graph = build(kb, summaries)
+    for rid, loaded in sorted(kb.by_id.items()):
+        kept = summaries.get(rid) if loaded is kb.claim_files.get(rid) else None  # a claim is not thawed again
+        for tag in kept.tags if kept is not None else getattr(loaded.record, "tags", None) or []:
             ix.tags[tag].append(rid)
     for sid, source in sorted(ix.sources.items()):
         if source.anthology:
@@ -172,6 +247,51 @@ def index(root: Path) -> SiteIndex:
     for units in ix.anthologies.values():
         units.sort(key=lambda s: (s.anthology.unit if s.anthology else "", s.id))
     return ix
+
+
+def _links(ix: SiteIndex, cid: str, claim: Claim) -> None:
+    """What a claim tells the pages of the records it names: a backlink, a passage cited, a number reported."""
+    for rel in claim.relations:
+        ix.backlinks[rel.target].append(Backlink(cid, rel.type, rel.note))
+    for cit in claim.citations:
+        ix.cited_by[cit.source].append(CitedPassage(cid, cit.locator, cit.quote))
+    for r in claim.reported:
+        value = quantity(r.value, r.unit, getattr(r, "bound", None))
+        ix.located[r.source].append(Located(cid, r.locator, "reported", r.what, value))
+    for d in claim.discrepancies:
+        ix.located[d.source].append(Located(cid, d.locator, "discrepancy", d.filed, d.source_says))
+
+
+def _summary(claim: Claim, checks: list[CheckState], verdict: ClaimVerdict, path: str) -> Summary:
+    state = ClaimState(claim.id, verdict.status, "open", checks, verdict.assertions, verdict.counts, verdict.devices_run)
+    view = ClaimView(claim, state, None)  # type: ignore[arg-type]  # its file is not needed here
+    first: dict[str, tuple] = {}  # each check's registration, once (every device's state carries the same)
+    for c in checks:
+        if c.registration and c.check not in first:
+            first[c.check] = c.registration
+    share = ""
+    if verdict.status == "partly-verified" and verdict.assertions and view.devices_run:
+        device = view.devices_run[0]
+        held = sum(a.by_device.get(device) == "supported" for a in verdict.assertions)
+        share = f"{held} / {len(verdict.assertions)}"
+    return Summary(
+        claim.id,
+        claim.title,
+        tuple(claim.tags),
+        tuple(view.sources),
+        tuple(view.tiers),
+        verdict.status,
+        "open",
+        view.freshness,
+        tuple(view.devices_run),
+        view.last_run,
+        share,
+        verdict_counts(view.state),
+        tuple((c.device, c.status == "not-run") for c in checks),
+        tuple(r.kind for regs in first.values() for r in regs),
+        tuple(sorted({c.verifier.split("::")[0] for c in claim.checks})),
+        path,
+    )
 
 
 def _versions(past: history.History, cid: str, check: str) -> dict[str, list[Version]]:
