@@ -31,6 +31,7 @@ from mkdocs.config.base import Config
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 
 from assay.site import Options, Output, search
@@ -43,6 +44,15 @@ THEME = Path(__file__).parent / "theme"  # main.html: Material's, with the sideb
 def engine_assets() -> list[tuple[str, Path]]:
     """The engine's stylesheet, scripts and vendored graph renderer (with their licences), docs-relative."""
     return sorted((f"assets/{p.relative_to(ASSETS).as_posix()}", p) for p in ASSETS.rglob("*") if p.is_file())
+
+
+class GeneratedPage(Page):
+    """A generated page outside the navigation: finished HTML, so nothing to convert. MkDocs makes a Markdown
+    converter with every extension for each page it renders (about a third of a millisecond each); this one
+    makes none, and leaves its anchors unchecked as MkDocs does for a page it has not rendered."""
+
+    def render(self, config: Any, files: Any) -> None:
+        self.content = ""  # on_page_content puts the page's HTML in
 
 
 class AssayConfig(Config):
@@ -103,6 +113,10 @@ class AssayPlugin(BasePlugin[AssayConfig]):
     def on_nav(self, nav: Any, *, config: Any, files: Any) -> Any:
         self.in_nav = {p.file.src_uri for p in nav.pages}
         self.once = {}
+        for uri in [*self.pages, *self.deferred]:
+            f = files.get_file_from_path(uri)
+            if f is not None and uri not in self.in_nav:  # MkDocs made it a plain Page, as it does every page
+                GeneratedPage(None, f, config)  # outside the navigation, that nothing else holds
         return nav
 
     def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
