@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
 from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 from mkdocs.exceptions import PluginError
@@ -123,17 +124,24 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         env.globals["assay_once"] = self._once
         return env
 
-    def _once(self, block: str, page: Any, render: Any) -> str:
+    def _once(self, block: str, page: Any, render: Any, title: str | None = None) -> str:
         """The theme's ``block`` for ``page``: rendered once per folder for a generated page outside the
-        navigation (its navigation sidebar differs only in the relative links; main.html renders the table of
-        contents per page); rendered as usual for any other page."""
+        navigation (its navigation sidebar, header and footer differ only in the relative links; main.html
+        renders the table of contents per page); rendered as usual for any other page. ``title``: the page's
+        title, which the block shows once (the header's): the folder's block is kept around it, and each page's
+        own put in, or the block rendered for each page where the title is not found in it exactly once."""
         uri = page.file.src_uri if page is not None else None
         if (uri not in self.pages and uri not in self.deferred) or uri in self.in_nav:
             return render()
         key = (block, page.url.rpartition("/")[0], tuple(page.meta.get("hide", ())))
         if key not in self.once:
-            self.once[key] = render()
-        return self.once[key]
+            html = render()
+            self.once[key] = html if title is None else _around(html, str(title))
+            return html
+        kept = self.once[key]
+        if title is None:
+            return kept
+        return render() if kept is None else kept[0] + Markup(str(title)) + kept[1]
 
     @event_priority(100)
     def on_page_markdown(self, markdown: str, *, page: Any, config: Any, files: Any) -> str:
@@ -225,6 +233,12 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             if (root / folder).is_dir():
                 server.watch(str(root / folder))
         return server
+
+
+def _around(html: Any, title: str) -> tuple[Markup, Markup] | None:
+    """The block's HTML before and after the one place it shows ``title``; None where it shows it not once."""
+    parts = str(html).split(title)
+    return (Markup(parts[0]), Markup(parts[1])) if len(parts) == 2 and title else None
 
 
 def _toc(out: Output) -> Any:
