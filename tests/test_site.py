@@ -104,6 +104,31 @@ def test_the_neighbourhood_figure_is_the_markup_its_template_renders(site_kb: Pa
     assert drawn > len(ix.graph.nodes)  # the figures have boxes to compare
 
 
+def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_here(
+    site_kb: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large knowledge base's claim pages are rendered by forked processes into files while MkDocs goes on; each
+    page read back is the one this process renders, and the files are gone once read."""
+    import threading
+
+    from assay.site import generator
+
+    here = {d.path: d.render() for d in generator.Site(site_kb).claim_pages()}
+    monkeypatch.setattr(generator, "AHEAD_FROM", 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(generator, "_cores", lambda: 2)
+    monkeypatch.setattr(generator, "CHUNK", 2)  # several chunks, read back in turn
+    site = generator.Site(site_kb)
+    try:
+        pages = site.claim_pages(ahead=tmp_path)
+        assert site.ahead is not None  # the forked path was taken
+        ahead = {d.path: d.render() for d in pages}
+    finally:
+        site.close()
+    assert len(here) > 2 and ahead == here
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:
     first = [(o.path, o.content, o.title) for o in generate(site_kb)]
     assert first == [(o.path, o.content, o.title) for o in generate(site_kb)]

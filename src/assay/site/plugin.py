@@ -68,7 +68,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
     def __init__(self) -> None:
         self.pages: dict[str, Output] = {}
         self.deferred: dict[str, Deferred] = {}  # a claim's page, rendered when MkDocs builds it
-        self.scratch: tempfile.TemporaryDirectory | None = None  # where assay.json is written for MkDocs to copy
+        self.scratch: tempfile.TemporaryDirectory | None = None  # assay.json for MkDocs to copy; pages rendered ahead
+        self.site: Site | None = None
         self.held: dict[str, str] = {}  # a page's HTML while the search plugin reads its search document
         self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
         self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
@@ -86,17 +87,18 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return config
 
     def on_files(self, files: Files, *, config: Any) -> Files:
-        site = Site(self._root(config), Options(edit_url=self.config.edit_url, depth=self.config.depth))
+        self.on_shutdown()  # a rebuild under `mkdocs serve` starts afresh
+        site = self.site = Site(self._root(config), Options(edit_url=self.config.edit_url, depth=self.config.depth))
+        self.scratch = tempfile.TemporaryDirectory(prefix="assay-site-")
+        # first, so that the claim pages are rendered (ahead, on the other cores) while the rest is made here
+        self.deferred = {d.path: d for d in site.claim_pages(ahead=Path(self.scratch.name))}
         outputs = site.outputs()
         self.pages = {o.path: o for o in outputs if o.title is not None}
-        self.deferred = {d.path: d for d in site.claim_pages()}
         for o in outputs:
             inclusion = InclusionLevel.INCLUDED if o.in_nav or o.title is None else InclusionLevel.NOT_IN_NAV
             files.append(File.generated(config, o.path, content=o.content, inclusion=inclusion))
         for path in self.deferred:
             files.append(File.generated(config, path, content="", inclusion=InclusionLevel.NOT_IN_NAV))
-        self.on_shutdown()  # a rebuild under `mkdocs serve` writes its export afresh
-        self.scratch = tempfile.TemporaryDirectory(prefix="assay-site-")
         export = Path(self.scratch.name) / "assay.json"
         with export.open("w", encoding="utf-8") as out:
             site.export(out)
@@ -107,6 +109,9 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return files
 
     def on_shutdown(self) -> None:
+        if self.site is not None:
+            self.site.close()
+            self.site = None
         if self.scratch is not None:
             self.scratch.cleanup()
             self.scratch = None
