@@ -107,8 +107,8 @@ def test_the_neighbourhood_figure_is_the_markup_its_template_renders(site_kb: Pa
 def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_here(
     site_kb: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A large knowledge base's claim pages are rendered by forked processes into files while MkDocs goes on; each
-    page read back is the one this process renders, and the files are gone once read."""
+    """A large knowledge base's export and claim pages are made by forked processes into files while MkDocs goes on;
+    each page read back is the one this process renders, and its file is gone once read; the export is the same."""
     import threading
 
     from assay.site import generator
@@ -120,13 +120,14 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     monkeypatch.setattr(generator, "CHUNK", 2)  # several chunks, read back in turn
     site = generator.Site(site_kb)
     try:
-        pages = site.claim_pages(ahead=tmp_path)
-        assert site.ahead is not None  # the forked path was taken
-        ahead = {d.path: d.render() for d in pages}
+        assert site.ahead(tmp_path)  # the forked path is taken
+        exported = site.export_file(tmp_path / "assay.json")
+        ahead = {d.path: d.render() for d in site.claim_pages()}
+        assert exported().read_text(encoding="utf-8") == {o.path: o for o in generator.generate(site_kb)}["assay.json"].content
     finally:
         site.close()
     assert len(here) > 2 and ahead == here
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["assay.json"]  # each chunk of pages deleted once read
 
 
 def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:

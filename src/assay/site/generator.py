@@ -7,8 +7,8 @@ A claim's page is the one made per claim and the largest: ``Site.claim_pages`` n
 and renders it only when asked (``Deferred.render``), from that claim's record and results alone, which
 are let go after; the export (``Site.export``) is written a claim at a time. So a build holds one claim's
 state at a time, and of the others only their ``views.Summary``. For a large knowledge base the pages
-may be rendered ahead (``ahead``): forked processes, one per core, render them a chunk at a time into
-files while MkDocs goes on, and each is read back when MkDocs comes to it.
+and the export may be made ahead (``Site.ahead``): forked processes, one per core, write them into files
+while MkDocs goes on, the pages a chunk at a time, each read back when MkDocs comes to it.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Site:
     def __init__(self, root: Path, options: Options | None = None):
         self.options = options or Options()
         self.ix: SiteIndex = index(Path(root))
-        self.ahead: _Ahead | None = None
+        self.forked: _Ahead | None = None
 
     def outputs(self) -> list[Output]:
         """Every page and file but the claim pages and the export, in no set order."""
@@ -92,16 +92,30 @@ class Site:
         a time), safe in a page that sniffs it as HTML (``markup.script_safe``)."""
         write_json(self.ix.kb, self.ix.states, _Safe(out))
 
-    def claim_pages(self, ahead: Path | None = None) -> list[Deferred]:
-        """Each valid claim's page, by path and title, rendered when asked and its claim let go after. ``ahead``: a
-        private folder where, from ``AHEAD_FROM`` claims on, forked processes render the pages before they are
-        asked for (where the system forks and this process runs no other thread); ``close`` stops them."""
-        cids = sorted(self.ix.summaries)
+    def ahead(self, folder: Path) -> bool:
+        """From ``AHEAD_FROM`` claims on, where the system forks and this process runs no other thread: start forked
+        processes, one per core, that write the export (``export_file``) and render the claim pages
+        (``claim_pages``) into the private ``folder`` while the caller goes on; ``close`` stops them. Whether they
+        were started."""
         fork = "fork" in mp.get_all_start_methods() and threading.active_count() == 1 and _cores() > 1
-        render = self.page
-        if ahead is not None and fork and len(cids) >= AHEAD_FROM:
-            self.ahead = _Ahead(self, cids, ahead)
-            render = self.ahead.page
+        if self.forked is None and fork and len(self.ix.summaries) >= AHEAD_FROM:
+            self.forked = _Ahead(self, folder)
+        return self.forked is not None
+
+    def export_file(self, path: Path) -> Callable[[], Path]:
+        """``export`` into the file ``path``, by a forked process where they were started (call what this returns
+        to wait for the file), else here and now."""
+        if self.forked is not None:
+            return self.forked.pool.submit(_export_to, path).result
+        with path.open("w", encoding="utf-8") as out:
+            self.export(out)
+        return lambda: path
+
+    def claim_pages(self) -> list[Deferred]:
+        """Each valid claim's page, by path and title, rendered when asked (by a forked process ahead of that, where
+        they were started), and its claim let go after."""
+        cids = sorted(self.ix.summaries)
+        render = self.page if self.forked is None else self.forked.pages(cids)
         summaries = self.ix.summaries
         return [
             Deferred(record_doc(cid), visible_bidi(esc(f"{cid} {summaries[cid].title}")), partial(render, cid)) for cid in cids
@@ -115,12 +129,12 @@ class Site:
             self.ix.states.release(cid)
 
     def close(self) -> None:
-        if self.ahead is not None:
-            self.ahead.pool.shutdown(cancel_futures=True)
-            self.ahead = None
+        if self.forked is not None:
+            self.forked.pool.shutdown(cancel_futures=True)
+            self.forked = None
 
 
-#: From this many claims on, their pages may be rendered ahead by forked processes (``Site.claim_pages``).
+#: From this many claims on, the export and the claim pages may be made ahead by forked processes (``Site.ahead``).
 AHEAD_FROM = 2000
 CHUNK = 200  # claim pages a process renders into one file
 
@@ -138,22 +152,36 @@ def _render_chunk(cids: list[str], path: Path) -> Path:
     return path
 
 
-class _Ahead:
-    """Claim pages rendered by forked processes into files of ``folder``, a chunk a file, read back in order.
+def _export_to(path: Path) -> Path:
+    assert _FORKED is not None
+    with path.open("w", encoding="utf-8") as out:
+        _FORKED.export(out)
+    return path
 
-    The files are this build's own, written and read by its processes in a folder only it knows; each is
+
+class _Ahead:
+    """The export and the claim pages made by forked processes into files of ``folder``: the pages a chunk a file,
+    read back in order.
+
+    The files are this build's own, written and read by its processes in a folder only it knows; each chunk is
     deleted once read, so at most one chunk of pages is held in memory here."""
 
-    def __init__(self, site: Site, cids: list[str], folder: Path):
+    def __init__(self, site: Site, folder: Path):
         global _FORKED
         _FORKED = site
+        self.folder = folder
+        self.pool = ProcessPoolExecutor(_cores(), mp_context=mp.get_context("fork"))
+        self.chunk_of: dict[str, int] = {}
+        self.futures: list[Future[Path]] = []
+        self.held: tuple[int, dict[str, Output]] = (-1, {})
+
+    def pages(self, cids: list[str]) -> Callable[[str], Output]:
         chunks = [cids[i : i + CHUNK] for i in range(0, len(cids), CHUNK)]
         self.chunk_of = {cid: n for n, chunk in enumerate(chunks) for cid in chunk}
-        self.pool = ProcessPoolExecutor(_cores(), mp_context=mp.get_context("fork"))
-        self.futures: list[Future[Path]] = [
-            self.pool.submit(_render_chunk, chunk, folder / f"pages-{n}.pickle") for n, chunk in enumerate(chunks)
+        self.futures = [
+            self.pool.submit(_render_chunk, chunk, self.folder / f"pages-{n}.pickle") for n, chunk in enumerate(chunks)
         ]
-        self.held: tuple[int, dict[str, Output]] = (-1, {})
+        return self.page
 
     def page(self, cid: str) -> Output:
         n = self.chunk_of[cid]

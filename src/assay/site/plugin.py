@@ -70,6 +70,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         self.deferred: dict[str, Deferred] = {}  # a claim's page, rendered when MkDocs builds it
         self.scratch: tempfile.TemporaryDirectory | None = None  # assay.json for MkDocs to copy; pages rendered ahead
         self.site: Site | None = None
+        self.export: Any = None  # waits for assay.json to be written
         self.held: dict[str, str] = {}  # a page's HTML while the search plugin reads its search document
         self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
         self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
@@ -90,8 +91,11 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         self.on_shutdown()  # a rebuild under `mkdocs serve` starts afresh
         site = self.site = Site(self._root(config), Options(edit_url=self.config.edit_url, depth=self.config.depth))
         self.scratch = tempfile.TemporaryDirectory(prefix="assay-site-")
-        # first, so that the claim pages are rendered (ahead, on the other cores) while the rest is made here
-        self.deferred = {d.path: d for d in site.claim_pages(ahead=Path(self.scratch.name))}
+        folder = Path(self.scratch.name)
+        # first, so that the export and the claim pages are made (ahead, on the other cores) while the rest is made here
+        site.ahead(folder)
+        self.export = site.export_file(folder / "assay.json")
+        self.deferred = {d.path: d for d in site.claim_pages()}
         outputs = site.outputs()
         self.pages = {o.path: o for o in outputs if o.title is not None}
         for o in outputs:
@@ -99,10 +103,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             files.append(File.generated(config, o.path, content=o.content, inclusion=inclusion))
         for path in self.deferred:
             files.append(File.generated(config, path, content="", inclusion=InclusionLevel.NOT_IN_NAV))
-        export = Path(self.scratch.name) / "assay.json"
-        with export.open("w", encoding="utf-8") as out:
-            site.export(out)
-        files.append(File.generated(config, "assay.json", abs_src_path=str(export)))
+        files.append(File.generated(config, "assay.json", abs_src_path=str(folder / "assay.json")))
         for rel, path in engine_assets():
             if files.get_file_from_path(rel) is None:  # a knowledge base may override any of them in its docs_dir
                 files.append(File.generated(config, rel, abs_src_path=str(path)))
@@ -127,6 +128,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
         env.globals["assay_once"] = self._once
+        if self.export is not None:
+            self.export()  # written by now: MkDocs copies the files next
         return env
 
     def _once(self, block: str, page: Any, render: Any, title: str | None = None) -> str:
