@@ -1,15 +1,18 @@
 """Sequence batches of the blog "Information leakage in batch normalization" (Perschewski 2021, §Hidden in Plain Batch)
 and the blog's Conv1d/BatchNorm1d predictor, vectorised so that a whole grid of independent models trains in one pass.
 
-Layout of a bucket of M models sharing one sequence length L (input length T = L - 1):
-activations are M x G x S x T x C (model, group of independent batches, sample, position, channel). Models with fewer
-sequence batches per step (smaller N) are padded along S and masked out of the loss and of the batch statistics, so
-each model sees exactly the batch statistics of its own N * E samples, as a separate nn.BatchNorm1d would.
+Layout of a bucket of M models of similar sequence length (input length up to T): inputs are M x G x S x T (model,
+group of independent batches, sample, position); inside a pass the activations of a model are rows of C channels,
+position-major (Bucket._layout: row (g, t, s)), so that a conv's neighbours are S rows apart and never in another
+sample. Models with fewer sequence batches per step (smaller N) or shorter sequences are padded along S and T and masked
+out of the loss and of the batch statistics, so each model sees exactly the batch statistics of its own N * E samples,
+as a separate nn.BatchNorm1d would.
 
 The training-mode forward and its backward are written out by hand (Bucket._forward, Bucket._backward) rather than
-left to autograd: each Conv1d is three batched matrix products on the positions of all samples in a row (_conv3),
-nothing is multiplied by a mask where it is zero already, and buffers are updated in place; the results are those of
-the plain formulation up to floating-point rounding (verify/test_sota371_equivalence.py).
+left to autograd: each Conv1d is three batched matrix products over all rows, each one library call (_conv3), nothing
+is multiplied by a mask where it is zero already, and a training pass keeps its activations in buffers that serve
+every step; the results are those of the plain formulation up to floating-point rounding
+(verify/test_sota371_equivalence.py). The grid's training step (grid_step) runs the same passes without autograd.
 """
 
 import math
@@ -92,9 +95,9 @@ class Bucket:
         nmask = torch.arange(self.n_max)[None] < Ns[:, None]  # M x Nmax real sequence batches
         self.smask = (nmask[:, :, None] & emask[:, None, :]).reshape(M, 1, -1).float().to(device)  # M x 1 x S
         self.count = (Ns * Ls * (Ls - 1)).float().to(device)  # M values per BN statistic: N * E * (L-1)
-        self._mask_cache = {}  # G -> masks of a batch of G groups (Bucket._masks)
-        short = torch.nonzero(Ls - 1 < self.T)[:, 0]  # models with padded positions: their first one is t = L - 1
-        self.short_m, self.short_t = short.to(device), (Ls[short] - 1).to(device)
+        self._layout_cache = {}  # G -> masks of a batch of G groups (Bucket._layout)
+        self._buffer_cache = {}  # G -> activation buffers of a training pass (Bucket._buffers)
+        self._weight_views = [None] * N_BLOCKS  # Bucket._weights
 
         def uniform(shape, fan_in):  # PyTorch Conv1d default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
             bound = (1.0 / fan_in.float().sqrt()).view(-1, *([1] * (len(shape) - 1)))
@@ -102,14 +105,16 @@ class Bucket:
 
         # Conv1d biases before a BatchNorm are omitted: train-mode outputs are exactly invariant to them and their
         # gradient is zero; in eval mode they only enter via running_mean, as bias * 0.9^steps (negligible).
-        self.conv_w, self.bn_w, self.bn_b, self.run_mean, self.run_var = [], [], [], [], []
+        self.conv_w, self.bn_w, self.bn_b = [], [], []
+        # running statistics of all blocks in one tensor, updated in one operation (Bucket._update_running)
+        self._running = torch.stack([torch.zeros(N_BLOCKS, M, C), torch.ones(N_BLOCKS, M, C)]).to(device)  # mean, var
+        self.run_mean, self.run_var = list(self._running[0]), list(self._running[1])  # M x C per block: views
+        self._unbias = (self.count / (self.count - 1))[:, None]  # M x 1: n / (n - 1)
         for k in range(N_BLOCKS):
             c_in = 1 if k == 0 else C
             self.conv_w.append(uniform((M, 3 * c_in, C), torch.full((M,), 3 * c_in)).requires_grad_(True))  # M x 3Cin x C
             self.bn_w.append(torch.ones(M, C, device=device, requires_grad=True))
             self.bn_b.append(torch.zeros(M, C, device=device, requires_grad=True))
-            self.run_mean.append(torch.zeros(M, C, device=device))
-            self.run_var.append(torch.ones(M, C, device=device))
         fan_out = C * (Ls - 1)  # final Conv1d(32, 1, L-1) has fan_in 32 (L-1)
         self.out_w = (uniform((M, self.T, C), fan_out) * self.tmask[..., None]).requires_grad_(True)  # M x T x C
         self.out_b = uniform((M,), fan_out).requires_grad_(True)  # M
@@ -139,127 +144,219 @@ class Bucket:
         else:
             with torch.no_grad():
                 pred, stats, _ = self._forward(x, train, eps, keep=False)
-        if train and update_stats:  # running <- (1 - momentum) running + momentum * batch, unbiased variance
-            with torch.no_grad():
-                n = self.count[:, None]  # M x 1
-                for k in range(N_BLOCKS):
-                    mean, var = stats[k], stats[N_BLOCKS + k]  # M x G x C each
-                    self.run_mean[k].lerp_(mean.mean(dim=1), momentum)
-                    self.run_var[k].lerp_(var.mean(dim=1) * n / (n - 1), momentum)
+        if train and update_stats:
+            self._update_running(stats, momentum)
         return pred
 
-    def _masks(self, G):
-        """For batches of G groups: mst, M x 1 x S x T x 1 real entries; w, (M G) x 1 x (S T) averaging weights of one
-        statistic (mst / count); short_rows, the rows of M x G x S x T at a shorter model's first padded position."""
-        if G not in self._mask_cache:
-            M, S, T = len(self.specs), self.smask.shape[-1], self.T
-            mst = (self.smask[..., None] * self.tmask[:, None, None, :])[..., None]  # M x 1 x S x T x 1
-            w = (mst / self.count[:, None, None, None, None]).expand(M, G, S, T, 1).reshape(M * G, 1, S * T)
-            rows = torch.arange(M * G * S * T, device=mst.device).view(M, G, S, T)
-            self._mask_cache[G] = mst, w, rows[self.short_m, :, :, self.short_t].flatten()
-        return self._mask_cache[G]
+    def train_step(self, x, y, momentum=0.1, eps=1e-5):
+        """What mse(forward(x, train=True, update_stats=True), y).sum().backward() does, without autograd: the running
+        statistics take the batch's, and each parameter's .grad is set to the gradient of the summed per-model MSE."""
+        with torch.no_grad():
+            pred, stats, saved = self._forward(x, True, eps, keep=True)
+            self._update_running(stats, momentum)
+            g_pred = (pred - y).mul_(self.smask).mul_(2 / self.smask.sum(dim=2, keepdim=True))  # d loss / d pred
+            for p, g in zip(self.parameters(), self._backward(saved, g_pred)):
+                p.grad = g
+
+    def _update_running(self, stats, momentum):
+        """running <- (1 - momentum) running + momentum * batch, unbiased variance (nn.BatchNorm1d), all blocks at once."""
+        with torch.no_grad():
+            batch = torch.stack(stats)  # 2 N_BLOCKS x M x G x C: means, then biased variances
+            batch = batch.view(2, N_BLOCKS, *batch.shape[1:]).mean(dim=3)  # 2 x N_BLOCKS x M x C, over the groups
+            batch[1].mul_(self._unbias)
+            self._running.lerp_(batch, momentum)
+
+    def _layout(self, G):
+        """The row layout of a pass over G groups, position-major: row (g, t, s) of a model is position t of sample s
+        of group g, so that a conv's neighbours are S rows apart and never in another sample. Tg positions per group (T,
+        and for G > 1 a zero one after each group, which keeps groups apart), P = Tg S rows per group, R = G P rows per
+        model. Returns Tg; real, M x 1 x P x 1 real rows; w, (M G) x 1 x P averaging weights of one statistic (real /
+        count); rows, the rows of a buffer M x Q x C (flattened, Bucket._buffers) where a conv's output gradient is
+        zeroed: the padded rows whose taps reach a real row (a shorter model's position L - 1, the groups' zero
+        positions)."""
+        if G not in self._layout_cache:
+            M, S, T, dev = len(self.specs), self.smask.shape[-1], self.T, self.smask.device
+            Tg = T + 1 if G > 1 else T
+            real = F.pad(self.tmask[:, None, :, None] * self.smask[:, :, None, :], (0, 0, 0, Tg - T))  # M x 1 x Tg x S
+            w = (real / self.count[:, None, None, None]).expand(M, G, Tg, S).reshape(M * G, 1, Tg * S)
+            Q = (G * (T + 1) + 2) * S  # buffer rows: a zero position before and after, one between groups
+            t = self.tmask.sum(dim=1).long()  # M: L - 1, a model's first padded position
+            pos = torch.arange(G * (T + 1), device=dev)  # position in the buffer - 1: g (T + 1) + t
+            zero = (pos[None] % (T + 1) == t[:, None]) & (t[:, None] < T) | (pos[None] % (T + 1) == T) & (G > 1)  # M x G(T+1)
+            m, p = torch.nonzero(zero, as_tuple=True)  # the rows (m, position) to zero, for all S samples
+            rows = ((m * Q + (p + 1) * S)[:, None] + torch.arange(S, device=dev)).flatten()
+            z_rows = ((m * G * Tg * S + p * S)[:, None] + torch.arange(S, device=dev)).flatten()  # the same in z
+            n = self.count.view(M, 1, 1, 1)  # values per statistic
+            self._layout_cache[G] = Tg, real.view(M, 1, Tg * S, 1), w, rows, z_rows, n
+        return self._layout_cache[G]
+
+    def _buffers(self, G, keep):
+        """Activation buffers of a pass over G groups, with the views the pass reads them through (_Rows): h, the conv
+        inputs, M x Q x c with Q = (G (T + 1) + 2) S rows, the R rows of Bucket._layout from row S on and zero rows
+        around them (the convs' zero padding); z, conv outputs, and y, scratch, M x R x C each. keep (training): every
+        level, for the backward; the same buffers serve every step while no other pass holds them (Bucket._backward
+        releases them), so that a step neither allocates nor zeroes its activations. Otherwise two levels alternate."""
+        cached = self._buffer_cache.get(G)
+        if cached is not None and not cached["busy"]:  # a training pass's buffers serve any pass while free
+            cached["busy"] = keep
+            return cached
+        M, C, S, T, dev = len(self.specs), CHANNELS, self.smask.shape[-1], self.T, self.X.device
+        Tg = self._layout(G)[0]
+        Q, P = (G * (T + 1) + 2) * S, Tg * S
+        n_levels = N_BLOCKS if keep else 2
+        h = [_Rows(torch.zeros(M, Q, 1, device=dev), S, G, P)]
+        h += [_Rows(torch.zeros(M, Q, C, device=dev), S, G, P) for _ in range(n_levels)]
+        z = [torch.empty(M, G * P, C, device=dev) for _ in range(N_BLOCKS if keep else 1)]
+        buf = {
+            "h": h,
+            "z": z,
+            "z4": [t.view(M, G, P, C) for t in z],
+            "y": torch.empty(M, G * P, C, device=dev),
+            "x_in": h[0].buf[:, S : S + G * (T + 1) * S].view(M, G, T + 1, S)[:, :, :T],  # M x G x T x S
+            "busy": keep,
+        }
+        if keep and cached is None:
+            self._buffer_cache[G] = buf
+        return buf
+
+    def _weights(self, k):
+        """Views of conv k's weight (M x 3c x C): its three taps (M x c x C) and their transposes, made once per weight
+        tensor (Adam updates the weights in place)."""
+        W = self.conv_w[k]
+        if self._weight_views[k] is None or self._weight_views[k][0] is not W:
+            with torch.no_grad():
+                c = W.shape[1] // 3
+                taps = [W[:, j * c : (j + 1) * c] for j in range(3)]
+                self._weight_views[k] = W, taps, [t.transpose(1, 2) for t in taps]
+        return self._weight_views[k][1:]
 
     def _forward(self, x, train, eps, keep):
         """The blog network without autograd, x M x G x S x T -> predictions M x G x S. train: batch statistics (returned:
-        N_BLOCKS means, then N_BLOCKS biased variances, M x G x C each), else the running ones. keep: also return
-        what _backward needs, per block (input, conv output z, mean, 1 / std, BN scale, output h)."""
+        N_BLOCKS means, then N_BLOCKS biased variances, M x G x C each), else the running ones. keep: also return what
+        _backward needs (the buffers, the first conv's taps, the padded output weights, per block mean, 1 / std and BN
+        scale)."""
         M, G, S, T = x.shape
         C = CHANNELS
-        mst, w, _ = self._masks(G)
-        h = x[..., None] * mst  # M x G x S x T x 1, the input zero at padded entries
+        Tg, real, w, _, z_rows, n = self._layout(G)
+        P = Tg * S  # rows of a group
+        buf = self._buffers(G, keep)
+        hs, zs, z4s, y = buf["h"], buf["z"], buf["z4"], buf["y"]
+        y4, y3 = y.view(M, G, P, C), y.view(M * G, P, C)
+        torch.mul(x.transpose(2, 3), real.view(M, 1, Tg, S)[:, :, :T], out=buf["x_in"])  # the input, zero at padding
+        taps = torch.cat([hs[0].lo, hs[0].mid, hs[0].hi], dim=2)  # M x R x 3: the input at t - 1, t, t + 1
         means, variances, cache = [], [], []
         for k in range(N_BLOCKS):
-            z = _conv3(h.view(M, G * S, T, -1), self.conv_w[k]).view(M, G, S, T, C)  # M x G x S x T x C
-            if train:
-                mean = torch.bmm(w, z.view(M * G, S * T, C)).view(M, G, 1, 1, C)
-                # (z - mean)^2 in one pass; not E[z^2] - mean^2, which loses the variance in float32 where a batch's
-                # mean is far from zero against its spread (first block: up to ~55 standard deviations)
-                y = F.mse_loss(z, mean.expand_as(z), reduction="none")
-                var = torch.bmm(w, y.view(M * G, S * T, C)).view(M, G, 1, 1, C)  # biased variance, as BN normalises
+            every_level = len(zs) == N_BLOCKS  # else two levels alternate
+            z, z4 = (zs[k], z4s[k]) if every_level else (zs[0], z4s[0])  # M x R x C, M x G x P x C
+            h_in, h_out = (hs[k], hs[k + 1]) if every_level else (hs[2 - k % 2], hs[1 + k % 2])
+            if k == 0:
+                torch.bmm(taps, self.conv_w[0], out=z)  # one product of the three taps
             else:
-                mean, var = self.run_mean[k][:, None, None, None, :], self.run_var[k][:, None, None, None, :]
-                y = torch.empty_like(z)
-            inv = torch.rsqrt(var + eps)  # M x G x 1 x 1 x C
-            scale = self.bn_w[k][:, None, None, None, :] * inv
-            shift = torch.addcmul(self.bn_b[k][:, None, None, None, :], mean, scale, value=-1)  # beta - mean * scale
-            torch.addcmul(shift, z, scale, out=y).relu_()  # BN and ReLU, M x G x S x T x C
-            h_in, h = h, y.mul_(mst)  # zero at padded entries: the next conv's zero padding
+                _conv3(h_in, self._weights(k)[0], out=z)
+            if train:
+                # the mean over the real rows as a pairwise sum of z, zero elsewhere (nearly the rounding of
+                # nn.BatchNorm1d's, which sums in float64): a channel whose variance is far below eps has outputs near
+                # beta, and ReLU decisions that follow the mean's last bits
+                z.view(-1, C).index_fill_(0, z_rows, 0)
+                mean = z4.sum(dim=2, keepdim=True).div_(n)  # M x G x 1 x C
+                # (z - mean)^2 in one pass; not E[z^2] - mean^2, which loses the variance in float32 where a batch's
+                # mean is far from zero against its spread
+                torch.ops.aten.mse_loss.out(z4, mean.expand_as(z4), 0, out=y4)
+                var = torch.bmm(w, y3).view(M, G, 1, C)  # biased variance, as BN normalises
+            else:
+                mean, var = self.run_mean[k].view(M, 1, 1, C), self.run_var[k].view(M, 1, 1, C)
+            inv = (var + eps).rsqrt_()  # M x G x 1 x C
+            scale = self.bn_w[k].view(M, 1, 1, C) * inv
+            shift = torch.addcmul(self.bn_b[k].view(M, 1, 1, C), mean, scale, value=-1)  # beta - mean * scale
+            torch.addcmul(shift, z4, scale, out=h_out.mid4).relu_().mul_(real)  # BN, ReLU, zero at padded entries
             means.append(mean.view(M, -1, C))
             variances.append(var.view(M, -1, C))
             if keep:
-                cache.append((h_in, z, mean, inv, scale, h))
-        pred = torch.bmm(h.view(M, G * S, T * C), self.out_w.view(M, T * C, 1)).view(M, G, S) + self.out_b[:, None, None]
-        return pred, means + variances, cache
+                cache.append((mean, inv, scale))
+        # final Conv1d(32, 1, L-1): each row times out_w at its position, summed over positions and channels
+        out_w = F.pad(self.out_w, (0, 0, 0, Tg - T)).view(M, 1, Tg, 1, C)  # zero at the groups' zero positions
+        y5 = torch.mul(h_out.mid.view(M, G, Tg, S, C), out_w, out=y.view(M, G, Tg, S, C))
+        pred = y5.sum(dim=(2, 4)).add_(self.out_b[:, None, None])
+        return pred, means + variances, (buf, taps, out_w, cache) if keep else None
 
-    def _backward(self, cache, g_pred):
+    def _backward(self, saved, g_pred):
         """Gradients of _forward's training-mode predictions w.r.t. parameters(), in that order, given g_pred (M x G x S)."""
+        buf, taps, out_w, cache = saved
         M, G, S = g_pred.shape
         T, C = self.T, CHANNELS
-        n, short_rows = self.count[:, None, None, None, None], self._masks(G)[2]  # n: M x 1 x 1 x 1 x 1
-        h = cache[-1][5]
-        g_out_w = torch.bmm(h.view(M, G * S, T * C).transpose(1, 2), g_pred.reshape(M, G * S, 1)).view(M, T, C)
+        Tg, _, _, rows, _, n = self._layout(G)
+        hs, zs, z4s = buf["h"], buf["z"], buf["z4"]
+        gp, y5 = g_pred.view(M, G, 1, S, 1), buf["y"].view(M, G, Tg, S, C)
+        g_out_w = torch.mul(hs[-1].mid.view(M, G, Tg, S, C), gp, out=y5).sum(dim=(1, 3))[:, :T].contiguous()
         g_out_b = g_pred.sum(dim=(1, 2))
-        g = torch.bmm(g_pred.reshape(M, G * S, 1), self.out_w.view(M, 1, T * C)).view(M, G, S, T, C)  # d loss / d h
+        g = torch.mul(gp, out_w, out=y5).view(M, -1, C)  # d loss / d h, M x R x C
         g_conv, g_bn_w, g_bn_b = [None] * N_BLOCKS, [None] * N_BLOCKS, [None] * N_BLOCKS
         for k in reversed(range(N_BLOCKS)):
-            h_in, z, mean, inv, scale, h = cache[k]
-            gy = torch.ops.aten.threshold_backward.grad_input(g, h, 0, grad_input=g)  # in place; h > 0: real, active
-            g_sum = gy.view(M * G, S * T, C).sum(dim=1).view(M, G, 1, 1, C)  # d loss / d beta, per group
-            gz = torch.mul(gy, z, out=h)  # the buffer of gz below: h's, read for the last time above
-            g_zc = gz.view(M * G, S * T, C).sum(dim=1).view(M, G, 1, 1, C) - mean * g_sum  # sum gy (z - mean)
-            g_bn_b[k] = g_sum.sum(dim=1)
-            g_bn_w[k] = (g_zc * inv).sum(dim=1).view(M, C)
+            mean, inv, scale = cache[k]
+            z, z4, h_out = zs[k], z4s[k], hs[k + 1]
+            gy = torch.ops.aten.threshold_backward.grad_input(g, h_out.mid, 0, grad_input=g)  # h > 0: real and active
+            gy4 = gy.view(z4.shape)
+            g_sum = gy4.sum(dim=2, keepdim=True)  # M x G x 1 x C: d loss / d beta, per group
+            gz4 = torch.mul(gy4, z4, out=h_out.mid4)  # the buffer of gz: h's, read for the last time above
+            g_zc = torch.addcmul(gz4.sum(dim=2, keepdim=True), mean, g_sum, value=-1)  # sum gy (z - mean)
+            g_zc_inv = g_zc * inv
+            g_bn_b[k], g_bn_w[k] = _group_sum(g_sum), _group_sum(g_zc_inv)  # M x C each
             # BatchNorm backward: gz = scale * (gy - mean(gy) - (z - mean) inv^2 mean(gy (z - mean))), means over real
             # entries, = scale gy + a + b z. At padded rows gz is finite and reaches no parameter (the conv input is
-            # zero there, and the gradient of the block before is masked by its ReLU), except at a shorter model's
-            # first padded position, whose left neighbour is its last real one: zeroed.
-            b = -scale * inv * inv * g_zc / n
-            torch.addcmul(-scale * g_sum / n - b * mean, z, b, out=gz).addcmul_(gy, scale)
-            gz.view(-1, C).index_fill_(0, short_rows, 0)
-            h_in, W = h_in.view(M, G * S, T, -1), self.conv_w[k]
-            g_conv[k], g = _conv3_backward(h_in, gz.view(M, G * S, T, C), W, k > 0, out=z)  # z: read for the last time
-            g = g.view(M, G, S, T, C) if k > 0 else None
-        return g_conv + [t.view(M, C) for t in g_bn_w] + [t.view(M, C) for t in g_bn_b] + [g_out_w, g_out_b]
+            # zero around them, and the gradient of the block before is masked by its ReLU), except at the padded rows
+            # next to a real one: zeroed.
+            b = (g_zc_inv * inv).mul_(scale).div_(n).neg_()  # M x G x 1 x C
+            a = (scale * g_sum).div_(n).neg_().addcmul_(b, mean, value=-1)
+            torch.addcmul(a, z4, b, out=gz4).addcmul_(gy4, scale)
+            h_out.buf.view(-1, C).index_fill_(0, rows, 0)
+            if k == 0:
+                g_conv[0] = torch.bmm(taps.transpose(1, 2), h_out.mid)
+            else:
+                g_conv[k], g = _conv3_backward(hs[k], h_out, self._weights(k)[1], out=z)  # z: read for the last time
+        buf["busy"] = False
+        return g_conv + g_bn_w + g_bn_b + [g_out_w, g_out_b]
 
     def mse(self, pred, y):
         """Per (model, group) MSE over real samples, M x G (F.mse_loss over one model's batch)."""
         return (((pred - y) ** 2) * self.smask).sum(dim=2) / self.smask.sum(dim=2)
 
 
-def _conv3(h, W):
-    """Conv1d(c, C, 3, 1, 1) without bias, one per model: h M x N x T x c (N samples, zero at padded entries), W M x 3c x C
-    (row = tap * c + channel; tap j of position t reads position t + j - 1) -> M x (N T) x C. Three products over the
-    positions of all samples in a row; the two that crossed a sample boundary are then taken back out."""
-    M, N, T, c = h.shape
-    hf = h.reshape(M, N * T, c)
-    W0, W1, W2 = W[:, :c], W[:, c : 2 * c], W[:, 2 * c :]  # M x c x C each: left, centre, right tap
-    z = torch.bmm(hf, W1)
-    z[:, 1:].baddbmm_(hf[:, :-1], W0)
-    z[:, :-1].baddbmm_(hf[:, 1:], W2)
-    zv = z.view(M, N, T, -1)
-    zv[:, 1:, 0].baddbmm_(h[:, :-1, T - 1], W0, alpha=-1)  # position 0 has no left neighbour
-    zv[:, :-1, T - 1].baddbmm_(h[:, 1:, 0], W2, alpha=-1)  # position T - 1 has no right neighbour
-    return z
+def _group_sum(t):
+    """M x G x 1 x C -> M x C, the sum over groups (a view for one group)."""
+    return t.view(t.shape[0], -1) if t.shape[1] == 1 else t.sum(dim=(1, 2))
 
 
-def _conv3_backward(h, gz, W, input_grad, out):
-    """Gradients of _conv3's output w.r.t. W (M x 3c x C) and, if input_grad, h (M x (N T) x c, written into the buffer
-    out), given gz (M x N x T x C)."""
-    M, N, T, c = h.shape
-    hf, gf = h.reshape(M, N * T, c), gz.reshape(M, N * T, -1)
-    W0, W1, W2 = W[:, :c], W[:, c : 2 * c], W[:, 2 * c :]
-    g_w0 = torch.bmm(hf[:, :-1].transpose(1, 2), gf[:, 1:]).baddbmm_(h[:, :-1, T - 1].transpose(1, 2), gz[:, 1:, 0], alpha=-1)
-    g_w1 = torch.bmm(hf.transpose(1, 2), gf)
-    g_w2 = torch.bmm(hf[:, 1:].transpose(1, 2), gf[:, :-1]).baddbmm_(h[:, 1:, 0].transpose(1, 2), gz[:, :-1, T - 1], alpha=-1)
-    if not input_grad:
-        return torch.cat([g_w0, g_w1, g_w2], dim=1), None
-    g = torch.bmm(gf, W1.transpose(1, 2), out=out.view(M, N * T, c))
-    g[:, :-1].baddbmm_(gf[:, 1:], W0.transpose(1, 2))
-    g[:, 1:].baddbmm_(gf[:, :-1], W2.transpose(1, 2))
-    gv = g.view(M, N, T, c)
-    gv[:, :-1, T - 1].baddbmm_(gz[:, 1:, 0], W0.transpose(1, 2), alpha=-1)
-    gv[:, 1:, 0].baddbmm_(gz[:, :-1, T - 1], W2.transpose(1, 2), alpha=-1)
-    return torch.cat([g_w0, g_w1, g_w2], dim=1), g
+class _Rows:
+    """A buffer of rows laid out as in Bucket._layout (M x Q x c: rows S to S + R, zero rows around them) and the views
+    a conv reads it through: lo, mid, hi, the rows one position before, at and after each of the R rows (M x R x c),
+    their transposes, and mid4 = mid as M x G x P x c."""
+
+    def __init__(self, buf, S, G, P):
+        M, _, c = buf.shape
+        R = G * P
+        self.buf, self.lo, self.mid, self.hi = buf, buf[:, :R], buf[:, S : S + R], buf[:, 2 * S : 2 * S + R]
+        self.taps_t = [t.transpose(1, 2) for t in (self.lo, self.mid, self.hi)]  # M x c x R each
+        self.mid4 = self.mid.view(M, G, P, c)
+
+
+def _conv3(h, W, out):
+    """Conv1d(c, C, 3, 1, 1) without bias, one per model, over rows laid out position-major (Bucket._layout): h, _Rows
+    of the input; W, the three taps' weights (M x c x C each; tap j of a row reads the row j - 1 positions away) ->
+    out, M x R x C. Three products of a third of the depth, each accumulated into the whole, contiguous output (one
+    batched library call each)."""
+    torch.bmm(h.mid, W[1], out=out)
+    out.baddbmm_(h.lo, W[0])
+    return out.baddbmm_(h.hi, W[2])
+
+
+def _conv3_backward(h, gz, W_t, out):
+    """Gradients of _conv3 w.r.t. its weight (M x 3c x C) and its input rows (M x R x c, written into out), given h, _Rows
+    of the input, gz, _Rows of the output gradient (zero around its rows and at the padded rows whose taps reach a real
+    row), and W_t, the taps' weights transposed (M x C x c each)."""
+    g_w = torch.cat([torch.bmm(h_j, gz.mid) for h_j in h.taps_t], dim=1)  # tap j: the input rows j - 1 positions away
+    torch.bmm(gz.mid, W_t[1], out=out)
+    out.baddbmm_(gz.hi, W_t[0])  # a row feeds tap 0 of the row a position after it
+    return g_w, out.baddbmm_(gz.lo, W_t[2])  # and tap 2 of the row a position before it
 
 
 class _TrainPass(torch.autograd.Function):
@@ -268,15 +365,15 @@ class _TrainPass(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, bucket, x, eps, *params):
-        pred, stats, cache = bucket._forward(x, True, eps, keep=True)
-        ctx.bucket, ctx.cache = bucket, cache
+        pred, stats, saved = bucket._forward(x, True, eps, keep=True)
+        ctx.bucket, ctx.saved = bucket, saved
         ctx.mark_non_differentiable(*stats)
         return (pred, *stats)
 
     @staticmethod
     def backward(ctx, g_pred, *_):
-        grads = ctx.bucket._backward(ctx.cache, g_pred.contiguous())
-        ctx.cache = None
+        grads = ctx.bucket._backward(ctx.saved, g_pred.contiguous())
+        ctx.saved = None
         return (None, None, None, *grads)
 
 
@@ -339,12 +436,11 @@ def grid_optimizer(buckets):
 
 def grid_step(buckets, opt, generator):
     """One training step of every model of the grid: each bucket draws its batch (Bucket.draw) and back-propagates the
-    sum of its models' losses at once, while its activations are still in cache; the same gradients as one backward
-    of the loss summed over all buckets (the buckets share no parameter). Then one Adam step."""
-    opt.zero_grad(set_to_none=True)
+    sum of its models' losses at once (Bucket.train_step), while its activations are still in cache; the same gradients
+    as one backward of the loss summed over all buckets (the buckets share no parameter). Then one Adam step."""
     for b in buckets:
         x, y = b.draw(1, generator)  # M x 1 x S x T, M x 1 x S
-        b.mse(b.forward(x, train=True, update_stats=True), y).sum().backward()
+        b.train_step(x, y)
     opt.step()
 
 
