@@ -134,8 +134,9 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def _once(self, block: str, page: Any, render: Any, title: str | None = None) -> str:
         """The theme's ``block`` for ``page``: rendered once per folder for a generated page outside the
-        navigation (its navigation sidebar, header and footer differ only in the relative links; main.html
-        renders the table of contents per page); rendered as usual for any other page. ``title``: the page's
+        navigation (its navigation sidebar, header, footer, configuration and links to styles and scripts differ
+        only in the relative links; main.html renders the table of contents per page); rendered as usual for any
+        other page. ``title``: the page's
         title, which the block shows once (the header's): the folder's block is kept around it, and each page's
         own put in, or the block rendered for each page where the title is not found in it exactly once."""
         uri = page.file.src_uri if page is not None else None
