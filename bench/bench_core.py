@@ -9,7 +9,7 @@ before it (linear: the ratio of the sizes), and whether the targets hold: `check
 at 10,000 claims and 10 s at 50,000, 2 GB at most at 50,000.
 
 `check, cold` is the first run after a clone, with an empty cache (``assay.cache``, kept in the temp
-dir): it parses every file, and its time is printed beside the targets, not held to them. Every other
+dir): it parses every file, and is held to targets of its own: 2 s at 10,000 claims, 20 s at 50,000. Every other
 command runs with the cache as the runs before it left it, the fastest of ``--repeat`` runs (the first
 `status` computes every claim's status, the next one finds them kept). Every verifier module writes a
 file when it is imported; the benchmark fails if any command imported one.
@@ -56,6 +56,8 @@ COMMANDS = {  # name -> arguments after `assay`, with {id} for a claim in the mi
 }
 #: seconds allowed to `check` and `status`, by number of claims
 TIME_TARGETS = {10_000: 2.0, 50_000: 10.0}
+#: seconds allowed to the first `check` after a clone (an empty cache), by number of claims
+COLD_TARGETS = {10_000: 2.0, 50_000: 20.0}
 MEMORY_TARGET = (50_000, 2048.0)  # claims, MB
 #: Written at the top of every verifier module: importing one leaves a file behind.
 IMPORT_TRAP = "import pathlib\n\npathlib.Path(__file__).with_suffix('.imported').write_text('imported')\n"
@@ -355,8 +357,9 @@ def table(rows: dict[int, Row]) -> str:
 def targets(rows: dict[int, Row]) -> list[str]:
     out = []
     for n, limit in TIME_TARGETS.items():
-        if n in rows:
-            out.append(f"check, cold at {n:,} claims: {rows[n]['check, cold'][0]:.2f} s (the first run: no target)")
+        if n in rows and n in COLD_TARGETS:
+            s, cold = rows[n]["check, cold"][0], COLD_TARGETS[n]
+            out.append(f"check, cold at {n:,} claims: {s:.2f} s (target {cold:g} s) {'holds' if s <= cold else 'MISSED'}")
         for name in ("check", "status"):
             if n in rows:
                 s = rows[n][name][0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import audit, cache
+from assay import audit, bulk, cache
 from assay.cache import ParseCache
 from assay.records import knowledge_base, validation
 from assay.records.document import Loaded
@@ -250,11 +250,31 @@ def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(m
     alone = [d.render() for d in audit.run(load(root, cache=False))]
     parsed.clear()
     monkeypatch.setattr(knowledge_base, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(knowledge_base.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
-    monkeypatch.setattr(knowledge_base.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert rendered(root) == alone
     assert parsed == []  # parsed in forked processes: none of the seven in this one
     assert rendered(root) == alone and parsed == []  # then kept
+
+
+def test_ledger_files_read_by_several_processes_are_read_as_one_process_reads_them(kb_root, monkeypatch):
+    from assay.ledger import store as ledger_store
+    from tests.conftest import write_result
+
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    (kb_root / "results" / "THEORY-085" / "nothing.cpu.json").write_text("{not json")  # a broken file: a diagnostic
+    alone = ledger_store.read_ledger(kb_root)
+    forked: list[int] = []
+    real = bulk.pool
+    monkeypatch.setattr(bulk, "pool", lambda: forked.append(1) or real())
+    monkeypatch.setattr(ledger_store, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    shared = ledger_store.read_ledger(kb_root)
+    assert forked == [1]  # read by forked processes
+    assert dict(shared.results.items()) == dict(alone.results.items()) and len(alone.results) > 0
+    assert [d.render() for d in shared.diagnostics] == [d.render() for d in alone.diagnostics] != []
+    assert shared.stamps == alone.stamps
 
 
 def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_reported(kb_root, parsed, monkeypatch):

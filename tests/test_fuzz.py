@@ -12,9 +12,9 @@ from assay import audit
 from assay.diagnostics import CATALOGUE, Diagnostic
 from assay.experiment import Check
 from assay.model import Claim, Source
-from assay.records.document import read_yaml
 from assay.records.knowledge_base import load
 from assay.records.validation import load_file
+from assay.records.yaml_safe import read_yaml
 
 from .conftest import VALID
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.model import MODELS
-from assay.records.document import SCHEMA_LINE, read_yaml
+from assay.records.yaml_safe import SCHEMA_LINE, read_yaml
 from assay.schema import DRAFT, json_schema, schema_files
 
 from .conftest import BROKEN, VALID

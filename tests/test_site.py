@@ -111,12 +111,13 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     each page read back is the one this process renders, and its file is gone once read; the export is the same."""
     import threading
 
+    from assay import bulk
     from assay.site import generator
 
     here = {d.path: d.render() for d in generator.Site(site_kb).claim_pages()}
     monkeypatch.setattr(generator, "AHEAD_FROM", 1)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
-    monkeypatch.setattr(generator, "_cores", lambda: 2)
+    monkeypatch.setattr(bulk, "cores", lambda: 2)
     monkeypatch.setattr(generator, "CHUNK", 2)  # several chunks, read back in turn
     site = generator.Site(site_kb)
     try:

@@ -34,6 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
+from assay.bulk import no_collection
 from assay.fingerprints import Stamp
 
 T = TypeVar("T")
@@ -52,7 +53,7 @@ UNUSED_DAYS = 30
 
 #: The modules and packages of Assay a parse depends on (they import no other): a change to one starts the cache
 #: afresh. A package stands for every module in it, at any depth.
-PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "files", "fingerprints")
+PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "files", "fingerprints", "bulk")
 
 
 def folder() -> Path:
@@ -174,13 +175,19 @@ class ParseCache:
             body = _unseal(key, sealed) if key is not None and sealed is not None else None
             if body is None:
                 return {}
-            data = pickle.loads(body)
+            data = _unpickled(body)
             if (data["engine"], data["root"], data["kind"]) != (self.engine, str(self.root), self.kind):
                 return {}
             entries = data["entries"]
             return entries if isinstance(entries, dict) else {}
         except Exception:  # noqa: BLE001 - missing, truncated, corrupt or foreign: parse afresh
             return {}
+
+
+def _unpickled(body: memoryview) -> Any:
+    """The entries of a sealed file, the collector paused meanwhile (``bulk.no_collection``): a great many objects."""
+    with no_collection():
+        return pickle.loads(body)
 
 
 #: The secret of a cache folder: a file's MAC is made with it, so only this user's runs make files that load.
@@ -224,15 +231,18 @@ def _read_in(dir_fd: int, name: str) -> bytes | None:
 
 
 def _write_in(dir_fd: int, name: str, *parts: bytes) -> None:
-    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, fsync, rename."""
+    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
+    a reader meets the old file or the new one, whole.
+
+    Not synced to disk: a cache file cut short by a crash fails its MAC and is ignored (a lost key only makes the
+    files sealed with it ignored), and syncing the records' cache of a large knowledge base cost most of a second.
+    """
     tmp = f".{name}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
             for part in parts:
                 fh.write(part)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

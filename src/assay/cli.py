@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gc
 import json
 import os
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from assay import audit, export, graph, overview, schema, vocabulary
+from assay.bulk import no_collection
 from assay.diagnostics import UsageProblem, printable
 from assay.ledger import registration
 from assay.model import BY_KIND, Claim, series_of
@@ -251,13 +251,8 @@ def _without_collector(func: Callable[[argparse.Namespace], int]) -> Callable[[a
 
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with no_collection():
             return func(args)
-        finally:
-            if collecting:
-                gc.enable()
 
     return run
 

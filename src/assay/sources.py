@@ -22,9 +22,10 @@ from assay import copies
 from assay.diagnostics import Diagnostic, UsageProblem, printable
 from assay.files import write_atomic
 from assay.model import Copy, Passage, Source
-from assay.records.document import Loaded, read_yaml
+from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, load
 from assay.records.passages import BREAK, alike, difference, ends, find, normalise, starts
+from assay.records.yaml_safe import read_yaml
 
 
 def cmd_sources(args: argparse.Namespace) -> int:

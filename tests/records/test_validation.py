@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from assay.model import Claim, Decision, Source
-from assay.records.document import MAX_DEPTH, read_yaml
 from assay.records.knowledge_base import load
 from assay.records.validation import load_file
+from assay.records.yaml_safe import MAX_DEPTH, read_yaml
 
 # --- reading files ------------------------------------------------------------------------------
 
@@ -70,9 +70,9 @@ def test_nesting_deeper_than_any_record_is_refused_where_it_gets_too_deep(diagno
 
 
 def test_a_record_with_more_items_than_any_record_has_is_refused_before_it_is_parsed(diagnose, monkeypatch):
-    from assay.records import document
+    from assay.records import yaml_safe
 
-    monkeypatch.setattr(document, "MAX_ITEMS", 1_000)  # the fixture's 2,000 tags; the real bound is 200,000
+    monkeypatch.setattr(yaml_safe, "MAX_ITEMS", 1_000)  # the fixture's 2,000 tags; the real bound is 200,000
     assert diagnose("yaml-too-large") == (
         "claims/SOTA-380.yaml:1:1: error[yaml-too-large]: holds 2,005 items, over the 1,000 a record may have\n"
         "  hint: a record is a page of fields, not data: keep data in files the verifier reads"

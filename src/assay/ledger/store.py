@@ -11,13 +11,15 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from assay import bulk
 from assay.cache import CACHE_FROM, UNCACHED, ParseCache
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_in, read_regular, write_atomic
@@ -235,13 +237,24 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     between runs under its stamp (``assay.cache``), for large knowledge bases; a result read from there
     is validated when it is looked at.
     """
-    root = Path(root).resolve()
+    with bulk.no_collection():  # validating every result makes a great many objects and no cycle
+        return _read_ledger(Path(root).resolve(), cache)
+
+
+def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else UNCACHED
-    for folder, name, real in _ledger_entries(root):
-        current = stamp(os.path.join(real, name)) if cache and real else None  # stamped before it is read
-        entry = store.memo(f"results/{folder}/{name}", current, lambda: _read_entry(root, folder, name, real))
-        key, result, diag, figures = entry
+    store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else None
+    listed = list(_ledger_entries(root))
+    # stamped before it is read
+    stamps = [stamp(os.path.join(real, name)) if cache and real else None for _, name, real in listed]
+    found = [store.get(f"results/{f}/{n}", current) if store is not None else None for (f, n, _), current in zip(listed, stamps)]
+    todo = [i for i, entry in enumerate(found) if entry is None]
+    # from PARALLEL_FROM files on, shared among forked processes: a ledger cloned afresh has every file to validate
+    for i, entry in zip(todo, bulk.shared_map(partial(_read_chunk, root), [listed[i] for i in todo], PARALLEL_FROM)):
+        found[i] = entry
+        if store is not None:
+            store.put(f"results/{listed[i][0]}/{listed[i][1]}", stamps[i], entry)
+    for (folder, name, _), current, (key, result, diag, figures) in zip(listed, stamps, found):  # type: ignore[misc]
         if diag is not None:
             ledger.diagnostics.append(diag)
             if key is not None:
@@ -252,9 +265,18 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
                 ledger.figures[key] = figures
         named = _key_named(folder, name)
         if named is not None:
-            ledger.stamps[named] = current if cache and store.settled(current) else None
-    store.save()
+            ledger.stamps[named] = current if store is not None and store.settled(current) else None
+    if store is not None:
+        store.save()
     return ledger
+
+
+#: From this many ledger files to read on, ``read_ledger`` shares them among processes, as ``parse_all`` does records.
+PARALLEL_FROM = 2000
+
+
+def _read_chunk(root: Path, listed: Sequence[tuple[str, str, str]]) -> list[Entry]:
+    return [_read_entry(root, *item) for item in listed]
 
 
 def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:

@@ -1,4 +1,5 @@
-"""Reading record files: safe YAML that keeps the line and column of every field.
+"""A record file as read: its data with the position of every field (``assay.records.yaml_safe``), its record,
+outline and diagnostics, kept frozen as bytes between looks (``Loaded``).
 
 Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
 validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
@@ -6,48 +7,16 @@ validation is kept (``Loaded.record`` is None) so the graph can still show it, f
 
 from __future__ import annotations
 
-import datetime as dt
 import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from assay.diagnostics import Diagnostic, Loc, Pos, bidi_controls
+from assay.diagnostics import Diagnostic, Loc, Pos
 from assay.fingerprints import Stamp
 from assay.model import Record, series
 from assay.records.outline import Outline
-
-SCHEMA_LINE = "# yaml-language-server: $schema="
-
-
-MAX_DEPTH = 24
-
-
-#: The most separators (commas, colons, line ends) a record may hold: each item of a flow list costs one, and the
-#: parser builds a node per item before anything is checked. The largest record here has about 7,000; an 8 MiB
-#: flow list of 4 million items would cost gigabytes.
-MAX_ITEMS = 200_000
-
-
-_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
-
-
-_STR = "tag:yaml.org,2002:str"
-
-
-class _Refused(Exception):
-    def __init__(self, code: str, message: str, mark: yaml.Mark | None, hint: str | None = None):
-        super().__init__(message)
-        self.code, self.message, self.mark, self.hint = code, message, mark, hint
-
-
-# libyaml's composer when it is there (several times faster than the pure-Python one); both build the same nodes
-_COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-_SCALARS = yaml.constructor.SafeConstructor()
+from assay.records.yaml_safe import positions_of
 
 
 class Loaded:
@@ -58,6 +27,10 @@ class Loaded:
     parts. The rest (the data, the positions, the record) is what a page or a diagnostic needs of one file;
     taken from the parse cache it stays one pickled string until first read, so a command over 50,000
     records thaws only the records it looks at.
+
+    Where the file was read here, the positions are kept as the flat ``marks`` of its nodes (``read_marks``) and
+    made into the map of field paths only when a diagnostic or a page asks where a field is; a record validated
+    from the data is kept as its model, and validated again when it is thawed (faster than unpickling it).
     """
 
     __slots__ = (
@@ -76,7 +49,9 @@ class Loaded:
         "_warm",
         "_data",
         "_positions",
+        "_marks",
         "_record",
+        "_derived",
     )
 
     def __init__(
@@ -92,6 +67,8 @@ class Loaded:
     ):
         self.path, self.folder = path, folder
         self._data, self._positions, self._record = data, positions if positions is not None else {}, record
+        self._marks: bytes | None = None  # the positions, flat (``read_marks``), where ``_positions`` is not made yet
+        self._derived = False  # whether the record is its model's validation of the data (``validate``)
         #: a claim's input parts that its record holds, by check (``assay.records.parts.claim_record_parts``): made when the
         #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
         self._record_parts = record_parts if record_parts is not None else {}
@@ -116,10 +93,31 @@ class Loaded:
         self._outline = outline
         self.rules = rules(self)
 
+    def read(self, data: Any, marks: bytes | dict[Loc, Pos]) -> None:
+        """Keep the data of the file as read, with its positions: flat ``marks`` (``read_marks``) or made."""
+        self._thaw()
+        self._data, self._record, self._derived, self._frozen = data, None, False, None
+        if isinstance(marks, dict):
+            self._positions, self._marks = marks, None
+        else:
+            self._positions, self._marks = None, marks
+
+    def validate(self, model: type[Record]) -> None:
+        """Validate the data as ``model`` and keep the record; raises pydantic's ``ValidationError``."""
+        self.record = model.model_validate(self._data)
+        self._derived = True
+
+    def _frozen_bytes(self) -> bytes:
+        """The data, positions and record pickled: the positions as marks where they were not made, and a record
+        validated from the data as its model (``_thaw`` validates it again)."""
+        positions = self._marks if self._positions is None else self._positions
+        record = type(self._record) if self._derived and self._record is not None else self._record
+        return pickle.dumps((self._data, positions, record), pickle.HIGHEST_PROTOCOL)
+
     def __getstate__(self) -> tuple:
         frozen = self._frozen
         if frozen is None:  # made here, or changed since it was kept
-            frozen = pickle.dumps((self._data, self._positions, self._record), pickle.HIGHEST_PROTOCOL)
+            frozen = self._frozen_bytes()
         return (
             self.path,
             self.folder,
@@ -154,15 +152,18 @@ class Loaded:
 
     def _thaw(self) -> None:
         if self._frozen is not None and not self._warm:
-            self._data, self._positions, self._record = pickle.loads(self._frozen)
+            data, positions, record = pickle.loads(self._frozen)
+            self._data, self._derived = data, isinstance(record, type)
+            self._positions, self._marks = (None, positions) if isinstance(positions, bytes) else (positions, None)
+            self._record = record.model_validate(data) if self._derived else record
             self._warm = True
 
     def freeze(self) -> None:
         """Keep the data, positions and record only pickled from now on, until next read: a command that walks
         every record of a large knowledge base holds one at a time."""
         if self._frozen is None:
-            self._frozen = pickle.dumps((self._data, self._positions, self._record), pickle.HIGHEST_PROTOCOL)
-        self._data, self._positions, self._record, self._warm = None, {}, None, False
+            self._frozen = self._frozen_bytes()
+        self._data, self._positions, self._marks, self._record, self._warm = None, {}, None, None, False
 
     @property
     def data(self) -> dict[str, Any] | None:
@@ -172,17 +173,21 @@ class Loaded:
     @data.setter
     def data(self, value: dict[str, Any] | None) -> None:
         self._thaw()
-        self._data, self._frozen = value, None
+        self.positions  # noqa: B018 - made from the marks while they still describe the data
+        self._data, self._derived, self._frozen = value, False, None
 
     @property
     def positions(self) -> dict[Loc, Pos]:
         self._thaw()
+        if self._positions is None:
+            self._positions = positions_of(self._data, self._marks or b"")
+            self._marks = None
         return self._positions
 
     @positions.setter
     def positions(self, value: dict[Loc, Pos]) -> None:
         self._thaw()
-        self._positions, self._frozen = value, None
+        self._positions, self._marks, self._frozen = value, None, None
 
     @property
     def record(self) -> Record | None:
@@ -192,7 +197,7 @@ class Loaded:
     @record.setter
     def record(self, value: Record | None) -> None:
         self._thaw()
-        self._record, self._frozen = value, None
+        self._record, self._derived, self._frozen = value, False, None
 
     @property
     def record_parts(self) -> dict[str, list[tuple[str, str]]]:
@@ -243,150 +248,3 @@ class Loaded:
     def diag(self, loc: Loc, code: str, message: str, hint: str | None = None) -> Diagnostic:
         line, col = self.where(loc)
         return Diagnostic(self.path, line, col, code, message, hint)
-
-
-def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnostic]]:
-    """Parse one YAML document into plain data and a map from field paths to (line, column)."""
-    try:
-        source = text.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = text[: e.start].count(b"\n") + 1
-        col = e.start - (text.rfind(b"\n", 0, e.start) + 1) + 1
-        return (
-            None,
-            {},
-            [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")],
-        )
-    positions: dict[Loc, Pos] = {}
-    items = source.count(",") + source.count(":") + source.count("\n")  # a bound on the nodes, counted in C
-    if items > MAX_ITEMS:
-        return (
-            None,
-            {},
-            [
-                Diagnostic(
-                    path,
-                    1,
-                    1,
-                    "yaml-too-large",
-                    f"holds {items:,} items, over the {MAX_ITEMS:,} a record may have",
-                    "a record is a page of fields, not data: keep data in files the verifier reads",
-                )
-            ],
-        )
-    bidi = bidi_controls(source, path)
-    try:
-        node = yaml.compose(source, Loader=_COMPOSER)
-        data = _plain(node, (), positions, 0, {}) if node is not None else None
-    except _Refused as e:
-        line, col = (e.mark.line + 1, e.mark.column + 1) if e.mark else (1, 1)
-        return None, {}, [Diagnostic(path, line, col, e.code, e.message, e.hint)]
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        if e.context == "expected a single document in the stream":  # the catalogue files this under not-mapping
-            return (
-                None,
-                {},
-                [
-                    Diagnostic(
-                        path,
-                        line,
-                        col,
-                        "yaml-not-mapping",
-                        "the file holds several documents",
-                        "a record is one mapping; put each record in its own file",
-                    )
-                ],
-            )
-        message = " ".join(p for p in (e.context, e.problem) if p)
-        code = "yaml-too-deep" if "nesting depth" in message else "yaml-syntax"  # libyaml's own depth limit
-        return None, {}, [Diagnostic(path, line, col, code, message or "the YAML does not parse")]
-    except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (control characters), deep nesting
-        code = "yaml-too-deep" if isinstance(e, RecursionError) else "yaml-syntax"
-        return None, {}, [Diagnostic(path, 1, 1, code, str(e).splitlines()[0] if str(e) else "the YAML does not parse")]
-    if not isinstance(data, dict):
-        got = "an empty file" if data is None else f"a {_type_name(data)}"
-        return None, positions, [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")]
-    return data, positions, bidi
-
-
-# Field paths and positions repeat across records (every claim has ('checks', 0, 'id')): one tuple each
-# saves a third of a loaded record's memory. Bounded, so a file of junk keys cannot grow them without end.
-_SHARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
-_SHARED_MAX = 200_000
-
-
-def _shared(t: tuple[Any, ...]) -> tuple[Any, ...]:
-    found = _SHARED.get(t)
-    if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
-            return t
-        found = _SHARED[t] = t
-    return found
-
-
-def _plain(node: yaml.Node, loc: Loc, positions: dict[Loc, Pos], depth: int, seen: dict[int, int]) -> Any:
-    """Turn a composed node into dicts, lists and scalars, recording positions and refusing tags and aliases.
-
-    The composer does not expand an alias: it hands back the anchored node again. Meeting a node twice is
-    how an alias shows, and refusing it there is what keeps an anchor bomb from expanding.
-    """
-    if id(node) in seen:
-        raise _Refused(
-            "yaml-alias", f"an alias repeats the value anchored on line {seen[id(node)]}", None, "write the value out in full"
-        )
-    mark = node.start_mark
-    seen[id(node)] = mark.line + 1
-    if depth > MAX_DEPTH:
-        raise _Refused("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", mark)
-    if node.tag not in _PLAIN_TAGS:
-        raise _Refused("yaml-tag", f"tag '{node.tag}' is not allowed", mark, "remove the tag; records are plain data")
-    positions[_shared(loc)] = _shared((mark.line + 1, mark.column + 1))
-    if node.tag == _STR and type(node) is yaml.ScalarNode:
-        return node.value  # what the str constructor returns, without its three calls (most scalars are text)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if type(key_node) is yaml.ScalarNode and key_node.tag == _STR and id(key_node) not in seen and depth < MAX_DEPTH:
-                seen[id(key_node)] = key_node.start_mark.line + 1  # the usual key, as the call below would read it
-                key = key_node.value
-            else:
-                key = _plain(key_node, loc + ("<key>",), {}, depth + 1, seen)
-            if not isinstance(key, str):
-                raise _Refused("yaml-syntax", f"key {key!r} is not a string", key_node.start_mark, "field names are plain words")
-            if key in out:
-                first = positions[loc + (key,)]
-                raise _Refused(
-                    "yaml-duplicate-key",
-                    f"key '{key}' repeats the one on line {first[0]}",
-                    key_node.start_mark,
-                    "keep one of the two",
-                )
-            try:
-                out[key] = _plain(value_node, loc + (key,), positions, depth + 1, seen)
-            except _Refused as e:
-                e.mark = e.mark or key_node.start_mark  # an alias has no mark of its own: point at its key
-                raise
-            # a field's diagnostics point at its key, which is where the reader looks
-            positions[_shared(loc + (key,))] = _shared((key_node.start_mark.line + 1, key_node.start_mark.column + 1))
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            try:
-                items.append(_plain(item, loc + (i,), positions, depth + 1, seen))
-            except _Refused as e:
-                e.mark = e.mark or node.start_mark
-                raise
-        return items
-    value = _SCALARS.yaml_constructors[node.tag](_SCALARS, node)
-    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else value
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "mapping", list: "list", str: "string", bool: "bool", int: "int", float: "float"}.get(
-        type(value), type(value).__name__ if value is not None else "null"
-    )

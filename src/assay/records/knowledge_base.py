@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import gc
-import multiprocessing as mp
 import os
 import re
-import threading
-from collections.abc import Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from assay import bulk
 from assay.cache import CACHE_FROM, ParseCache
 from assay.fingerprints import Stamp, stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
@@ -89,9 +87,7 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     paths = [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
     # a file's stamp stands for its content only where no link lies between the root and the file
     direct = {folder for folder in MODELS if (root / folder).resolve() == root / folder}
-    collecting = gc.isenabled()
-    gc.disable()  # loading makes millions of objects and no cycles: collections would only rescan them
-    try:
+    with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
         if store is None:
             return KnowledgeBase(root, [load_file(root / folder / name, root) for folder, name in paths])
@@ -109,9 +105,6 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
             kept[i] = loaded
         store.save()
         files = [f for f in kept if f is not None]  # every one: the missing were parsed
-    finally:
-        if collecting:
-            gc.enable()
     return KnowledgeBase(root, files)
 
 
@@ -123,21 +116,13 @@ def parse_all(root: Path, rels: list[str]) -> list[Loaded]:
     """``parse_for_cache`` of each root-relative path, in order.
 
     A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
-    so from ``PARALLEL_FROM`` files on they are shared among forked processes, one per core (at most 8),
-    where the system forks and this process runs no other thread (a fork beside a thread can copy a lock
-    that thread holds). Each parse comes back as the cache keeps it: plain fields and one pickled string.
+    so from ``PARALLEL_FROM`` files on they are shared among forked processes (``bulk.shared_map``). Each
+    parse comes back as the cache keeps it: plain fields and one frozen string.
     """
-    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
-    if len(rels) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
-        return [parse_for_cache(root, rel) for rel in rels]
-    size = -(-len(rels) // (cores * 4))
-    chunks = [(root, rels[i : i + size]) for i in range(0, len(rels), size)]
-    with ProcessPoolExecutor(cores, mp_context=mp.get_context("fork")) as pool:
-        return [loaded for chunk in pool.map(_parse_chunk, chunks) for loaded in chunk]
+    return bulk.shared_map(partial(_parse_chunk, root), rels, PARALLEL_FROM)
 
 
-def _parse_chunk(job: tuple[Path, list[str]]) -> list[Loaded]:
-    root, rels = job
+def _parse_chunk(root: Path, rels: Sequence[str]) -> list[Loaded]:
     return [parse_for_cache(root, rel) for rel in rels]
 
 

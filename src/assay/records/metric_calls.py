@@ -62,19 +62,90 @@ class Recorded(NamedTuple):
 
 
 def read(tree: ast.Module) -> dict[str, Recorded]:
-    """What each ``test*`` function at the top of the module records, by function name."""
-    module = Module(tree)
+    """What each ``test*`` function at the top of the module records, by function name.
+
+    A test whose only uses of the evidence are statements ``evidence.metric("name", value, unit="unit")`` with
+    literal names and units (most are) is read from those statements alone (``_literal_calls``): what the full
+    reading would find there, without its walks over the module and the function. The module's constants and
+    functions are found only if some test needs the full reading.
+    """
+    module: Module | None = None
     out = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             if FIXTURE not in parameters(node):
                 out[node.name] = Recorded(unread=((node.lineno, f"it takes no `{FIXTURE}` fixture"),), patterns=(".*",))
                 continue
+            literal = _literal_calls(node, FIXTURE)
+            if literal is not None:
+                calls = tuple(dict.fromkeys(literal))
+                out[node.name] = Recorded(calls, names=frozenset(c.name for c in calls))
+                continue
+            module = module or Module(tree)
             reader = _Reader(module)
             reader.function(node, FIXTURE, Group((), ((),)), ())
             calls, unread, patterns = (tuple(dict.fromkeys(found)) for found in (reader.calls, reader.unread, reader.patterns))
             out[node.name] = Recorded(calls, unread, patterns, frozenset(c.name for c in calls))
     return out
+
+
+def _literal_calls(func: ast.FunctionDef, ev: str) -> list[Call] | None:
+    """The calls of ``func`` where each statement of its body that names the evidence ``ev`` is a metric call of
+    literal arguments (``_literal_call``); None where any other statement names it (the full reading decides)."""
+    calls = []
+    rest: list[ast.AST] = []  # what must not name the evidence: the other statements, the calls' arguments
+    for stmt in func.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "metric":
+            if _is(call.func.value, ev):
+                found = _literal_call(call)
+                if found is None:
+                    return None
+                calls.append(found)
+                rest += call.args
+                rest += [k.value for k in call.keywords]
+                continue
+        rest.append(stmt)
+    return None if _names(rest, ev) else calls
+
+
+def _literal_call(call: ast.Call) -> Call | None:
+    """``evidence.metric(...)`` read as ``_Reader._metric`` reads it, where its name is a literal string, its unit
+    absent or a literal and nothing is unpacked; else None."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    keywords = {k.arg: k.value for k in call.keywords}
+    name = call.args[0] if call.args else keywords.get("name")
+    unit = call.args[2] if len(call.args) > 2 else keywords.get("unit")
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    if unit is None:
+        return Call(name.value, call.lineno, call.col_offset + 1, None, 0, 0, True)
+    if not isinstance(unit, ast.Constant):
+        return None
+    given = unit.value
+    read = given is None or isinstance(given, str)
+    return Call(name.value, call.lineno, call.col_offset + 1, given if read else None, unit.lineno, unit.col_offset + 1, read)
+
+
+def _names(nodes: list[ast.AST], ev: str) -> bool:
+    """Whether any of ``nodes`` holds the name ``ev`` anywhere, nested functions included."""
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name):
+            if n.id == ev:
+                return True
+            continue
+        if isinstance(n, ast.Constant):
+            continue
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                todo += [x for x in v if isinstance(x, ast.AST)]
+            elif isinstance(v, ast.AST):
+                todo.append(v)
+    return False
 
 
 @dataclass

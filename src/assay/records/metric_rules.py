@@ -16,24 +16,18 @@ read (``Check.metrics``), and a verifier may record more (a chance level, a spre
 
 from __future__ import annotations
 
-import ast
 import difflib
-import multiprocessing as mp
-import os
-import threading
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from assay.cache import CACHE_FROM, ParseCache
+from assay import bulk
+from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, read_regular
-from assay.fingerprints import stamp
+from assay.records import verifiers
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
-from assay.records.metric_calls import Call, Recorded, read
+from assay.records.metric_calls import Call, Recorded
 from assay.records.outline import CheckOutline
-from assay.records.verifiers import tests_of
 
 #: The claim and check a verifier test's marker ties it to, and the line of its ``def`` (plain, to load fast).
 Tie = tuple[str | None, str | None, int]
@@ -47,28 +41,21 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
     it to (``assay.records.verifiers``) and its line, and what it records.
 
     Modules are read by the rule of ``assay.records.verifiers.scan``, which reports one it cannot read; a module that
-    does not parse records nothing here (pytest reports it). ``cache``: keep each module's reading between runs while
-    the file is unchanged (``assay.cache``).
+    does not parse records nothing here (pytest reports it). ``cache``: take each module's reading from the cache
+    that ``scan`` keeps (one parse of a module gives both), reading there those it lacks (``assay.cache``).
     """
+    if cache:
+        found = verifiers.readings(root, cache=True)
+    else:
+        rels = [path.relative_to(root).as_posix() for path in sorted((root / "verify").glob("**/test_*.py"))]
+        found = dict(zip(rels, _read_all(root, rels)))
     out: dict[str, tuple[Tie, Recorded]] = {}
-    store = ParseCache(root, "metric-calls") if cache else None
-    todo = []
-    for path in sorted((root / "verify").glob("**/test_*.py")):
-        rel = path.relative_to(root).as_posix()
-        current = stamp(path) if cache and path.parent.resolve() == path.parent else None
-        kept = store.get(rel, current) if store is not None else None
-        if kept is not None:
-            out.update(kept)
-        else:
-            todo.append((rel, current))
-    for (rel, current), found in zip(todo, _read_all(root, [rel for rel, _ in todo])):
-        if found is None:
-            continue  # unreadable: reported where the verifiers are indexed
-        out.update(found)
-        if store is not None:
-            store.put(rel, current, found)
-    if store is not None:
-        store.save()
+    with bulk.no_collection():  # tens of thousands of readings unpickled, and no cycle
+        for reading in found.values():
+            if isinstance(reading, str):
+                continue  # unreadable: reported where the verifiers are indexed
+            calls = reading.recorded()
+            out.update({n: ((v.claim, v.check, v.line), calls[n.split("::")[1]]) for n, v in reading.tests.items()})
     return out
 
 
@@ -76,30 +63,12 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
 PARALLEL_FROM = 20
 
 
-def _read_all(root: Path, rels: list[str]) -> list[dict[str, tuple[Tie, Recorded]] | None]:
-    """``_module`` of each path, in order (None where it cannot be read); shared among forked processes, one per
-    core, from ``PARALLEL_FROM`` modules on where the system forks and no other thread runs."""
-    cores = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
-    if len(rels) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
-        return [_readable(root, rel) for rel in rels]
-    with ProcessPoolExecutor(cores, mp_context=mp.get_context("fork")) as pool:
-        return list(pool.map(_readable, [root] * len(rels), rels, chunksize=max(1, len(rels) // (cores * 4))))
-
-
-def _readable(root: Path, rel: str) -> dict[str, tuple[Tie, Recorded]] | None:
-    try:
-        return _module(root, root / rel, rel)
-    except Unreadable:
-        return None
-
-
-def _module(root: Path, path: Path, rel: str) -> dict[str, tuple[Tie, Recorded]]:
-    try:
-        tree = ast.parse(read_regular(root, path).decode("utf-8"))
-    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-        return {}
-    tests, calls = tests_of(tree, rel), read(tree)
-    return {nodeid: ((v.claim, v.check, v.line), calls[nodeid.split("::")[1]]) for nodeid, v in tests.items()}
+def _read_all(root: Path, rels: list[str]) -> list[verifiers.Reading | str]:
+    """``verifiers.read_module`` of each path, in order; shared among forked processes from ``PARALLEL_FROM`` modules
+    on (``verifiers.read_modules``)."""
+    if len(rels) < PARALLEL_FROM:
+        return [verifiers.read_module(root, rel) for rel in rels]
+    return verifiers.read_modules(root, rels)
 
 
 def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:

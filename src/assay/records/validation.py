@@ -13,9 +13,10 @@ from pydantic import BaseModel, ValidationError
 from assay.diagnostics import PER_FILE, Diagnostic, Loc
 from assay.files import Unreadable, read_regular
 from assay.model import MODELS, SERIES, series
-from assay.records.document import SCHEMA_LINE, Loaded, _type_name, read_yaml
+from assay.records.document import Loaded
 from assay.records.outline import outline
 from assay.records.within import local
+from assay.records.yaml_safe import SCHEMA_LINE, read_marks, type_name
 
 
 def load_file(path: Path, root: Path) -> Loaded:
@@ -36,8 +37,8 @@ def _parse_file(path: Path, root: Path) -> Loaded:
             Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}", "records are regular files inside the knowledge base")
         )
         return loaded
-    data, positions, diags = read_yaml(raw, rel)
-    loaded.data, loaded.positions = data, positions
+    data, marks, diags = read_marks(raw, rel)
+    loaded.read(data, marks)
     loaded.diagnostics.extend(diags)
     if data is None:
         return loaded
@@ -57,7 +58,7 @@ def _parse_file(path: Path, root: Path) -> Loaded:
         return loaded  # validated against the wrong model it would only cascade; assay.records.across reports wrong-folder
     model = MODELS[folder]
     try:
-        loaded.record = model.model_validate(data)
+        loaded.validate(model)
     except ValidationError as e:
         loaded.diagnostics.extend(_from_pydantic(loaded, model, e))
     return loaded
@@ -134,7 +135,7 @@ def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, 
         return loaded.diag(loc, "bad-value", f"'{name}' must be one of {expected} (got {got!r})")
     if kind in ("value_error", "assertion_error"):
         return loaded.diag(loc, "bad-value", f"{name}: {err['msg'].removeprefix('Value error, ')}")
-    return loaded.diag(loc, "wrong-type", f"'{name}' {err['msg'].lower()} (got {got!r} that is a {_type_name(got)})")
+    return loaded.diag(loc, "wrong-type", f"'{name}' {err['msg'].lower()} (got {got!r} that is a {type_name(got)})")
 
 
 def _id_flaw(value: Any) -> str:

@@ -7,13 +7,18 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import pickle
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
-from assay.cache import UNCACHED, ParseCache
+from assay import bulk
+from assay.cache import ParseCache
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import stamp
+from assay.records.metric_calls import Recorded, read
 
 
 @dataclass(frozen=True)
@@ -62,29 +67,82 @@ def scan(root: Path, cache: bool = False) -> Index:
 
     A module is read by ``read_regular``'s rule: a link leading outside the knowledge base, a FIFO or an
     oversized file is not read; it is listed in ``Index.unreadable`` and none of its tests is indexed.
-    ``cache``: keep each module's tests between runs while the file is unchanged (``assay.cache``).
+    ``cache``: keep each module's reading between runs while the file is unchanged (``assay.cache``).
     """
     out = Index()
-    store = ParseCache(root, "verifiers") if cache else UNCACHED
-    for path in sorted((root / "verify").glob("**/test_*.py")):
-        rel = path.relative_to(root).as_posix()
-        current = stamp(path) if cache and path.parent.resolve() == path.parent else None
-        try:
-            out.update(store.memo(rel, current, lambda: _module_tests(root, path, rel)))
-        except Unreadable as e:
-            out.unreadable[rel] = str(e)
-    store.save()
+    for rel, reading in readings(root, cache).items():
+        if isinstance(reading, str):
+            out.unreadable[rel] = reading
+        else:
+            out.update(reading.tests)
     return out
 
 
-def _module_tests(root: Path, path: Path, rel: str) -> dict[str, Verifier]:
-    """The tests of one module with their claim markers; raises ``Unreadable``."""
-    out: dict[str, Verifier] = {}
-    try:
-        tree = ast.parse(read_regular(root, path).decode("utf-8"))
-    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-        return out  # pytest reports it when it collects the module
-    return tests_of(tree, rel)
+class Reading(NamedTuple):
+    """One verifier module as read, from one parse: its tests by node id (``tests_of``), and what each records
+    (``assay.records.metric_calls.read``), kept pickled: a command that needs only the tests never unpickles it."""
+
+    tests: dict[str, Verifier]
+    calls: bytes
+
+    def recorded(self) -> dict[str, Recorded]:
+        """What each test records, by function name."""
+        return pickle.loads(self.calls)
+
+
+def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
+    """The ``Reading`` of every ``verify/test_*.py`` under ``root`` by path, or why it cannot be read (the rule of
+    ``scan``); ``cache``: keep each reading between runs while the file is unchanged (``assay.cache``)."""
+    store = ParseCache(root, "verifiers") if cache else None
+    out: dict[str, Reading | str] = {}
+    todo = []
+    for path in sorted((root / "verify").glob("**/test_*.py")):
+        rel = path.relative_to(root).as_posix()
+        current = stamp(path) if cache and path.parent.resolve() == path.parent else None
+        kept = store.get(rel, current) if store is not None else None
+        out[rel] = kept
+        if kept is None:
+            todo.append((rel, current))
+    for (rel, current), reading in zip(todo, read_modules(root, [rel for rel, _ in todo])):
+        out[rel] = reading
+        if store is not None and not isinstance(reading, str):
+            store.put(rel, current, reading)
+    if store is not None:
+        store.save()
+    return out  # type: ignore[return-value]  # every None was replaced
+
+
+#: From this many modules to read on, ``read_modules`` shares them among processes, as ``parse_all`` does records.
+PARALLEL_FROM = 20
+
+
+def read_modules(root: Path, rels: list[str]) -> list[Reading | str]:
+    """``read_module`` of each path, in order; shared among forked processes from ``PARALLEL_FROM`` modules on
+    (``bulk.shared_map``)."""
+    return bulk.shared_map(partial(_read_chunk, root), rels, PARALLEL_FROM)
+
+
+def _read_chunk(root: Path, rels: Sequence[str]) -> list[Reading | str]:
+    return [read_module(root, rel) for rel in rels]
+
+
+def read_module(root: Path, rel: str) -> Reading | str:
+    """The ``Reading`` of the module at ``rel`` (relative to ``root``), or why it cannot be read (``Unreadable``).
+
+    A module that does not parse has no tests and records nothing (pytest reports it when it collects the module).
+    The collector is paused meanwhile: a parse makes thousands of objects and no cycle, and in a process that holds
+    a loaded knowledge base each collection would walk all of it (it made the parse two to three times slower).
+    """
+    with bulk.no_collection():
+        try:
+            source = read_regular(root, root / rel)
+            try:
+                tree = ast.parse(source.decode("utf-8"))
+            except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+                return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL))
+            return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL))
+        except Unreadable as e:
+            return str(e)
 
 
 def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:

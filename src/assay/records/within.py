@@ -211,19 +211,26 @@ def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
             )
 
 
-def _at(data: object, paths: tuple[tuple, ...]) -> Iterator[tuple[tuple, str]]:
-    """The string values at ``paths`` in ``data`` (``"*"`` in a path stands for every list index)."""
+def _at(data: object, paths: tuple[tuple, ...]) -> list[tuple[tuple, str]]:
+    """The string values at ``paths`` in ``data`` (``"*"`` in a path stands for every list index), path by path."""
+    out: list[tuple[tuple, str]] = []
     for path in paths:
-        todo: list[tuple[tuple, object]] = [((), data)]
-        for part in path:
-            nxt: list[tuple[tuple, object]] = []
-            for loc, node in todo:
-                if part == "*" and isinstance(node, list):
-                    nxt += [(loc + (i,), v) for i, v in enumerate(node)]
-                elif isinstance(node, dict) and part in node:
-                    nxt.append((loc + (part,), node[part]))
-            todo = nxt
-        yield from ((loc, v) for loc, v in todo if isinstance(v, str))
+        _collect(data, path, 0, (), out)
+    return out
+
+
+def _collect(node: object, path: tuple, depth: int, loc: tuple, out: list[tuple[tuple, str]]) -> None:
+    if depth == len(path):
+        if isinstance(node, str):
+            out.append((loc, node))
+        return
+    part = path[depth]
+    if part == "*":
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                _collect(item, path, depth + 1, loc + (i,), out)
+    elif isinstance(node, dict) and part in node:
+        _collect(node[part], path, depth + 1, loc + (part,), out)
 
 
 def _dotted(loc: tuple) -> str:

@@ -14,17 +14,15 @@ while MkDocs goes on, the pages a chunk at a time, each read back when MkDocs co
 from __future__ import annotations
 
 import io
-import multiprocessing as mp
-import os
 import pickle
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TextIO
 
+from assay import bulk
 from assay.export import bibtex_all, csl_all, write_json
 from assay.site import claim_page, code, dashboard, explorer, pages, reference, source_page
 from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, page_url, record_doc, script_safe, visible_bidi
@@ -97,8 +95,7 @@ class Site:
         processes, one per core, that write the export (``export_file``) and render the claim pages
         (``claim_pages``) into the private ``folder`` while the caller goes on; ``close`` stops them. Whether they
         were started."""
-        fork = "fork" in mp.get_all_start_methods() and threading.active_count() == 1 and _cores() > 1
-        if self.forked is None and fork and len(self.ix.summaries) >= AHEAD_FROM:
+        if self.forked is None and bulk.can_fork() and len(self.ix.summaries) >= AHEAD_FROM:
             self.forked = _Ahead(self, folder)
         return self.forked is not None
 
@@ -139,10 +136,6 @@ AHEAD_FROM = 2000
 CHUNK = 200  # claim pages a process renders into one file
 
 
-def _cores() -> int:
-    return min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
-
-
 _FORKED: Site | None = None  # the site a forked process renders pages of: its parent's, as it was at the fork
 
 
@@ -170,7 +163,7 @@ class _Ahead:
         global _FORKED
         _FORKED = site
         self.folder = folder
-        self.pool = ProcessPoolExecutor(_cores(), mp_context=mp.get_context("fork"))
+        self.pool = bulk.pool()
         self.chunk_of: dict[str, int] = {}
         self.futures: list[Future[Path]] = []
         self.held: tuple[int, dict[str, Output]] = (-1, {})
