@@ -81,3 +81,28 @@ def test_assay_readme_rewrites_the_pages_that_exist_and_says_which_changed(tmp_p
     assert cli.main(["--root", str(tmp_path), "readme"]) == 0
     assert capsys.readouterr().out == "docs/reference.md is current\n"
     assert "| `yaml-syntax` | error | The YAML does not parse. |" in (tmp_path / "docs" / "reference.md").read_text()
+
+
+def test_the_layout_page_names_every_module_of_the_engine_once() -> None:
+    """site/reference/layout.md is the map of src/assay/: a module added, moved or renamed is named there, under its
+    package, so that a newcomer can read the engine from the page."""
+    import re
+
+    src = Path(__file__).resolve().parents[1] / "src" / "assay"
+    page = (src.parents[1] / "site" / "reference" / "layout.md").read_text(encoding="utf-8")
+    block = page[page.index("```\nground") + 4 :]
+    named: list[str] = []
+    package = ""
+    for line in block[: block.index("```")].splitlines():
+        parts = re.split(r"\s{2,}", line.strip())  # the names, then what they are
+        if parts[0].endswith("/") or parts[0] == "ground":
+            package, names = ("" if parts[0] == "ground" else parts[0]), parts[1]
+        elif line.startswith(" "):
+            names = parts[0]  # another module of the package above
+        else:
+            package, names = "", parts[0]
+        named += [package + name for name in names.split(", ")]
+    modules = {p.relative_to(src).as_posix() for p in src.rglob("*.py") if p.name != "__init__.py"}
+    assert sorted(modules - set(named)) == [], "name these modules in site/reference/layout.md"
+    assert sorted(set(named) - modules) == [], "these modules are named in site/reference/layout.md but are gone"
+    assert len(named) == len(set(named)), "a module is named twice"
