@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from assay import reference
+from assay import readme, reference
 from assay.diagnostics import CATALOGUE, UsageProblem
 from assay.experiment import Check
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("page", reference.PAGES)
+@pytest.mark.parametrize("page", readme.PAGES)
 def test_the_generated_sections_of_each_page_are_current(page: str) -> None:
     text = (ROOT / page).read_text(encoding="utf-8")
-    assert reference.render(text, ROOT) == text, f"run `assay readme` to regenerate the generated sections of {page}"
+    assert readme.render(text, ROOT) == text, f"run `assay readme` to regenerate the generated sections of {page}"
 
 
 def test_the_reference_page_holds_the_record_ledger_status_and_diagnostics_tables() -> None:
@@ -27,9 +27,9 @@ def test_the_reference_page_holds_the_record_ledger_status_and_diagnostics_table
 
 
 def test_the_cluster_page_lists_every_slurm_setting_with_its_default() -> None:
-    from assay.dispatch.slurm import SlurmSettings
+    from assay.settings import SlurmSettings
 
-    table = reference.slurm_settings()
+    table = readme.slurm_settings()
     for name in SlurmSettings.model_fields:
         assert f"| `{name}` |" in table
     assert "| `array_parallelism` | int | `64` | How many tasks of the array may run at once. |" in table
@@ -57,7 +57,7 @@ def test_the_record_reference_marks_required_fields_and_links_nested_structures(
 def test_a_file_section_is_the_file_as_a_fenced_block(tmp_path: Path) -> None:
     (tmp_path / "example.yaml").write_text("id: SOTA-001\n")
     page = "Before.\n<!-- BEGIN file example.yaml -->\nold\n<!-- END file -->\nAfter.\n"
-    assert reference.render(page, tmp_path) == (
+    assert readme.render(page, tmp_path) == (
         "Before.\n<!-- BEGIN file example.yaml -->\n\n```yaml\nid: SOTA-001\n```\n\n<!-- END file -->\nAfter.\n"
     )
 
@@ -66,9 +66,9 @@ def test_a_file_outside_the_root_or_an_unknown_section_is_a_usage_problem(tmp_pa
     (tmp_path / "kb").mkdir()
     (tmp_path / "secret.txt").write_text("not for a page\n")
     with pytest.raises(UsageProblem, match=r"^\.\./secret\.txt: is a link to a file outside the knowledge base"):
-        reference.render("<!-- BEGIN file ../secret.txt -->\n<!-- END file -->\n", tmp_path / "kb")
+        readme.render("<!-- BEGIN file ../secret.txt -->\n<!-- END file -->\n", tmp_path / "kb")
     with pytest.raises(UsageProblem, match=r"^unknown generated section '<!-- BEGIN legend -->'"):
-        reference.render("<!-- BEGIN legend -->\n<!-- END legend -->\n", tmp_path)
+        readme.render("<!-- BEGIN legend -->\n<!-- END legend -->\n", tmp_path)
 
 
 def test_assay_readme_rewrites_the_pages_that_exist_and_says_which_changed(tmp_path: Path, capsys) -> None:

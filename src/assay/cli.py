@@ -234,7 +234,7 @@ def cmd_readme(args: argparse.Namespace) -> int:
 
     example: assay readme
     """
-    from assay.reference import update_pages
+    from assay.readme import update_pages
 
     for page, changed in update_pages(args.root):
         print(f"{page} updated" if changed else f"{page} is current")

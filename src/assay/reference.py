@@ -1,26 +1,22 @@
-"""Reference text generated from the code, and the pages that print it.
+"""Reference text generated from the code: the record and ledger reference (from the models), the status
+legend (from ``assay.vocabulary``) and the diagnostics catalogue (from ``assay.diagnostics``).
 
-The record and ledger reference (from the models), the status legend (from ``assay.vocabulary``), the
-diagnostics catalogue (from ``assay.diagnostics``), the cluster settings (from ``assay.dispatch.slurm``) and
-the guide's example files (included as they are). A page holds a section between ``<!-- BEGIN name -->`` and
-``<!-- END name -->`` (``<!-- BEGIN file PATH -->`` for a file); ``assay readme`` rewrites the sections of every
-page in ``PAGES`` and a test keeps them current. The site renders the same tables from the same models at build
-time (``assay.site.reference``).
+``assay readme`` (``assay.readme``) writes them into the repository's pages, with the cluster settings and the
+guide's example files, and a test keeps them current. The site renders the same tables from the same models at
+build time (``assay.site.reference``).
 """
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from assay import files, vocabulary
-from assay.diagnostics import CATALOGUE, UsageProblem
+from assay import vocabulary
+from assay.diagnostics import CATALOGUE
 from assay.model import Claim, Decision, Source
 
 
@@ -92,7 +88,7 @@ def type_name(annotation: Any, code: Callable[[Any], str], link: Callable[[str],
     return text(getattr(annotation, "__name__", str(annotation)))
 
 
-def _markdown_type(annotation: Any) -> str:
+def markdown_type(annotation: Any) -> str:
     return type_name(annotation, code=lambda a: f"`{a}`", link=lambda n: f"[{n}](#{n.lower()})").replace("|", "\\|")
 
 
@@ -115,7 +111,7 @@ def model_reference(models: list[type[BaseModel]]) -> str:
         for name, info in model.model_fields.items():
             required = "yes" if info.is_required() else "no"
             description = (info.description or "").replace("|", "\\|")
-            out.append(f"| `{name}` | {_markdown_type(info.annotation)} | {required} | {description} |")
+            out.append(f"| `{name}` | {markdown_type(info.annotation)} | {required} | {description} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -137,83 +133,3 @@ def diagnostics_catalogue() -> str:
         meaning = code.meaning.replace("|", "\\|")
         out.append(f"| `{code.name}` | {code.severity} | {meaning} |")
     return "\n".join(out) + "\n"
-
-
-def slurm_settings() -> str:
-    """The ``[tool.assay.slurm]`` settings with their defaults, from ``assay.dispatch.slurm.SlurmSettings``."""
-    from assay.dispatch.slurm import SlurmSettings
-
-    out = ["| setting | type | default | meaning |", "|---|---|---|---|"]
-    for name, info in SlurmSettings.model_fields.items():
-        default = info.get_default(call_default_factory=True)
-        shown = "unset" if default is None else f"`{default}`"
-        meaning = (info.description or "").replace("|", "\\|")
-        out.append(f"| `{name}` | {_markdown_type(info.annotation)} | {shown} | {meaning} |")
-    return "\n".join(out) + "\n"
-
-
-SECTIONS: dict[str, Callable[[], str]] = {
-    "status-legend": status_legend,
-    "record-reference": record_reference,
-    "ledger-reference": ledger_reference,
-    "diagnostics": diagnostics_catalogue,
-    "slurm-settings": slurm_settings,
-}
-
-#: The pages that hold generated sections, relative to the repository's root.
-PAGES = ("docs/reference.md", "site/reference/cluster.md", "site/guide/adding-a-claim.md")
-
-#: How a fenced block of an included file is marked, by its suffix.
-LANGUAGES = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".toml": "toml", ".md": "markdown"}
-
-_SECTION = re.compile(
-    r"(?P<begin><!-- BEGIN (?P<name>[a-z-]+)(?: (?P<path>[^ ]+))? -->\n).*?(?P<end><!-- END (?P=name) -->)", re.S
-)
-
-
-def included(root: Path, rel: str) -> str:
-    """The file at ``rel`` (inside ``root``) as a fenced block."""
-    try:
-        text = files.read_regular(root, root / rel).decode("utf-8")
-    except (files.Unreadable, UnicodeDecodeError) as e:
-        raise UsageProblem(f"{rel}: {e}; a page includes it") from None
-    fence = "````" if "```" in text else "```"
-    return f"{fence}{LANGUAGES.get(Path(rel).suffix, 'text')}\n{text.rstrip()}\n{fence}\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every generated section replaced by its current rendering; included files are read under ``root``."""
-
-    def current(m: re.Match[str]) -> str:
-        name, path = m.group("name"), m.group("path")
-        if name == "file" and path:
-            body = included(Path(root), path)
-        elif name in SECTIONS and not path:
-            body = SECTIONS[name]()
-        else:
-            raise UsageProblem(
-                f"unknown generated section {m.group('begin').strip()!r}; the sections are {', '.join(SECTIONS)}, file PATH"
-            )
-        # between blank lines: Markdown reads the section as its own block, not as part of the comment before it
-        return m.group("begin") + "\n" + body.strip("\n") + "\n\n" + m.group("end")
-
-    return _SECTION.sub(current, text)
-
-
-def update_pages(root: Path) -> list[tuple[str, bool]]:
-    """Rewrite the generated sections of every page of ``PAGES`` under ``root``: each page's path and whether it changed."""
-    root = Path(root)
-    found = [rel for rel in PAGES if (root / rel).is_file()]
-    if not found:
-        raise UsageProblem(
-            f"no page with generated sections in {root} ({', '.join(PAGES)}); assay readme updates those that exist"
-        )
-    out = []
-    for rel in found:
-        path = root / rel
-        before = path.read_text(encoding="utf-8")
-        after = render(before, root)
-        if after != before:
-            path.write_text(after, encoding="utf-8")
-        out.append((rel, after != before))
-    return out

@@ -7,6 +7,7 @@ import argparse
 from pydantic import ValidationError
 
 from assay.dispatch import controller, plan, slurm
+from assay.settings import SettingsProblem, SlurmSettings, settings
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -33,7 +34,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.resume:
             return controller.resume(kb, options)
         return controller.start(kb, _request(args, options))
-    except (plan.PlanProblem, controller.RunProblem, slurm.SettingsProblem) as e:
+    except (plan.PlanProblem, controller.RunProblem, SettingsProblem) as e:
         raise UsageProblem(str(e)) from None
 
 
@@ -66,9 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="take over the last run (build/verify/state.json) and merge it")
 
 
-def _slurm_options(args: argparse.Namespace) -> slurm.SlurmSettings:
+def _slurm_options(args: argparse.Namespace) -> SlurmSettings:
     """[tool.assay.slurm] with the command line's values over it."""
-    base = slurm.settings(args.root)
+    base = settings(args.root)
     given = {
         k: getattr(args, k)
         for k in ("partition", "gpus_per_task", "cpus_per_task", "mem", "array_parallelism")
@@ -77,13 +78,13 @@ def _slurm_options(args: argparse.Namespace) -> slurm.SlurmSettings:
     if args.time is not None:
         given["time"] = args.time
     try:
-        return slurm.SlurmSettings.model_validate({**base.model_dump(), **given})
+        return SlurmSettings.model_validate({**base.model_dump(), **given})
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
-        raise slurm.SettingsProblem(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg'].lower()}") from None
+        raise SettingsProblem(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg'].lower()}") from None
 
 
-def _request(args: argparse.Namespace, options: slurm.SlurmSettings) -> controller.Request:
+def _request(args: argparse.Namespace, options: SlurmSettings) -> controller.Request:
     if args.executor == "slurm" and not args.dry_run and (why := slurm.available()):
         raise controller.RunProblem(f"--executor slurm: {why}")
     time_min = None
@@ -104,7 +105,7 @@ def _request(args: argparse.Namespace, options: slurm.SlurmSettings) -> controll
     )
 
 
-def _device(asked: str, executor: str, options: slurm.SlurmSettings) -> str:
+def _device(asked: str, executor: str, options: SlurmSettings) -> str:
     if executor == "slurm":
         if asked == "cuda" and not options.gpus_per_task:
             raise controller.RunProblem("--device cuda on SLURM needs --gpus-per-task 1 or more")

@@ -23,11 +23,12 @@ from assay.dispatch import plan, runstate
 from assay.dispatch.local import LocalExecutor
 from assay.dispatch.progress import Progress
 from assay.dispatch.runstate import PlannedCheck, RunState, TaskRecord
-from assay.dispatch.slurm import SlurmExecutor, SlurmSettings, available, default_minutes
+from assay.dispatch.slurm import SlurmExecutor, available, default_minutes
 from assay.dispatch.task import SETTLE_FILE, Phase, finished, lost, write_args
 from assay.ledger import store
 from assay.ledger.merge import MergeReport, merge
 from assay.records.knowledge_base import KnowledgeBase
+from assay.settings import SlurmSettings
 
 
 class Executor(Protocol):
