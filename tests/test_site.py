@@ -123,7 +123,10 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     try:
         assert site.ahead(tmp_path)  # the forked path is taken
         exported = site.export_file(tmp_path / "assay.json")
-        ahead = {d.path: d.render() for d in site.claim_pages()}
+        pages = site.claim_pages()
+        site.let_go()  # the forked processes hold the index: this one needs it no more
+        assert site.ix is None
+        ahead = {d.path: d.render() for d in pages}
         assert exported().read_text(encoding="utf-8") == {o.path: o for o in generator.generate(site_kb)}["assay.json"].content
     finally:
         site.close()

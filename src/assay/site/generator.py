@@ -13,6 +13,8 @@ while MkDocs goes on, the pages a chunk at a time, each read back when MkDocs co
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import io
 import pickle
 from collections.abc import Callable
@@ -125,6 +127,14 @@ class Site:
         finally:
             self.ix.states.release(cid)
 
+    def let_go(self) -> None:
+        """Where forked processes make the export and the claim pages (``ahead``), let this process's index go once
+        the other outputs are made: they hold their own copy, and the build goes on without it."""
+        if self.forked is not None:
+            self.ix = None  # type: ignore[assignment]
+            gc.collect()
+            _trim()
+
     def close(self) -> None:
         if self.forked is not None:
             self.forked.pool.shutdown(cancel_futures=True)
@@ -179,10 +189,30 @@ class _Ahead:
     def page(self, cid: str) -> Output:
         n = self.chunk_of[cid]
         if self.held[0] != n:
+            self.held = (-1, {})
+            _trim()  # the pages of the chunk before, and the theme's output of each, given back to the system
             path = self.futures[n].result()
             self.held = (n, pickle.loads(path.read_bytes()))
             path.unlink()
         return self.held[1].pop(cid)
+
+
+def _trim() -> None:
+    """Memory freed since given back to the system where the C library can (glibc's ``malloc_trim``): a build makes
+    and frees a page's HTML, tens of kilobytes, for each claim between long-lived small objects, and the freed
+    space would otherwise stay with the process."""
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(None)
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: ctypes.CDLL | bool | None = None
 
 
 class _Safe:

@@ -104,6 +104,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         for path in self.deferred:
             files.append(File.generated(config, path, content="", inclusion=InclusionLevel.NOT_IN_NAV))
         files.append(File.generated(config, "assay.json", abs_src_path=str(folder / "assay.json")))
+        site.let_go()  # the forked processes hold the index from here on, where there are any
         for rel, path in engine_assets():
             if files.get_file_from_path(rel) is None:  # a knowledge base may override any of them in its docs_dir
                 files.append(File.generated(config, rel, abs_src_path=str(path)))
