@@ -161,7 +161,7 @@ def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_
     for _ in range(2):
         kb = load(kb_root, cache=True)
         out = io.StringIO()
-        export.write_json(kb, States(kb), out)
+        export.write_json(kb, States.read(kb), out)
         assert json.loads(out.getvalue()) == whole
     assert {c["id"]: c["status"] for c in whole["claims"]} == {
         "SOTA-364": "contradicted",

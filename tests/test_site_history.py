@@ -107,7 +107,7 @@ def test_the_sites_json_export_carries_each_checks_history_as_assay_export_json_
     (root, _), (pages, shas) = repository, history
     site = {c["id"]: c["history"] for c in json.loads(pages["assay.json"])["claims"]}
     kb = load(root)
-    assert site == {c["id"]: c["history"] for c in as_json(kb, States(kb))["claims"]}
+    assert site == {c["id"]: c["history"] for c in as_json(kb, States.read(kb))["claims"]}
     versions = site["SOTA-364"]["shuffle-fixes"]["cpu"]
     assert [f"{v['commit'][:8]} {time.strftime('%Y-%m-%d', time.gmtime(v['time']))}" for v in versions] == shas
     assert [v["verdict"] for v in versions] == ["failed", "passed", "failed"]

@@ -170,7 +170,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
     else:
-        export.write_json(kb, States(kb), sys.stdout)
+        export.write_json(kb, States.read(kb), sys.stdout)
     return 0
 
 

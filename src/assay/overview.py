@@ -54,22 +54,19 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
 
 class States(Mapping[str, ClaimState]):
     """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
-    over 50,000 claims can hold one claim's record and results at a time (``release``); each closure, which
-    needs every claim's status, comes from ``briefs``, or from ``known`` where the caller has computed them
-    (anything with a ``closure`` per claim will do). ``ledger``, ``registry``: as the caller has read them, if it has."""
+    over 50,000 claims can hold one claim's record and results at a time (``release``). Made from what the caller
+    has read (``read`` reads it all): the ledger, the claims' input parts, the expectations' registration, and
+    each claim's closure, which needs every claim's status (``briefs``, or anything with a ``closure`` per claim)."""
 
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        known: Mapping[str, Any] | None = None,
-        ledger: Ledger | None = None,
-        registry: Registry | None = None,
-    ):
+    def __init__(self, kb: KnowledgeBase, closures: Mapping[str, Any], ledger: Ledger, inputs: InputParts, registry: Registry):
+        self.kb, self.briefs, self.ledger, self.inputs, self.registry = kb, closures, ledger, inputs, registry
+
+    @classmethod
+    def read(cls, kb: KnowledgeBase) -> States:
+        """The states of ``kb``'s claims from its ledger and history as they stand, each closure from ``briefs``."""
         cache = len(kb.files) >= CACHE_FROM
-        self.kb, self.inputs = kb, InputParts(kb.root, cache=cache)
-        self.ledger = read_ledger(kb.root, cache=cache) if ledger is None else ledger
-        self.registry = Registry(kb.root) if registry is None else registry
-        self.briefs = briefs(kb, cache, self.ledger, self.registry) if known is None else known
+        ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
+        return cls(kb, briefs(kb, cache, ledger, registry), ledger, InputParts(kb.root, cache=cache), registry)
 
     def verdict(self, cid: str) -> tuple[Claim, list[CheckState], ClaimVerdict]:
         """A claim's record, its checks' states and its verdict: all of its state but the closure."""

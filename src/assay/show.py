@@ -36,7 +36,7 @@ def show(kb: KnowledgeBase, rid: str, as_json: bool = False) -> int:
     print(printable(f"{rid}  ({loaded.path})"))
     print(f"  {printable(getattr(record, 'title', ''))}")
     if isinstance(record, Claim) and rid in kb.claim_files:
-        states = States(kb)
+        states = States.read(kb)
         _claim(record, states[rid], states)
     print(f"  (the record's fields: assay show {rid} --json)")
     return 0

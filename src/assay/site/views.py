@@ -20,6 +20,7 @@ from assay.cache import CACHE_FROM
 from assay.experiment import Tier
 from assay.graph import build
 from assay.ledger import history
+from assay.ledger.inputs import InputParts
 from assay.ledger.registration import Registry
 from assay.ledger.store import figure_bytes, read_ledger
 from assay.model import Claim, Comparison, Decision, Source
@@ -217,7 +218,7 @@ def index(root: Path) -> SiteIndex:
     past = history.read(kb.root)  # once per build: the registration and every check's strip read it
     ledger = read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
     summaries: dict[str, Summary] = {}
-    states = States(kb, summaries, ledger, Registry(kb.root, past))
+    states = States(kb, summaries, ledger, InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM), Registry(kb.root, past))
     ix = SiteIndex(kb, states, nx.MultiDiGraph(), summaries, Claims(states, past), kb.sources, kb.decisions, kb.by_id, past=past)
     for cid in sorted(kb.claim_files):
         claim, checks, verdict = states.verdict(cid)
