@@ -216,9 +216,10 @@ def index(root: Path) -> SiteIndex:
 
     kb = load(root)
     past = history.read(kb.root)  # once per build: the registration and every check's strip read it
-    ledger = read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    cache = len(kb.files) >= CACHE_FROM
+    ledger = read_ledger(kb.root, cache=cache)
     summaries: dict[str, Summary] = {}
-    states = States(kb, summaries, ledger, InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM), Registry(kb.root, past))
+    states = States(kb, summaries, ledger, InputParts(kb.root, cache=cache), Registry(kb.root, past))
     ix = SiteIndex(kb, states, nx.MultiDiGraph(), summaries, Claims(states, past), kb.sources, kb.decisions, kb.by_id, past=past)
     for cid in sorted(kb.claim_files):
         claim, checks, verdict = states.verdict(cid)
