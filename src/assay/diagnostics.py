@@ -342,6 +342,8 @@ def _code_point(found: str) -> int:
 def bidi_controls(source: str, path: str) -> list[Diagnostic]:
     """A ``bidi-control`` diagnostic where each of the first few bidirectional controls of a file's ``source``
     stands (one search over the text, in C)."""
+    if source.isascii() and "\\" not in source:
+        return []  # neither a control nor an escape of one: most files, known without the search
     out = []
     for m in _BIDI_IN_SOURCE.finditer(source):
         line = source.count("\n", 0, m.start()) + 1

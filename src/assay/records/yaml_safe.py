@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from assay.diagnostics import Diagnostic, Loc, Pos, bidi_controls
+from assay.records import yaml_lines
 
 SCHEMA_LINE = "# yaml-language-server: $schema="
 
@@ -122,10 +123,11 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
             ],
         )
     bidi = bidi_controls(source, path)
+    quick = yaml_lines.read(source, MAX_DEPTH)  # most records, without libyaml's nodes
+    if quick is not None:
+        return quick[0], array("I", quick[1]).tobytes(), bidi
     try:
-        node = yaml.compose(source, Loader=_COMPOSER)
-        marks = [node.start_mark.line + 1, node.start_mark.column + 1] if node is not None else []
-        data = _plain(node, marks, 0, {}) if node is not None else None
+        data, marks = libyaml_marks(source)
     except _Refused as e:
         line, col = (e.mark.line + 1, e.mark.column + 1) if e.mark else (1, 1)
         return None, {}, [Diagnostic(path, line, col, e.code, e.message, e.hint)]
@@ -162,6 +164,16 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
             [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")],
         )
     return data, flat, bidi
+
+
+def libyaml_marks(source: str) -> tuple[Any, list[int]]:
+    """The data of ``source`` and its marks (``read_marks``) as libyaml's nodes give them: the reading of every
+    file ``yaml_lines`` leaves, and what its reading is held to. Raises on what a record may not hold."""
+    node = yaml.compose(source, Loader=_COMPOSER)
+    if node is None:
+        return None, []
+    marks = [node.start_mark.line + 1, node.start_mark.column + 1]
+    return _plain(node, marks, 0, {}), marks
 
 
 def positions_of(data: Any, marks: bytes) -> dict[Loc, Pos]:

@@ -1,0 +1,321 @@
+"""Block YAML of the shape records are written in, read a line at a time: what ``read_marks`` tries first.
+
+A record is a mapping of simple keys whose values are plain, quoted or folded text on their own lines, flow
+lists of scalars on one line, and nested block mappings and lists. ``read`` turns such a file into the data and
+the flat marks that libyaml's nodes give (``yaml_safe._plain``), at a fraction of their cost: the nodes are
+Python objects, two per value, and making them is most of what reading a record costs. Anything else (an
+anchor, a tag, a quoted key, a plain scalar over several lines, an escape, a more-indented line in folded
+text, a duplicate key, a tab, a character YAML does not print, and every syntax error) returns ``None``, and
+libyaml reads the file, with the diagnostics it has always given. Scalars are resolved and constructed by the
+safe loader's own resolver and constructors, so ``true``, ``1.5`` and ``2024-01-01`` mean what they meant.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import yaml
+
+#: A line: its indentation, a list item's dash, a simple key and the spaces after its colon, and the rest.
+_ROW = re.compile(r"^( *)(- +)?(?:([A-Za-z_][A-Za-z0-9_.-]*):( +|$))?(.*)$", re.M)
+#: What YAML does not print, its own line breaks (NEL, LS, PS), a tab, a carriage return and a byte-order mark.
+_OTHER_TEXT = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]")
+_OTHER_ASCII = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+#: First characters of a plain scalar YAML reads as something else (or refuses).
+_INDICATORS = frozenset(",[]{}#&*!|>'\"%@`?:")
+#: A plain scalar in a flow list or mapping may hold none of these.
+_FLOW_PLAIN = re.compile(r"[^\[\]{}#:,'\"]*")
+_FLOW_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*): +")
+_BLOCK_HEAD = re.compile(r"([>|])(-?)(?: +#.*| *)")
+_STR = "tag:yaml.org,2002:str"
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+#: The value of each short plain scalar text met before (most repeat: ids, units, operators), bounded.
+_VALUES: dict[str, Any] = {}
+_VALUES_MAX, _VALUE_TEXT = 20_000, 40
+_UNSEEN = object()
+
+
+class _Other(Exception):
+    """Not of the shape this reader knows: libyaml reads the file."""
+
+
+def read(source: str, max_depth: int) -> tuple[dict[str, Any], list[int]] | None:
+    """The mapping ``source`` holds and its marks (the line and column of the mapping, then of each key and list
+    item in document order), or ``None`` where libyaml must read it; nothing nests deeper than ``max_depth``."""
+    if (_OTHER_ASCII if source.isascii() else _OTHER_TEXT).search(source) is not None:
+        return None
+    rows = _ROW.findall(source)
+    reader = _Reader(source, rows, max_depth)
+    if reader.indent != 0 or not reader.row[2] or reader.row[1]:
+        return None
+    reader.marks = [reader.at + 1, 1]
+    try:
+        data = reader.mapping(0, 0)
+    except _Other:
+        return None
+    return (data, reader.marks) if reader.indent == -1 else None
+
+
+def _scalar(text: str) -> Any:
+    """A plain scalar's value, as the safe loader makes it (a date as its ISO text, as ``_plain`` keeps it)."""
+    value = _VALUES.get(text, _UNSEEN)
+    if value is not _UNSEEN:
+        return value
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    if tag == _STR:
+        value = text
+    elif tag not in _PLAIN_TAGS:
+        raise _Other
+    else:
+        try:
+            value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+        except Exception as e:  # a timestamp that is no date: libyaml's reading says so
+            raise _Other from e
+        if isinstance(value, (dt.date, dt.datetime)):
+            value = value.isoformat()
+    if len(text) <= _VALUE_TEXT and len(_VALUES) < _VALUES_MAX:
+        _VALUES[text] = value
+    return value
+
+
+def _quoted(text: str, at: int) -> tuple[str, int]:
+    """The quoted scalar at ``text[at]`` if it closes on this line and holds no escape, and where it ends."""
+    if text[at] == "'":
+        parts, start = [], at + 1
+        while True:
+            end = text.find("'", start)
+            if end < 0:
+                raise _Other
+            if text.startswith("''", end):
+                parts.append(text[start : end + 1])
+                start = end + 2
+                continue
+            parts.append(text[start:end])
+            return "".join(parts), end + 1
+    end = text.find('"', at + 1)
+    if end < 0 or "\\" in text[at + 1 : end]:
+        raise _Other
+    return text[at + 1 : end], end + 1
+
+
+def _tail(text: str, at: int) -> None:
+    """Nothing but spaces and a comment after a value."""
+    rest = text[at:]
+    if rest.strip(" ") and not (rest[0] == " " and rest.lstrip(" ")[0] == "#"):
+        raise _Other
+
+
+def _plain(text: str) -> Any:
+    """A plain scalar that fills the rest of its line in a block (up to a comment)."""
+    first = text[0]
+    if first == "-":
+        if len(text) == 1 or text[1] in " -":
+            raise _Other
+    elif first in _INDICATORS:
+        raise _Other
+    cut = text.find(" #")
+    if cut >= 0:
+        text = text[:cut]
+    text = text.rstrip(" ")
+    if ": " in text or text.endswith(":"):
+        raise _Other
+    return _scalar(text)
+
+
+class _Reader:
+    """The lines of one document, each cut by ``_ROW`` into its indentation, a list item's dash, a key and the
+    rest, and the one being read: its ``indent`` and ``row``, comments and blank lines passed over; ``indent``
+    is -1 past the last line."""
+
+    def __init__(self, source: str, rows: list[tuple[str, str, str, str, str]], max_depth: int):
+        self.source, self.rows, self.at, self.max_depth = source, rows, 0, max_depth
+        self.lines: list[str] | None = None  # the lines as written, for literal and folded text
+        self.marks: list[int] = []
+        self.row = rows[0]
+        self.indent = -1
+        self._settle()
+
+    def _settle(self) -> None:
+        rows, at = self.rows, self.at
+        while at < len(rows):
+            row = rows[at]
+            if row[1] or row[2] or (row[4] and row[4][0] != "#"):
+                self.at, self.indent, self.row = at, len(row[0]), row
+                return
+            at += 1
+        self.at, self.indent = at, -1
+
+    def advance(self) -> None:
+        self.at += 1
+        self._settle()
+
+    def node(self, indent: int, depth: int) -> Any:
+        if self.row[1]:
+            return self.sequence(indent, depth, indentless=False)
+        return self.mapping(indent, depth)
+
+    def mapping(self, indent: int, depth: int) -> dict[str, Any]:
+        if depth >= self.max_depth:
+            raise _Other
+        out: dict[str, Any] = {}
+        marks = self.marks
+        while self.indent == indent:
+            _, dash, key, space, rest = self.row
+            if not key or dash:
+                raise _Other
+            if key in out or not isinstance(_scalar(key), str):
+                raise _Other  # a duplicate, or a key YAML reads as a bool or null: libyaml's reading refuses it
+            marks += (self.at + 1, indent + 1)
+            if not rest or rest[0] == "#":
+                self.advance()
+                if self.indent > indent:
+                    out[key] = self.node(self.indent, depth + 1)
+                elif self.indent == indent and self.row[1]:
+                    out[key] = self.sequence(indent, depth + 1, indentless=True)
+                else:
+                    out[key] = None
+            elif rest[0] in ">|":
+                out[key] = self.block_scalar(rest, indent)
+            else:
+                out[key] = self.inline(rest, indent + len(key) + 1 + len(space), depth + 1)
+                self.advance()
+        if self.indent > indent:
+            raise _Other  # a line between two levels, or a plain scalar going on
+        return out
+
+    def sequence(self, indent: int, depth: int, indentless: bool) -> list[Any]:
+        if depth >= self.max_depth:
+            raise _Other
+        items: list[Any] = []
+        marks = self.marks
+        while self.indent == indent and self.row[1]:
+            _, dash, key, space, rest = self.row
+            column = indent + len(dash)
+            marks += (self.at + 1, column + 1)
+            if key:
+                self.indent, self.row = column, ("", "", key, space, rest)  # the item's first key, a line of its own
+                items.append(self.mapping(column, depth + 1))
+                continue
+            if not rest or rest[0] == "#" or rest[0] == "-" and rest[1:2] in ("", " "):
+                raise _Other
+            if rest[0] in ">|":
+                items.append(self.block_scalar(rest, indent))
+            else:
+                items.append(self.inline(rest, column, depth + 1))
+                self.advance()
+        if self.indent > indent or (self.indent == indent and not indentless):
+            raise _Other
+        return items
+
+    def inline(self, text: str, column: int, depth: int) -> Any:
+        """The value that starts at ``text`` (``column`` of its line) and ends on it."""
+        first = text[0]
+        if first == '"' or first == "'":
+            value, end = _quoted(text, 0)
+            _tail(text, end)
+            return value
+        if first == "[" or first == "{":
+            value, end = self.flow(text, 0, column, depth)
+            _tail(text, end)
+            return value
+        return _plain(text)
+
+    def flow(self, text: str, at: int, column: int, depth: int) -> tuple[Any, int]:
+        """The flow list or mapping of scalars (and of such lists and mappings) at ``text[at]``, closed on its line,
+        and where it ends."""
+        if depth >= self.max_depth:
+            raise _Other
+        mapping = text[at] == "{"
+        out: Any = {} if mapping else []
+        close, line, n = "}" if mapping else "]", self.at + 1, len(text)
+        at += 1
+        while True:
+            while at < n and text[at] == " ":
+                at += 1
+            if at == n:
+                raise _Other
+            if text[at] == close:  # at the start, or after a comma: ``[a, ]`` is one item
+                return out, at + 1
+            start = at
+            if mapping:
+                key_match = _FLOW_KEY.match(text, at)
+                if key_match is None:
+                    raise _Other
+                key = key_match.group(1)
+                if key in out or not isinstance(_scalar(key), str):
+                    raise _Other
+                at = key_match.end()
+            self.marks += (line, column + start + 1)
+            first = text[at]
+            if first in "[{":
+                value, at = self.flow(text, at, column, depth + 1)
+            elif first in "'\"":
+                value, at = _quoted(text, at)
+            else:
+                end = _FLOW_PLAIN.match(text, at).end()
+                plain = text[at:end].rstrip(" ")
+                if not plain or plain[0] in _INDICATORS or plain[0] == "-":
+                    raise _Other
+                value, at = _scalar(plain), end
+            if mapping:
+                out[key] = value
+            else:
+                out.append(value)
+            while at < n and text[at] == " ":
+                at += 1
+            if at < n and text[at] == ",":
+                at += 1
+            elif at < n and text[at] == close:
+                return out, at + 1
+            else:
+                raise _Other
+
+    def block_scalar(self, head: str, indent: int) -> str:
+        """Literal or folded text, stripped (``|-``, ``>-``) or clipped (``|``, ``>``), on the lines below the
+        key, none of them more indented than the first (folding keeps those lines' breaks)."""
+        shape = _BLOCK_HEAD.fullmatch(head)
+        if shape is None:
+            raise _Other
+        if self.lines is None:
+            self.lines = self.source.split("\n")
+        lines, at = self.lines, self.at + 1
+        if at >= len(lines) or not lines[at].strip(" "):
+            raise _Other  # blank first lines, or none
+        first = lines[at]
+        own = len(first) - len(first.lstrip(" "))
+        if own <= indent:
+            raise _Other
+        body: list[str] = []
+        last = at
+        while at < len(lines):
+            line = lines[at]
+            if not line.strip(" "):
+                if len(line) > own:
+                    raise _Other
+                body.append("")
+            elif len(line) - len(line.lstrip(" ")) < own:
+                break
+            elif line[own] == " " and shape.group(1) == ">":
+                raise _Other
+            else:
+                body.append(line[own:])
+                last = at
+            at += 1
+        del body[last - self.at :]  # the blank lines after the text: chomping's
+        if shape.group(1) == "|":
+            text = "\n".join(body)
+        else:
+            text = body[0]
+            for before, line in zip(body, body[1:], strict=False):
+                text += "\n" if not line else line if not before else " " + line
+        if not shape.group(2):
+            if last + 1 >= len(lines):
+                raise _Other  # clipped text at the end of a file without a last line break
+            text += "\n"
+        self.at = at
+        self._settle()
+        return text
