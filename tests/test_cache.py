@@ -302,3 +302,28 @@ def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_report
     (path.parent / fig.file).write_text("<svg>another</svg>")
     assert problems() == [f"{fig.file} is not the figure this result drew (its hash differs)"]
     assert read == [fig.file, fig.file]
+
+
+def test_a_large_cache_written_by_a_forked_process_is_there_for_the_next_reading_and_as_written(make_kb, parsed, monkeypatch):
+    root = make_kb()
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(cache, "BEHIND_FROM", 1)
+    forked: list[int] = []
+    real_fork = bulk.os.fork
+    monkeypatch.setattr(bulk.os, "fork", lambda: forked.append(1) or real_fork())
+    first = load(root, cache=True)
+    assert forked and bulk._BEHIND  # written behind, and not yet waited for
+    parsed.clear()
+    second = load(root, cache=True)  # the reading waits for the writing
+    assert not bulk._BEHIND
+    assert parsed == []
+    assert [f.path for f in second.files] == [f.path for f in first.files]
+    assert [d.render() for f in second.files for d in f.diagnostics] == [d.render() for f in first.files for d in f.diagnostics]
+
+
+def test_work_behind_runs_here_where_no_process_may_be_forked(monkeypatch, tmp_path):
+    monkeypatch.setattr(bulk, "can_fork", lambda: False)
+    done: list[int] = []
+    bulk.behind(lambda: done.append(1))
+    assert done == [1] and not bulk._BEHIND

@@ -4,6 +4,8 @@ A knowledge base cloned afresh has every record, ledger file and verifier module
 such work among forked processes, one per core (at most 8), in chunks, and gives the results in order.
 Processes are forked only where the system forks and this process runs no other thread (a fork beside a
 thread can copy a lock that thread holds): elsewhere the work is done here, with the same results.
+``behind`` does work that nothing in this process waits for (writing a large cache) in a forked process while
+this one goes on; ``settle`` waits for it, and runs at exit, so a command has written what it writes when it ends.
 ``no_collection`` pauses the cyclic collector while a great many objects and no cycles are made: each
 collection would only walk every object made before (it made parsing two to three times slower in a
 process that holds a loaded knowledge base).
@@ -11,6 +13,7 @@ process that holds a loaded knowledge base).
 
 from __future__ import annotations
 
+import atexit
 import gc
 import multiprocessing as mp
 import os
@@ -49,6 +52,40 @@ def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], para
     size = -(-len(items) // (cores() * 4))
     with no_collection(), pool() as workers:  # the results are unpickled here: many objects, no cycle
         return [r for part in workers.map(chunk, [items[i : i + size] for i in range(0, len(items), size)]) for r in part]
+
+
+#: The forked processes ``behind`` started that ``settle`` has not waited for.
+_BEHIND: list[int] = []
+
+
+def behind(work: Callable[[], object]) -> None:
+    """``work()`` in a forked process while this one goes on, where ``can_fork``; else here, now. What it raises
+    is lost with it, so it must be work whose failure only costs time (a cache not written)."""
+    if not can_fork():
+        work()
+        return
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)  # neither this process's exit handlers nor its buffered output run twice
+    _BEHIND.append(pid)
+
+
+def settle() -> None:
+    """Wait for the work ``behind`` started."""
+    while _BEHIND:
+        pid = _BEHIND.pop()
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
+atexit.register(settle)
 
 
 @contextmanager

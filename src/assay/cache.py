@@ -30,10 +30,12 @@ import stat
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
+from assay import bulk
 from assay.bulk import no_collection
 from assay.fingerprints import Stamp
 
@@ -41,6 +43,8 @@ T = TypeVar("T")
 
 #: Seconds within which a file changed before being stamped is parsed again next time.
 RACY_S = 2.0
+#: From this many entries on, a cache is written by a forked process while the command goes on (``bulk.behind``).
+BEHIND_FROM = 2000
 
 
 #: From this many files of a kind on, their parses are kept between runs; below, parsing takes well under a second.
@@ -142,6 +146,12 @@ class ParseCache:
         if self.path is None or (not self._changed and len(self._new) == len(self._old)):
             return
         data = {"engine": self.engine, "root": str(self.root), "kind": self.kind, "entries": self._new}
+        if len(self._new) >= BEHIND_FROM:
+            bulk.behind(partial(self._write, data))  # pickling and writing a large cache need not hold the command up
+        else:
+            self._write(data)
+
+    def _write(self, data: dict[str, Any]) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             dir_fd = _open_private_dir(self.path.parent)
@@ -160,7 +170,8 @@ class ParseCache:
     def _read(self) -> dict[str, tuple[Stamp, Any]]:
         """The entries of this cache's file, if this user wrote it: the folder and the file are checked as opened
         (no time between the check and the use), and the file's MAC under the folder's key must hold before a
-        byte is unpickled, so a planted file is never loaded."""
+        byte is unpickled, so a planted file is never loaded. A file this process is still writing is waited for."""
+        bulk.settle()
         try:
             if self.path is None:
                 return {}
