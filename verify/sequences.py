@@ -12,7 +12,9 @@ The training-mode forward and its backward are written out by hand (Bucket._forw
 left to autograd: each Conv1d is three batched matrix products over all rows, each one library call (_conv3), nothing
 is multiplied by a mask where it is zero already, and a training pass keeps its activations in buffers that serve
 every step; the results are those of the plain formulation up to floating-point rounding
-(verify/test_sota371_equivalence.py). The grid's training step (grid_step) runs the same passes without autograd.
+(verify/test_sota371_equivalence.py). The grid's training step (grid_step) runs the same passes without autograd, in
+one scratch area that every bucket reuses (Bucket._buffers) and, on a CPU, over slices of a bucket's models
+(Bucket._parts): the memory a step touches, not its arithmetic, sets much of its time.
 """
 
 import math
@@ -72,6 +74,9 @@ def blog_model(seq_len):
 # work useful while the per-step Python overhead stays small.
 L_GROUPS = ((4, 7), (8, 11), (12, 14), (15, 17), (18, 20))  # inclusive sequence-length ranges
 N_GROUPS = ((1, 3), (4, 5), (6, 7))  # inclusive batch-size ranges
+# On a CPU a bucket's training step runs over slices of its models of at most this many bytes of activations per level
+# (Bucket._parts): fewer cache misses, against more and smaller operations (about 5 % of a grid step where measured)
+PART_BYTES = 1_000_000
 
 
 class Bucket:
@@ -90,14 +95,19 @@ class Bucket:
         for m, (X, Y) in enumerate(data):
             self.X[m, : X.shape[0], : X.shape[1], : X.shape[2]] = X
             self.Y[m, : Y.shape[0], : Y.shape[1]] = Y
+        B = self.X.shape[1]
+        self._no_draw = torch.arange(B)[None, None, :] >= self.n_seq[:, None, None]  # M x 1 x B: padding sequence batches
+        self._draw_rows = torch.arange(M, device=device)[:, None, None]
         self.tmask = (torch.arange(self.T)[None] < (Ls - 1)[:, None]).float().to(device)  # M x T real positions
         emask = torch.arange(self.E)[None] < Ls[:, None]  # M x E real windows (E = L)
         nmask = torch.arange(self.n_max)[None] < Ns[:, None]  # M x Nmax real sequence batches
         self.smask = (nmask[:, :, None] & emask[:, None, :]).reshape(M, 1, -1).float().to(device)  # M x 1 x S
         self.count = (Ns * Ls * (Ls - 1)).float().to(device)  # M values per BN statistic: N * E * (L-1)
+        self._g_scale = 2 / self.smask.sum(dim=2, keepdim=True)  # M x 1 x 1: d mse / d pred = g_scale (pred - y)
         self._layout_cache = {}  # G -> masks of a batch of G groups (Bucket._layout)
-        self._buffer_cache = {}  # G -> activation buffers of a training pass (Bucket._buffers)
-        self._weight_views = [None] * N_BLOCKS  # Bucket._weights
+        self._buffer_cache = {}  # G or (G, keep) -> activation buffers of a pass (Bucket._buffers)
+        self._param_views = None  # Bucket._views
+        self._grads, self._part_cache = None, None  # Bucket.train_step's gradients over slices, Bucket._parts
 
         def uniform(shape, fan_in):  # PyTorch Conv1d default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
             bound = (1.0 / fan_in.float().sqrt()).view(-1, *([1] * (len(shape) - 1)))
@@ -127,9 +137,9 @@ class Bucket:
         DataLoader(ds, batch_size=N, shuffle=True)); inputs M x G x S x T, targets M x G x S (S = Nmax * E)."""
         M, B = self.X.shape[:2]
         r = torch.rand(M, n_groups, B, generator=generator)  # M x G x B
-        r = r.masked_fill(torch.arange(B)[None, None, :] >= self.n_seq[:, None, None], 2.0)  # never draw padding
+        r = r.masked_fill(self._no_draw, 2.0)  # never draw padding
         idx = r.argsort(dim=-1)[..., : self.n_max].to(self.X.device)  # M x G x Nmax
-        rows = torch.arange(M, device=self.X.device)[:, None, None]
+        rows = self._draw_rows
         x = self.X[rows, idx].reshape(M, n_groups, -1, self.T)  # M x G x S x T
         y = self.Y[rows, idx].reshape(M, n_groups, -1)  # M x G x S
         return x, y
@@ -143,7 +153,7 @@ class Bucket:
             pred, *stats = _TrainPass.apply(self, x, eps, *params)
         else:
             with torch.no_grad():
-                pred, stats, _ = self._forward(x, train, eps, keep=False)
+                pred, stats, _ = self._forward(x, train, eps, keep=False, shared=True)
         if train and update_stats:
             self._update_running(stats, momentum)
         return pred
@@ -152,17 +162,65 @@ class Bucket:
         """What mse(forward(x, train=True, update_stats=True), y).sum().backward() does, without autograd: the running
         statistics take the batch's, and each parameter's .grad is set to the gradient of the summed per-model MSE."""
         with torch.no_grad():
-            pred, stats, saved = self._forward(x, True, eps, keep=True)
-            self._update_running(stats, momentum)
-            g_pred = (pred - y).mul_(self.smask).mul_(2 / self.smask.sum(dim=2, keepdim=True))  # d loss / d pred
-            for p, g in zip(self.parameters(), self._backward(saved, g_pred)):
+            parts = self._parts()
+            if len(parts) == 1:
+                pred, stats, saved = self._forward(x, True, eps, keep=True, shared=True)
+                self._update_running(stats, momentum)
+                g_pred = (pred - y).mul_(self.smask).mul_(self._g_scale)  # d loss / d pred
+                for p, g in zip(self.parameters(), self._backward(saved, g_pred)):
+                    p.grad = g
+                return
+            params = self.parameters()
+            if self._grads is None:
+                self._grads = [torch.empty_like(p) for p in params]
+            for (m0, m1), part in parts:
+                pred, stats, saved = part._forward(x[m0:m1], True, eps, keep=True, shared=True)
+                part._update_running(stats, momentum)
+                g_pred = (pred - y[m0:m1]).mul_(part.smask).mul_(part._g_scale)
+                for full, g in zip(self._grads, part._backward(saved, g_pred)):
+                    full[m0:m1].copy_(g)
+            for p, g in zip(params, self._grads):
                 p.grad = g
+
+    def _parts(self):
+        """The bucket's models in slices of at most PART_BYTES of activations per level on a CPU (one slice elsewhere):
+        [((m0, m1), a Bucket of models m0 to m1 - 1 whose parameters, masks and running statistics are views of this
+        one's)]; the models are independent, so each slice's pass is the bucket's, restricted to its models."""
+        if self._part_cache is None:
+            M = len(self.specs)
+            per_model = self.smask.shape[-1] * self.T * CHANNELS * 4
+            k = max(1, min(M, PART_BYTES // per_model)) if self.X.device.type == "cpu" else M
+            n = -(-M // k)
+            k = -(-M // n)
+            self._part_cache = [((m0, min(M, m0 + k)), self._part(m0, min(M, m0 + k))) for m0 in range(0, M, k)]
+        return self._part_cache
+
+    def _part(self, m0, m1):
+        """Models m0 to m1 - 1 as a Bucket of views (Bucket._parts)."""
+        if m0 == 0 and m1 == len(self.specs):
+            return self
+        with torch.no_grad():
+            part = object.__new__(Bucket)
+            part.specs, part.T, part.E, part.n_max = self.specs[m0:m1], self.T, self.E, self.n_max
+            part.X, part.smask, part.tmask, part.count = self.X[m0:m1], self.smask[m0:m1], self.tmask[m0:m1], self.count[m0:m1]
+            part._g_scale = self._g_scale[m0:m1]
+            part._layout_cache, part._buffer_cache, part._param_views = {}, {}, None
+            part.conv_w = [w[m0:m1] for w in self.conv_w]
+            part.bn_w = [w[m0:m1] for w in self.bn_w]
+            part.bn_b = [w[m0:m1] for w in self.bn_b]
+            part.out_w, part.out_b = self.out_w[m0:m1], self.out_b[m0:m1]
+            part._running = self._running[:, :, m0:m1]
+            part.run_mean, part.run_var = list(part._running[0]), list(part._running[1])
+            part._unbias = self._unbias[m0:m1]
+            part._grads, part._part_cache = None, None
+        return part
 
     def _update_running(self, stats, momentum):
         """running <- (1 - momentum) running + momentum * batch, unbiased variance (nn.BatchNorm1d), all blocks at once."""
         with torch.no_grad():
-            batch = torch.stack(stats)  # 2 N_BLOCKS x M x G x C: means, then biased variances
-            batch = batch.view(2, N_BLOCKS, *batch.shape[1:]).mean(dim=3)  # 2 x N_BLOCKS x M x C, over the groups
+            batch = torch.stack(stats)  # 2 N_BLOCKS x M x G x 1 x C: means, then biased variances
+            M, G = batch.shape[1:3]
+            batch = batch.view(2, N_BLOCKS, M, G, CHANNELS).mean(dim=3)  # 2 x N_BLOCKS x M x C, over the groups
             batch[1].mul_(self._unbias)
             self._running.lerp_(batch, momentum)
 
@@ -171,9 +229,10 @@ class Bucket:
         of group g, so that a conv's neighbours are S rows apart and never in another sample. Tg positions per group (T,
         and for G > 1 a zero one after each group, which keeps groups apart), P = Tg S rows per group, R = G P rows per
         model. Returns Tg; real, M x 1 x P x 1 real rows; w, (M G) x 1 x P averaging weights of one statistic (real /
-        count); rows, the rows of a buffer M x Q x C (flattened, Bucket._buffers) where a conv's output gradient is
-        zeroed: the padded rows whose taps reach a real row (a shorter model's position L - 1, the groups' zero
-        positions)."""
+        count); pos_h, the positions of a buffer M x Q x C (Bucket._buffers; viewed as (M Q / S) x (S C), one row per
+        position) where a conv's output gradient is zeroed: the padded positions whose taps reach a real row (a shorter
+        model's position L - 1, the groups' zero positions); pos_z, the same positions of a conv output M x R x C; n,
+        the values per statistic, M x 1 x 1 x 1, and -n."""
         if G not in self._layout_cache:
             M, S, T, dev = len(self.specs), self.smask.shape[-1], self.T, self.smask.device
             Tg = T + 1 if G > 1 else T
@@ -183,99 +242,141 @@ class Bucket:
             t = self.tmask.sum(dim=1).long()  # M: L - 1, a model's first padded position
             pos = torch.arange(G * (T + 1), device=dev)  # position in the buffer - 1: g (T + 1) + t
             zero = (pos[None] % (T + 1) == t[:, None]) & (t[:, None] < T) | (pos[None] % (T + 1) == T) & (G > 1)  # M x G(T+1)
-            m, p = torch.nonzero(zero, as_tuple=True)  # the rows (m, position) to zero, for all S samples
-            rows = ((m * Q + (p + 1) * S)[:, None] + torch.arange(S, device=dev)).flatten()
-            z_rows = ((m * G * Tg * S + p * S)[:, None] + torch.arange(S, device=dev)).flatten()  # the same in z
-            n = self.count.view(M, 1, 1, 1)  # values per statistic
-            self._layout_cache[G] = Tg, real.view(M, 1, Tg * S, 1), w, rows, z_rows, n
+            m, p = torch.nonzero(zero, as_tuple=True)  # the positions (m, position) to zero, all S samples of each
+            pos_h, pos_z = m * (Q // S) + p + 1, m * (G * Tg) + p
+            n = self.count.view(M, 1, 1, 1)
+            # the positions around the R rows of a buffer (its zero padding), and those of the input's buffer (not
+            # written by a pass), with the groups' zero positions
+            Qp = Q // S
+            border = torch.cat([torch.zeros(1, dtype=torch.long), torch.arange(1 + G * Tg, Qp)]).to(dev)
+            border = (torch.arange(M, device=dev)[:, None] * Qp + border).flatten()
+            sep = 1 + torch.arange(G, device=dev) * Tg + T  # the groups' zero positions (G > 1)
+            border0 = torch.cat([border, (torch.arange(M, device=dev)[:, None] * Qp + sep).flatten()]) if G > 1 else border
+            self._layout_cache[G] = Tg, real.view(M, 1, Tg * S, 1), w, pos_h, pos_z, n, -n, border, border0
         return self._layout_cache[G]
 
-    def _buffers(self, G, keep):
+    def _buffers(self, G, keep, shared=False):
         """Activation buffers of a pass over G groups, with the views the pass reads them through (_Rows): h, the conv
         inputs, M x Q x c with Q = (G (T + 1) + 2) S rows, the R rows of Bucket._layout from row S on and zero rows
         around them (the convs' zero padding); z, conv outputs, and y, scratch, M x R x C each. keep (training): every
-        level, for the backward; the same buffers serve every step while no other pass holds them (Bucket._backward
-        releases them), so that a step neither allocates nor zeroes its activations. Otherwise two levels alternate."""
-        cached = self._buffer_cache.get(G)
-        if cached is not None and not cached["busy"]:  # a training pass's buffers serve any pass while free
-            cached["busy"] = keep
-            return cached
+        level, for the backward; otherwise two levels alternate. shared: views of one scratch area that every bucket's
+        passes reuse (_scratch), for a pass that ends before the next begins (Bucket.train_step, a pass without
+        gradient); a smaller working set than each bucket's own buffers, so fewer cache and TLB misses, and a step
+        allocates nothing; its rows around the R rows are zeroed at each pass (another bucket's pass wrote there).
+        Otherwise (the autograd route, whose buffers wait for its backward) the bucket's own buffers, which serve
+        every training pass while no other holds them (Bucket._backward releases them), zeroed once."""
         M, C, S, T, dev = len(self.specs), CHANNELS, self.smask.shape[-1], self.T, self.X.device
         Tg = self._layout(G)[0]
         Q, P = (G * (T + 1) + 2) * S, Tg * S
-        n_levels = N_BLOCKS if keep else 2
-        h = [_Rows(torch.zeros(M, Q, 1, device=dev), S, G, P)]
-        h += [_Rows(torch.zeros(M, Q, C, device=dev), S, G, P) for _ in range(n_levels)]
-        z = [torch.empty(M, G * P, C, device=dev) for _ in range(N_BLOCKS if keep else 1)]
-        buf = {
-            "h": h,
-            "z": z,
-            "z4": [t.view(M, G, P, C) for t in z],
-            "y": torch.empty(M, G * P, C, device=dev),
-            "x_in": h[0].buf[:, S : S + G * (T + 1) * S].view(M, G, T + 1, S)[:, :, :T],  # M x G x T x S
-            "busy": keep,
-        }
+        n_levels, n_z = (N_BLOCKS, N_BLOCKS) if keep else (2, 1)
+        sizes = [M * Q] + [M * Q * C] * n_levels + [M * G * P * C] * (n_z + 1)  # h0, h, z, y
+        if shared:
+            area = _scratch(sum(sizes), dev)
+            buf = self._buffer_cache.get((G, keep))
+            if buf is None or buf["area"] is not area:
+                parts = area[: sum(sizes)].split(sizes)
+                buf = self._buffer_cache[(G, keep)] = self._buffer_views(G, parts, n_levels, area)
+            border, border0 = self._layout(G)[-2:]
+            buf["h"][0].pos.index_fill_(0, border0, 0)
+            for h in buf["h"][1:]:
+                h.pos.index_fill_(0, border, 0)
+            return buf
+        cached = self._buffer_cache.get(G)
+        if cached is not None and not cached["busy"]:
+            cached["busy"] = keep
+            return cached
+        buf = self._buffer_views(G, [torch.zeros(n, device=dev) for n in sizes], n_levels, None)
+        buf["busy"] = keep
         if keep and cached is None:
             self._buffer_cache[G] = buf
         return buf
 
-    def _weights(self, k):
-        """Views of conv k's weight (M x 3c x C): its three taps (M x c x C) and their transposes, made once per weight
-        tensor (Adam updates the weights in place)."""
-        W = self.conv_w[k]
-        if self._weight_views[k] is None or self._weight_views[k][0] is not W:
-            with torch.no_grad():
-                c = W.shape[1] // 3
-                taps = [W[:, j * c : (j + 1) * c] for j in range(3)]
-                self._weight_views[k] = W, taps, [t.transpose(1, 2) for t in taps]
-        return self._weight_views[k][1:]
+    def _buffer_views(self, G, parts, n_levels, area):
+        """Bucket._buffers' views of the flat tensors parts: h0, n_levels h levels, the z levels, y."""
+        M, C, S, T = len(self.specs), CHANNELS, self.smask.shape[-1], self.T
+        Tg = self._layout(G)[0]
+        Q, P = (G * (T + 1) + 2) * S, Tg * S
+        h = [_Rows(parts[0].view(M, Q, 1), S, G, P)] + [_Rows(t.view(M, Q, C), S, G, P) for t in parts[1 : 1 + n_levels]]
+        z = [t.view(M, G * P, C) for t in parts[1 + n_levels : -1]]
+        y = parts[-1].view(M, G * P, C)
+        return {
+            "h": h,
+            "z": z,
+            "z4": [t.view(M, G, P, C) for t in z],
+            "z_pos": [t.view(-1, S * C) for t in z],  # one row per position (Bucket._layout's pos_z)
+            "y4": y.view(M, G, P, C),
+            "y3": y.view(M * G, P, C),
+            "y5": y.view(M, G, Tg, S, C),
+            "x_in": h[0].buf[:, S : S + G * (T + 1) * S].view(M, G, T + 1, S)[:, :, :T],  # M x G x T x S
+            "area": area,
+            "busy": False,
+        }
 
-    def _forward(self, x, train, eps, keep):
+    def _views(self):
+        """Views of the parameters that a pass reads, made once per parameter tensor (Adam updates them in place): per
+        conv its three taps' weights (M x c x C) and their transposes, per BatchNorm its weight and bias as M x 1 x 1 x C."""
+        params = self.parameters()
+        if self._param_views is None or any(a is not b for a, b in zip(self._param_views[0], params)):
+            with torch.no_grad():
+                M, C = len(self.specs), CHANNELS
+                taps, taps_t = [], []
+                for W in self.conv_w:
+                    c = W.shape[1] // 3
+                    taps.append([W[:, j * c : (j + 1) * c] for j in range(3)])
+                    taps_t.append([t.transpose(1, 2) for t in taps[-1]])
+                bn_w = [t.view(M, 1, 1, C) for t in self.bn_w]
+                bn_b = [t.view(M, 1, 1, C) for t in self.bn_b]
+                self._param_views = params, taps, taps_t, bn_w, bn_b
+        return self._param_views[1:]
+
+    def _forward(self, x, train, eps, keep, shared=False):
         """The blog network without autograd, x M x G x S x T -> predictions M x G x S. train: batch statistics (returned:
-        N_BLOCKS means, then N_BLOCKS biased variances, M x G x C each), else the running ones. keep: also return what
-        _backward needs (the buffers, the first conv's taps, the padded output weights, per block mean, 1 / std and BN
-        scale)."""
+        N_BLOCKS means, then N_BLOCKS biased variances, M x G x 1 x C each), else the running ones. keep: also return
+        what _backward needs (the buffers, the first conv's taps, the padded output weights, per block mean, 1 / std and
+        BN scale)."""
         M, G, S, T = x.shape
         C = CHANNELS
-        Tg, real, w, _, z_rows, n = self._layout(G)
-        P = Tg * S  # rows of a group
-        buf = self._buffers(G, keep)
-        hs, zs, z4s, y = buf["h"], buf["z"], buf["z4"], buf["y"]
-        y4, y3 = y.view(M, G, P, C), y.view(M * G, P, C)
+        Tg, real, w, _, pos_z, n = self._layout(G)[:6]
+        buf = self._buffers(G, keep, shared)
+        taps_w, _, bn_w, bn_b = self._views()
+        hs, zs, z4s, y4, y3 = buf["h"], buf["z"], buf["z4"], buf["y4"], buf["y3"]
         torch.mul(x.transpose(2, 3), real.view(M, 1, Tg, S)[:, :, :T], out=buf["x_in"])  # the input, zero at padding
         taps = torch.cat([hs[0].lo, hs[0].mid, hs[0].hi], dim=2)  # M x R x 3: the input at t - 1, t, t + 1
         means, variances, cache = [], [], []
+        every_level = len(zs) == N_BLOCKS  # else two levels alternate
         for k in range(N_BLOCKS):
-            every_level = len(zs) == N_BLOCKS  # else two levels alternate
-            z, z4 = (zs[k], z4s[k]) if every_level else (zs[0], z4s[0])  # M x R x C, M x G x P x C
+            i = k if every_level else 0
+            z, z4 = zs[i], z4s[i]  # M x R x C, M x G x P x C
             h_in, h_out = (hs[k], hs[k + 1]) if every_level else (hs[2 - k % 2], hs[1 + k % 2])
             if k == 0:
                 torch.bmm(taps, self.conv_w[0], out=z)  # one product of the three taps
             else:
-                _conv3(h_in, self._weights(k)[0], out=z)
+                _conv3(h_in, taps_w[k], out=z)
             if train:
                 # the mean over the real rows as a pairwise sum of z, zero elsewhere (nearly the rounding of
                 # nn.BatchNorm1d's, which sums in float64): a channel whose variance is far below eps has outputs near
                 # beta, and ReLU decisions that follow the mean's last bits
-                z.view(-1, C).index_fill_(0, z_rows, 0)
+                buf["z_pos"][i].index_fill_(0, pos_z, 0)
                 mean = z4.sum(dim=2, keepdim=True).div_(n)  # M x G x 1 x C
                 # (z - mean)^2 in one pass; not E[z^2] - mean^2, which loses the variance in float32 where a batch's
                 # mean is far from zero against its spread
-                torch.ops.aten.mse_loss.out(z4, mean.expand_as(z4), 0, out=y4)
-                var = torch.bmm(w, y3).view(M, G, 1, C)  # biased variance, as BN normalises
+                sq4, sq3 = (h_out.mid4, h_out.mid) if G == 1 else (y4, y3)  # scratch: h's buffer, written next
+                torch.ops.aten.mse_loss.out(z4, mean.expand_as(z4), 0, out=sq4)
+                var = torch.bmm(w, sq3).view(M, G, 1, C)  # biased variance, as BN normalises
             else:
                 mean, var = self.run_mean[k].view(M, 1, 1, C), self.run_var[k].view(M, 1, 1, C)
             inv = (var + eps).rsqrt_()  # M x G x 1 x C
-            scale = self.bn_w[k].view(M, 1, 1, C) * inv
-            shift = torch.addcmul(self.bn_b[k].view(M, 1, 1, C), mean, scale, value=-1)  # beta - mean * scale
+            scale = bn_w[k] * inv
+            shift = torch.addcmul(bn_b[k], mean, scale, value=-1)  # beta - mean * scale
             torch.addcmul(shift, z4, scale, out=h_out.mid4).relu_().mul_(real)  # BN, ReLU, zero at padded entries
-            means.append(mean.view(M, -1, C))
-            variances.append(var.view(M, -1, C))
+            means.append(mean)
+            variances.append(var)
             if keep:
                 cache.append((mean, inv, scale))
         # final Conv1d(32, 1, L-1): each row times out_w at its position, summed over positions and channels
-        out_w = F.pad(self.out_w, (0, 0, 0, Tg - T)).view(M, 1, Tg, 1, C)  # zero at the groups' zero positions
-        y5 = torch.mul(h_out.mid.view(M, G, Tg, S, C), out_w, out=y.view(M, G, Tg, S, C))
+        out_w = (self.out_w if Tg == T else F.pad(self.out_w, (0, 0, 0, Tg - T))).view(M, 1, Tg, 1, C)  # zero at the
+        # groups' zero positions
+        y5 = torch.mul(h_out.mid5, out_w, out=buf["y5"])
         pred = y5.sum(dim=(2, 4)).add_(self.out_b[:, None, None])
         return pred, means + variances, (buf, taps, out_w, cache) if keep else None
 
@@ -283,13 +384,14 @@ class Bucket:
         """Gradients of _forward's training-mode predictions w.r.t. parameters(), in that order, given g_pred (M x G x S)."""
         buf, taps, out_w, cache = saved
         M, G, S = g_pred.shape
-        T, C = self.T, CHANNELS
-        Tg, _, _, rows, _, n = self._layout(G)
-        hs, zs, z4s = buf["h"], buf["z"], buf["z4"]
-        gp, y5 = g_pred.view(M, G, 1, S, 1), buf["y"].view(M, G, Tg, S, C)
-        g_out_w = torch.mul(hs[-1].mid.view(M, G, Tg, S, C), gp, out=y5).sum(dim=(1, 3))[:, :T].contiguous()
+        T = self.T
+        _, _, _, pos_h, _, n, neg_n = self._layout(G)[:7]
+        _, taps_t, _, _ = self._views()
+        hs, zs, z4s, y5 = buf["h"], buf["z"], buf["z4"], buf["y5"]
+        gp = g_pred.view(M, G, 1, S, 1)
+        g_out_w = torch.mul(hs[-1].mid5, gp, out=y5).sum(dim=(1, 3))[:, :T].contiguous()
         g_out_b = g_pred.sum(dim=(1, 2))
-        g = torch.mul(gp, out_w, out=y5).view(M, -1, C)  # d loss / d h, M x R x C
+        g = torch.mul(gp, out_w, out=y5).view(zs[0].shape)  # d loss / d h, M x R x C
         g_conv, g_bn_w, g_bn_b = [None] * N_BLOCKS, [None] * N_BLOCKS, [None] * N_BLOCKS
         for k in reversed(range(N_BLOCKS)):
             mean, inv, scale = cache[k]
@@ -305,20 +407,31 @@ class Bucket:
             # entries, = scale gy + a + b z. At padded rows gz is finite and reaches no parameter (the conv input is
             # zero around them, and the gradient of the block before is masked by its ReLU), except at the padded rows
             # next to a real one: zeroed.
-            b = (g_zc_inv * inv).mul_(scale).div_(n).neg_()  # M x G x 1 x C
-            a = (scale * g_sum).div_(n).neg_().addcmul_(b, mean, value=-1)
+            b = (g_zc_inv * inv).mul_(scale).div_(neg_n)  # M x G x 1 x C
+            a = (scale * g_sum).div_(neg_n).addcmul_(b, mean, value=-1)
             torch.addcmul(a, z4, b, out=gz4).addcmul_(gy4, scale)
-            h_out.buf.view(-1, C).index_fill_(0, rows, 0)
+            h_out.pos.index_fill_(0, pos_h, 0)
             if k == 0:
                 g_conv[0] = torch.bmm(taps.transpose(1, 2), h_out.mid)
             else:
-                g_conv[k], g = _conv3_backward(hs[k], h_out, self._weights(k)[1], out=z)  # z: read for the last time
+                g_conv[k], g = _conv3_backward(hs[k], h_out, taps_t[k], out=z)  # z: read for the last time
         buf["busy"] = False
         return g_conv + g_bn_w + g_bn_b + [g_out_w, g_out_b]
 
     def mse(self, pred, y):
         """Per (model, group) MSE over real samples, M x G (F.mse_loss over one model's batch)."""
         return (((pred - y) ** 2) * self.smask).sum(dim=2) / self.smask.sum(dim=2)
+
+
+_SCRATCH = {}  # device -> the scratch area of Bucket._buffers(shared=True)
+
+
+def _scratch(numel, device):
+    """A float tensor of at least numel elements on device, the same for every pass while large enough."""
+    area = _SCRATCH.get(device)
+    if area is None or area.numel() < numel:
+        area = _SCRATCH[device] = torch.empty(numel, device=device)
+    return area
 
 
 def _group_sum(t):
@@ -329,14 +442,16 @@ def _group_sum(t):
 class _Rows:
     """A buffer of rows laid out as in Bucket._layout (M x Q x c: rows S to S + R, zero rows around them) and the views
     a conv reads it through: lo, mid, hi, the rows one position before, at and after each of the R rows (M x R x c),
-    their transposes, and mid4 = mid as M x G x P x c."""
+    their transposes, and mid4 and mid5 = mid as M x G x P x c and M x G x Tg x S x c; pos, the buffer as one row per
+    position."""
 
     def __init__(self, buf, S, G, P):
         M, _, c = buf.shape
         R = G * P
         self.buf, self.lo, self.mid, self.hi = buf, buf[:, :R], buf[:, S : S + R], buf[:, 2 * S : 2 * S + R]
         self.taps_t = [t.transpose(1, 2) for t in (self.lo, self.mid, self.hi)]  # M x c x R each
-        self.mid4 = self.mid.view(M, G, P, c)
+        self.mid4, self.mid5 = self.mid.view(M, G, P, c), self.mid.view(M, G, P // S, S, c)
+        self.pos = buf.view(-1, S * c)  # one row per position (Bucket._layout's pos_h)
 
 
 def _conv3(h, W, out):
