@@ -125,6 +125,16 @@ def test_a_custom_tag_is_refused():
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "tag", "kind"),
+    [("title: !!map x\n", "map", "scalar"), ("title: !!seq x\n", "seq", "scalar"), ("tags: !!str [a]\n", "str", "list")],
+)
+def test_a_plain_tag_on_the_wrong_kind_of_value_is_refused(text, tag, kind):
+    data, _, diags = read_yaml(text.encode(), "x.yaml")
+    assert data is None
+    assert [(d.code, d.message) for d in diags] == [("yaml-tag", f"tag 'tag:yaml.org,2002:{tag}' does not fit a {kind}")]
+
+
 def test_recursion_too_deep_for_the_parser_is_reported_not_raised():
     text = ("x: " + "[" * 1500 + "]" * 1500 + "\n").encode()
     data, _, diags = read_yaml(text, "x.yaml")

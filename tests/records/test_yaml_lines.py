@@ -140,7 +140,7 @@ def test_read_marks_gives_what_libyaml_gives_where_the_line_reader_reads(monkeyp
     assert read_marks(text, "claims/SOTA-361.yaml") == quick
 
 
-def test_the_line_reader_is_refused_nothing_libyaml_refuses():
+def test_what_the_line_reader_reads_is_what_the_safe_loader_loads():
     for text in ("a: [1, 2]\nb: {c: d}\n", "a:\n  - x\n  - y: z\n"):
         assert yaml_lines.read(text, MAX_DEPTH) is not None
         assert yaml.safe_load(text) == yaml_lines.read(text, MAX_DEPTH)[0]

@@ -29,8 +29,9 @@ _INDICATORS = frozenset(",[]{}#&*!|>'\"%@`?:")
 _FLOW_PLAIN = re.compile(r"[^\[\]{}#:,'\"]*")
 _FLOW_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*): +")
 _BLOCK_HEAD = re.compile(r"([>|])(-?)(?: +#.*| *)")
-_STR = "tag:yaml.org,2002:str"
-_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
+STR = "tag:yaml.org,2002:str"
+#: The scalars a record may hold (``yaml_safe`` adds mappings and lists).
+SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 #: The value of each short plain scalar text met before (most repeat: ids, units, operators), bounded.
@@ -61,25 +62,30 @@ def read(source: str, max_depth: int) -> tuple[dict[str, Any], list[int]] | None
 
 
 def _scalar(text: str) -> Any:
-    """A plain scalar's value, as the safe loader makes it (a date as its ISO text, as ``_plain`` keeps it)."""
+    """A plain scalar's value, as the safe loader resolves and makes it (``constructed``)."""
     value = _VALUES.get(text, _UNSEEN)
     if value is not _UNSEEN:
         return value
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
-    if tag == _STR:
+    if tag == STR:
         value = text
-    elif tag not in _PLAIN_TAGS:
+    elif tag not in SCALAR_TAGS:
         raise _Other
     else:
         try:
-            value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+            value = constructed(tag, text)
         except Exception as e:  # a timestamp that is no date: libyaml's reading says so
             raise _Other from e
-        if isinstance(value, (dt.date, dt.datetime)):
-            value = value.isoformat()
     if len(text) <= _VALUE_TEXT and len(_VALUES) < _VALUES_MAX:
         _VALUES[text] = value
     return value
+
+
+def constructed(tag: str, text: str) -> Any:
+    """The value the safe loader makes of a scalar of ``tag`` (one of ``SCALAR_TAGS``), a date as its ISO text (so
+    a record's data is plain JSON); raises ``ValueError`` where the text is no such value."""
+    value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else value
 
 
 def _quoted(text: str, at: int) -> tuple[str, int]:

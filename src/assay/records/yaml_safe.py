@@ -8,7 +8,6 @@ a map from field path to position only where a diagnostic or a page asks (``posi
 
 from __future__ import annotations
 
-import datetime as dt
 from array import array
 from typing import Any
 
@@ -29,10 +28,16 @@ MAX_DEPTH = 24
 MAX_ITEMS = 200_000
 
 
-_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
+_PLAIN_TAGS = yaml_lines.SCALAR_TAGS | {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+#: The tags each kind of node may have, and its name: ``!!map`` on a scalar would make a constructor's generator.
+_FITS = {
+    yaml.ScalarNode: (yaml_lines.SCALAR_TAGS, "scalar"),
+    yaml.MappingNode: ({"tag:yaml.org,2002:map"}, "mapping"),
+    yaml.SequenceNode: ({"tag:yaml.org,2002:seq"}, "list"),
+}
 
 
-_STR = "tag:yaml.org,2002:str"
+_STR = yaml_lines.STR
 
 
 class _Refused(Exception):
@@ -79,9 +84,6 @@ _TAG_TEXT, _TAGS_MAX = 40, 20_000
 
 
 _COMPOSER = _Composer if not _BASE.yaml_path_resolvers else _BASE
-
-
-_SCALARS = yaml.constructor.SafeConstructor()
 
 
 def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnostic]]:
@@ -236,6 +238,9 @@ def _plain(node: yaml.Node, marks: list[int], depth: int, seen: dict[int, int]) 
     tag = node.tag
     if tag not in _PLAIN_TAGS:
         raise _Refused("yaml-tag", f"tag '{tag}' is not allowed", mark, "remove the tag; records are plain data")
+    fits, kind = _FITS[type(node)]
+    if tag not in fits:
+        raise _Refused("yaml-tag", f"tag '{tag}' does not fit a {kind}", mark, "remove the tag; records are plain data")
     if type(node) is yaml.ScalarNode and tag == _STR:
         return node.value  # what the str constructor returns, without its three calls (most scalars are text)
     if isinstance(node, yaml.MappingNode):
@@ -271,8 +276,7 @@ def _plain(node: yaml.Node, marks: list[int], depth: int, seen: dict[int, int]) 
                 e.mark = e.mark or node.start_mark
                 raise
         return items
-    value = _SCALARS.yaml_constructors[tag](_SCALARS, node)
-    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else value
+    return yaml_lines.constructed(tag, node.value)
 
 
 def type_name(value: Any) -> str:
