@@ -23,9 +23,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     seen: list[str] = []
     real = validation.load_file
 
-    def counting(path: Path, root: Path) -> Loaded:
+    def counting(path: Path, root: Path, direct: bool = False) -> Loaded:
         seen.append(f"{path.parent.name}/{path.name}")
-        return real(path, root)
+        return real(path, root, direct)
 
     monkeypatch.setattr(knowledge_base, "load_file", counting)
     return seen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -90,7 +90,7 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
         if store is None:
-            return KnowledgeBase(root, [load_file(root / folder / name, root) for folder, name in paths])
+            return KnowledgeBase(root, [load_file(root / folder / name, root, folder in direct) for folder, name in paths])
         kept: list[Loaded | None] = []
         missing: list[tuple[int, str, Stamp | None]] = []  # (index, rel, stamp) of the files to parse
         for folder, name in paths:
@@ -99,7 +99,7 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
             kept.append(store.get(rel, current))
             if kept[-1] is None:
                 missing.append((len(kept) - 1, rel, current))
-        for (i, rel, current), loaded in zip(missing, parse_all(root, [rel for _, rel, _ in missing])):
+        for (i, rel, current), loaded in zip(missing, parse_all(root, [rel for _, rel, _ in missing], direct)):
             loaded.stamp = current
             store.put(rel, current, loaded)
             kept[i] = loaded
@@ -112,25 +112,26 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
 PARALLEL_FROM = 2000
 
 
-def parse_all(root: Path, rels: list[str]) -> list[Loaded]:
+def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list[Loaded]:
     """``parse_for_cache`` of each root-relative path, in order.
 
     A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
     so from ``PARALLEL_FROM`` files on they are shared among forked processes (``bulk.shared_map``). Each
-    parse comes back as the cache keeps it: plain fields and one frozen string.
+    parse comes back as the cache keeps it: plain fields and one frozen string. ``direct``: the folders known to
+    be no link and to lie inside the resolved ``root`` (``load_file``).
     """
-    return bulk.shared_map(partial(_parse_chunk, root), rels, PARALLEL_FROM)
+    return bulk.shared_map(partial(_parse_chunk, root, frozenset(direct)), rels, PARALLEL_FROM)
 
 
-def _parse_chunk(root: Path, rels: Sequence[str]) -> list[Loaded]:
-    return [parse_for_cache(root, rel) for rel in rels]
+def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[Loaded]:
+    return [parse_for_cache(root, rel, rel.split("/", 1)[0] in direct) for rel in rels]
 
 
-def parse_for_cache(root: Path, rel: str) -> Loaded:
+def parse_for_cache(root: Path, rel: str, direct: bool = False) -> Loaded:
     """One record file as the cache keeps it: parsed, its claim's input parts hashed, its heavy parts pickled."""
     from assay.records.parts import claim_record_parts
 
-    loaded = load_file(root / rel, root)
+    loaded = load_file(root / rel, root, direct)
     if isinstance(loaded.record, Claim):
         loaded.record_parts = claim_record_parts(loaded.record)
     loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise

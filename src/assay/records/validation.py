@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from assay.diagnostics import PER_FILE, Diagnostic, Loc
-from assay.files import Unreadable, read_regular
+from assay.files import Unreadable, read_in, read_regular
 from assay.model import MODELS, SERIES, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
@@ -19,19 +19,22 @@ from assay.records.within import local
 from assay.records.yaml_safe import SCHEMA_LINE, read_marks, type_name
 
 
-def load_file(path: Path, root: Path) -> Loaded:
-    """Read and validate one record file; all problems are in ``Loaded.diagnostics`` and ``Loaded.rules``."""
-    loaded = _parse_file(path, root)
+def load_file(path: Path, root: Path, direct: bool = False) -> Loaded:
+    """Read and validate one record file; all problems are in ``Loaded.diagnostics`` and ``Loaded.rules``.
+
+    ``direct``: the file's folder, ``root`` resolved, is known to be no link and to lie inside it, so a plain
+    file in it is read without resolving its path (``read_in``); anything else takes ``read_regular``."""
+    loaded = _parse_file(path, root, direct)
     loaded.seal(outline(loaded.record), local)
     return loaded
 
 
-def _parse_file(path: Path, root: Path) -> Loaded:
+def _parse_file(path: Path, root: Path, direct: bool) -> Loaded:
     rel = path.relative_to(root).as_posix()
     folder = path.parent.name
     loaded = Loaded(rel, folder)
     try:
-        raw = read_regular(root, path)
+        raw = _read(path, root, direct)
     except Unreadable as e:
         loaded.diagnostics.append(
             Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}", "records are regular files inside the knowledge base")
@@ -62,6 +65,15 @@ def _parse_file(path: Path, root: Path) -> Loaded:
     except ValidationError as e:
         loaded.diagnostics.extend(_from_pydantic(loaded, model, e))
     return loaded
+
+
+def _read(path: Path, root: Path, direct: bool) -> bytes:
+    if direct:
+        try:
+            return read_in(str(path.parent), path.name)
+        except Unreadable:
+            pass  # a link, or no regular file: the resolving read decides, and says why
+    return read_regular(root, path)
 
 
 def _from_pydantic(loaded: Loaded, model: type[BaseModel], error: ValidationError) -> list[Diagnostic]:
