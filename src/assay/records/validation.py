@@ -45,7 +45,7 @@ def _parse_file(path: Path, root: Path, direct: bool) -> Loaded:
     loaded.diagnostics.extend(diags)
     if data is None:
         return loaded
-    if SCHEMA_LINE not in raw.decode("utf-8", "replace").split("\n", 1)[0]:
+    if SCHEMA_LINE not in raw.split(b"\n", 1)[0].decode("utf-8", "replace"):
         loaded.diagnostics.append(
             Diagnostic(
                 rel,
