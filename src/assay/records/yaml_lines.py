@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from bisect import bisect_left
 from typing import Any
 
 import yaml
@@ -21,7 +22,7 @@ import yaml
 #: A line: its indentation, a list item's dash, a simple key and the spaces after its colon, and the rest.
 _ROW = re.compile(r"^( *)(- +)?(?:([A-Za-z_][A-Za-z0-9_.-]*):( +|$))?(.*)$", re.M)
 #: What YAML does not print, its own line breaks (NEL, LS, PS), a tab, a carriage return and a byte-order mark.
-_OTHER_TEXT = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]")
+_OTHER_TEXT = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _OTHER_ASCII = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 #: First characters of a plain scalar YAML reads as something else (or refuses).
 _INDICATORS = frozenset(",[]{}#&*!|>'\"%@`?:")
@@ -33,9 +34,19 @@ STR = "tag:yaml.org,2002:str"
 #: The scalars a record may hold (``yaml_safe`` adds mappings and lists).
 SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
 _RESOLVER = yaml.resolver.Resolver()
+#: The resolver's implicit resolvers by the first character of the text they match (``None``: any character): a
+#: plain scalar whose first character has none is text.
+_FIRSTS = _RESOLVER.yaml_implicit_resolvers
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 #: The value of each short plain scalar text met before (most repeat: ids, units, operators), bounded.
 _VALUES: dict[str, Any] = {}
+#: The same for what follows a key or a list item's dash: the value of each short plain or quoted scalar written
+#: so (never a comment, a block scalar's head or a dash: these are no such scalar), and the items of each short
+#: flow list of scalars with the columns they start at in it; and the keys met before that YAML reads as text.
+#: All bounded.
+_INLINE: dict[str, Any] = {}
+_FLOWS: dict[str, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
+_KEYS: set[str] = set()
 _VALUES_MAX, _VALUE_TEXT = 20_000, 40
 _UNSEEN = object()
 
@@ -49,20 +60,21 @@ def read(source: str, max_depth: int) -> tuple[dict[str, Any], list[int]] | None
     item in document order), or ``None`` where libyaml must read it; nothing nests deeper than ``max_depth``."""
     if (_OTHER_ASCII if source.isascii() else _OTHER_TEXT).search(source) is not None:
         return None
-    rows = _ROW.findall(source)
-    reader = _Reader(source, rows, max_depth)
-    if reader.indent != 0 or not reader.row[2] or reader.row[1]:
+    reader = _Reader(source, _ROW.findall(source), max_depth)
+    if reader.indents[0] != 0 or not reader.rows[0][2] or reader.rows[0][1]:
         return None
-    reader.marks = [reader.at + 1, 1]
+    reader.marks = [reader.lines_at[0], 1]
     try:
         data = reader.mapping(0, 0)
     except _Other:
         return None
-    return (data, reader.marks) if reader.indent == -1 else None
+    return (data, reader.marks) if reader.indents[reader.at] == -1 else None
 
 
 def _scalar(text: str) -> Any:
     """A plain scalar's value, as the safe loader resolves and makes it (``constructed``)."""
+    if text[:1] not in _FIRSTS and None not in _FIRSTS:
+        return text
     value = _VALUES.get(text, _UNSEEN)
     if value is not _UNSEEN:
         return value
@@ -133,34 +145,22 @@ def _plain(text: str) -> Any:
 
 
 class _Reader:
-    """The lines of one document, each cut by ``_ROW`` into its indentation, a list item's dash, a key and the
-    rest, and the one being read: its ``indent`` and ``row``, comments and blank lines passed over; ``indent``
-    is -1 past the last line."""
+    """The lines of one document that hold more than a comment, each cut by ``_ROW`` into its indentation, a list
+    item's dash, a key and the rest (``rows``), with its indentation's width (``indents``) and its line number
+    (``lines_at``), and the one being read (``at``); past the last one, an end whose indentation is -1."""
 
     def __init__(self, source: str, rows: list[tuple[str, str, str, str, str]], max_depth: int):
-        self.source, self.rows, self.at, self.max_depth = source, rows, 0, max_depth
+        self.lines_at = [i for i, row in enumerate(rows, 1) if row[1] or row[2] or row[4][:1] not in ("", "#")]
+        self.rows = [rows[i - 1] for i in self.lines_at]
+        self.indents = [len(row[0]) for row in self.rows]
+        self.indents.append(-1)
+        self.lines_at.append(len(rows) + 1)
+        self.source, self.at, self.max_depth = source, 0, max_depth
         self.lines: list[str] | None = None  # the lines as written, for literal and folded text
         self.marks: list[int] = []
-        self.row = rows[0]
-        self.indent = -1
-        self._settle()
-
-    def _settle(self) -> None:
-        rows, at = self.rows, self.at
-        while at < len(rows):
-            row = rows[at]
-            if row[1] or row[2] or (row[4] and row[4][0] != "#"):
-                self.at, self.indent, self.row = at, len(row[0]), row
-                return
-            at += 1
-        self.at, self.indent = at, -1
-
-    def advance(self) -> None:
-        self.at += 1
-        self._settle()
 
     def node(self, indent: int, depth: int) -> Any:
-        if self.row[1]:
+        if self.rows[self.at][1]:
             return self.sequence(indent, depth, indentless=False)
         return self.mapping(indent, depth)
 
@@ -168,28 +168,45 @@ class _Reader:
         if depth >= self.max_depth:
             raise _Other
         out: dict[str, Any] = {}
-        marks = self.marks
-        while self.indent == indent:
-            _, dash, key, space, rest = self.row
-            if not key or dash:
-                raise _Other
-            if key in out or not isinstance(_scalar(key), str):
-                raise _Other  # a duplicate, or a key YAML reads as a bool or null: libyaml's reading refuses it
-            marks += (self.at + 1, indent + 1)
-            if not rest or rest[0] == "#":
-                self.advance()
-                if self.indent > indent:
-                    out[key] = self.node(self.indent, depth + 1)
-                elif self.indent == indent and self.row[1]:
+        rows, indents, lines_at, at = self.rows, self.indents, self.lines_at, self.at
+        mark = self.marks.append
+        while indents[at] == indent:
+            _, dash, key, space, rest = rows[at]
+            if not key or dash or key in out:
+                raise _Other  # a line that is no key, or a duplicate
+            if key not in _KEYS:
+                if not isinstance(_scalar(key), str):
+                    raise _Other  # a key YAML reads as a bool or null: libyaml's reading refuses it
+                if len(key) <= _VALUE_TEXT and len(_KEYS) < _VALUES_MAX:
+                    _KEYS.add(key)
+            mark(lines_at[at])
+            mark(indent + 1)
+            value = _INLINE.get(rest, _UNSEEN)  # never text with no value, a comment, or a block scalar's head
+            if value is not _UNSEEN:
+                out[key] = value
+                at += 1
+            elif not rest or rest[0] == "#":
+                at += 1
+                below = indents[at]
+                if below > indent:
+                    self.at = at
+                    out[key] = self.node(below, depth + 1)
+                    at = self.at
+                elif below == indent and rows[at][1]:
+                    self.at = at
                     out[key] = self.sequence(indent, depth + 1, indentless=True)
+                    at = self.at
                 else:
                     out[key] = None
             elif rest[0] in ">|":
+                self.at = at
                 out[key] = self.block_scalar(rest, indent)
+                at = self.at
             else:
-                out[key] = self.inline(rest, indent + len(key) + 1 + len(space), depth + 1)
-                self.advance()
-        if self.indent > indent:
+                out[key] = self.inline(rest, lines_at[at], indent + len(key) + 1 + len(space), depth + 1)
+                at += 1
+        self.at = at
+        if indents[at] > indent:
             raise _Other  # a line between two levels, or a plain scalar going on
         return out
 
@@ -197,47 +214,76 @@ class _Reader:
         if depth >= self.max_depth:
             raise _Other
         items: list[Any] = []
-        marks = self.marks
-        while self.indent == indent and self.row[1]:
-            _, dash, key, space, rest = self.row
+        rows, indents, lines_at, at = self.rows, self.indents, self.lines_at, self.at
+        mark = self.marks.append
+        while indents[at] == indent:
+            _, dash, key, space, rest = rows[at]
+            if not dash:
+                break
             column = indent + len(dash)
-            marks += (self.at + 1, column + 1)
-            if key:
-                self.indent, self.row = column, ("", "", key, space, rest)  # the item's first key, a line of its own
+            mark(lines_at[at])
+            mark(column + 1)
+            if key:  # the item's first key, read as a line of its own
+                rows[at], indents[at], self.at = ("", "", key, space, rest), column, at
                 items.append(self.mapping(column, depth + 1))
+                at = self.at
                 continue
-            if not rest or rest[0] == "#" or rest[0] == "-" and rest[1:2] in ("", " "):
+            value = _INLINE.get(rest, _UNSEEN)  # never an item with no value, a comment, a dash or a block scalar
+            if value is not _UNSEEN:
+                items.append(value)
+                at += 1
+            elif not rest or rest[0] == "#" or rest[0] == "-" and rest[1:2] in ("", " "):
                 raise _Other
-            if rest[0] in ">|":
+            elif rest[0] in ">|":
+                self.at = at
                 items.append(self.block_scalar(rest, indent))
+                at = self.at
             else:
-                items.append(self.inline(rest, column, depth + 1))
-                self.advance()
-        if self.indent > indent or (self.indent == indent and not indentless):
+                items.append(self.inline(rest, lines_at[at], column, depth + 1))
+                at += 1
+        self.at = at
+        if indents[at] > indent or (indents[at] == indent and not indentless):
             raise _Other
         return items
 
-    def inline(self, text: str, column: int, depth: int) -> Any:
-        """The value that starts at ``text`` (``column`` of its line) and ends on it."""
+    def inline(self, text: str, line: int, column: int, depth: int) -> Any:
+        """The value that starts at ``text`` (``column`` of ``line``) and ends on it; a scalar's is kept in
+        ``_INLINE``."""
         first = text[0]
+        if first == "[" or first == "{":
+            known = _FLOWS.get(text)
+            if known is not None:
+                if depth >= self.max_depth:
+                    raise _Other
+                mark = self.marks.append
+                for start in known[1]:
+                    mark(line)
+                    mark(column + start + 1)
+                return list(known[0])
+            count = len(self.marks)
+            value, end = self.flow(text, 0, line, column, depth)
+            _tail(text, end)
+            if first == "[" and len(text) <= _VALUE_TEXT and len(_FLOWS) < _VALUES_MAX:
+                if not any(isinstance(item, (list, dict)) for item in value):
+                    _FLOWS[text] = (tuple(value), tuple(at - column - 1 for at in self.marks[count + 1 :: 2]))
+            return value
         if first == '"' or first == "'":
             value, end = _quoted(text, 0)
             _tail(text, end)
-            return value
-        if first == "[" or first == "{":
-            value, end = self.flow(text, 0, column, depth)
-            _tail(text, end)
-            return value
-        return _plain(text)
+        else:
+            value = _plain(text)
+        if len(text) <= _VALUE_TEXT and len(_INLINE) < _VALUES_MAX:
+            _INLINE[text] = value
+        return value
 
-    def flow(self, text: str, at: int, column: int, depth: int) -> tuple[Any, int]:
+    def flow(self, text: str, at: int, line: int, column: int, depth: int) -> tuple[Any, int]:
         """The flow list or mapping of scalars (and of such lists and mappings) at ``text[at]``, closed on its line,
         and where it ends."""
         if depth >= self.max_depth:
             raise _Other
         mapping = text[at] == "{"
         out: Any = {} if mapping else []
-        close, line, n = "}" if mapping else "]", self.at + 1, len(text)
+        close, n, mark = "}" if mapping else "]", len(text), self.marks.append
         at += 1
         while True:
             while at < n and text[at] == " ":
@@ -255,10 +301,11 @@ class _Reader:
                 if key in out or not isinstance(_scalar(key), str):
                     raise _Other
                 at = key_match.end()
-            self.marks += (line, column + start + 1)
+            mark(line)
+            mark(column + start + 1)
             first = text[at]
             if first in "[{":
-                value, at = self.flow(text, at, column, depth + 1)
+                value, at = self.flow(text, at, line, column, depth + 1)
             elif first in "'\"":
                 value, at = _quoted(text, at)
             else:
@@ -288,7 +335,8 @@ class _Reader:
             raise _Other
         if self.lines is None:
             self.lines = self.source.split("\n")
-        lines, at = self.lines, self.at + 1
+        lines, at = self.lines, self.lines_at[self.at]  # the index of the line below
+        start = at
         if at >= len(lines) or not lines[at].strip(" "):
             raise _Other  # blank first lines, or none
         first = lines[at]
@@ -296,24 +344,26 @@ class _Reader:
         if own <= indent:
             raise _Other
         body: list[str] = []
-        last = at
-        while at < len(lines):
+        last, pad, folded, n = at, " " * own, shape.group(1) == ">", len(lines)
+        while at < n:
             line = lines[at]
-            if not line.strip(" "):
-                if len(line) > own:
-                    raise _Other
-                body.append("")
-            elif len(line) - len(line.lstrip(" ")) < own:
+            if line.startswith(pad):
+                rest = line[own:]
+                if rest[:1] == " " and (folded or not rest.strip(" ")):
+                    raise _Other  # more indented in folded text, or a blank line longer than the first
+                body.append(rest)
+                if rest:
+                    last = at
+            elif line.strip(" "):
                 break
-            elif line[own] == " " and shape.group(1) == ">":
-                raise _Other
             else:
-                body.append(line[own:])
-                last = at
+                body.append("")
             at += 1
-        del body[last - self.at :]  # the blank lines after the text: chomping's
-        if shape.group(1) == "|":
+        del body[last + 1 - start :]  # the blank lines after the text: chomping's
+        if not folded:
             text = "\n".join(body)
+        elif "" not in body:
+            text = " ".join(body)
         else:
             text = body[0]
             for before, line in zip(body, body[1:], strict=False):
@@ -322,6 +372,5 @@ class _Reader:
             if last + 1 >= len(lines):
                 raise _Other  # clipped text at the end of a file without a last line break
             text += "\n"
-        self.at = at
-        self._settle()
+        self.at = bisect_left(self.lines_at, at + 1)  # the first line below the text that holds more than a comment
         return text
