@@ -141,29 +141,6 @@ def test_the_engine_key_covers_every_module_inside_a_package(tmp_path, monkeypat
     assert cache._engine() != before
 
 
-def test_the_input_parts_a_claim_holds_are_kept_with_its_parse_and_equal_a_fresh_hashing(make_kb, parsed):
-    from assay.ledger.inputs import InputParts
-
-    root = make_kb()
-    load(root, cache=True)
-    parsed.clear()
-    kb = load(root, cache=True)  # every parse from the cache
-    assert parsed == []
-    inputs = InputParts(root)
-    for cid, claim in kb.claims.items():
-        kept = kb.by_id[cid].record_parts
-        assert set(kept) == {c.id for c in claim.checks}
-        for check in claim.checks:
-            for device in check.devices:
-                assert inputs.parts(claim, check, device, kept) == InputParts(root).parts(claim, check, device)
-    path = root / "claims" / "SOTA-364.yaml"
-    path.write_text(path.read_text().replace("tier: analytic", "tier: toy", 1))  # a changed definition
-    kb = load(root, cache=True)
-    claim = kb.claims["SOTA-364"]
-    fresh = dict(x for c in claim.checks for x in InputParts(root)._record_parts(claim, c))
-    assert dict(x for parts in kb.by_id["SOTA-364"].record_parts.values() for x in parts) == fresh
-
-
 @pytest.fixture
 def thawed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The record files whose kept parse a command unpickled (``Loaded._thaw``), in order."""
@@ -243,6 +220,11 @@ def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_cha
     now = _briefs(kb_root, cache=True)
     assert now == _briefs(kb_root, cache=False)
     assert "the lock's pin of numpy changed from unpinned to 0.0.1" in now["THEORY-085"].stale[0][2]
+    claim = kb_root / "claims" / "THEORY-085.yaml"
+    claim.write_text(claim.read_text().replace("tier: analytic", "tier: toy", 1))  # its definition, in its own file
+    now = _briefs(kb_root, cache=True)
+    assert now == _briefs(kb_root, cache=False)
+    assert "the definition of check log-n-cap in THEORY-085 changed" in now["THEORY-085"].stale[0][2]
 
 
 def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(make_kb, parsed, monkeypatch):

@@ -32,9 +32,7 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
     registry = Registry(kb.root) if registry is None else registry
     summary: dict[str, tuple[ClaimVerdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
-        loaded = kb.by_id.get(cid)
-        known = loaded.record_parts if loaded is not None and loaded.record is claim else None
-        states = check_states(inputs, claim, ledger, known, registry)
+        states = check_states(inputs, claim, ledger, registry=registry)
         summary[cid] = (status.claim_verdict(claim, states), states)
     inputs.save()
     closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})
@@ -72,7 +70,7 @@ class States(Mapping[str, ClaimState]):
         """A claim's record, its checks' states and its verdict: all of its state but the closure."""
         f = self.kb.claim_files[cid]
         claim = f.record
-        states = check_states(self.inputs, claim, self.ledger, f.record_parts, self.registry)
+        states = check_states(self.inputs, claim, self.ledger, registry=self.registry)
         return claim, states, status.claim_verdict(claim, states)
 
     def __getitem__(self, cid: str) -> ClaimState:
@@ -139,7 +137,7 @@ def briefs(
             made[cid] = kept[1]
             continue
         claim = f.record
-        states = check_states(inputs, claim, ledger, f.record_parts, registry)
+        states = check_states(inputs, claim, ledger, registry=registry)
         verdict = status.claim_verdict(claim, states)
         made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
         if key is not None:
@@ -156,17 +154,15 @@ def briefs(
 
 
 def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: bytes, code: dict[str, bytes]) -> str | None:
-    """A hash of what a claim's status is computed from besides its file, or None when something cannot be
-    known unchanged (a ledger file whose stamp the cache does not keep, a check whose record parts it lacks).
+    """A hash of what a claim's status is computed from besides its file (whose stamp keys the memo, and stands
+    for the input parts its record holds), or None when something cannot be known unchanged (a ledger file whose
+    stamp the cache does not keep).
 
     ``code``: the verifier modules' code parts as bytes, made once per module and kept here between claims."""
     if f.stamp is None or f.outline is None:
         return None
     h = hashlib.sha256(pins)
     for check in f.outline.checks:
-        record = f.record_parts.get(check.id)
-        if not record:
-            return None
         module = check.verifier.split("::")[0]
         if module not in code:
             code[module] = repr(sorted(inputs.code_parts(module).items())).encode()
@@ -175,7 +171,7 @@ def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: byt
             key = (cid, check.id, device)
             if key in ledger.stamps and ledger.stamps[key] is None:
                 return None
-            h.update(repr((check.id, device, ledger.stamps.get(key), record, data)).encode())
+            h.update(repr((check.id, device, ledger.stamps.get(key), data)).encode())
             h.update(code[module])
     return h.hexdigest()
 

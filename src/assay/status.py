@@ -77,11 +77,10 @@ def check_states(
     inputs: InputParts,
     claim: Claim,
     ledger: Ledger,
-    known: dict[str, list[tuple[str, str]]] | None = None,
     registry: Registry | None = None,
 ) -> list[CheckState]:
-    """The state of every check of ``claim`` on every device it declares (``known``: see ``InputParts.parts``;
-    ``registry``: where each expectation's registration comes from, None for none)."""
+    """The state of every check of ``claim`` on every device it declares (``registry``: where each expectation's
+    registration comes from, None for none)."""
 
     states = []
     for check in claim.checks:
@@ -95,7 +94,7 @@ def check_states(
             elif result is None:
                 states.append(CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration))
             else:
-                current = inputs.parts(claim, check, device, known)
+                current = inputs.parts(claim, check, device)
                 reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
                 off = inputs.off_lock(result.environment.packages)
                 states.append(

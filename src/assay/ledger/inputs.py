@@ -83,15 +83,9 @@ class InputParts:
         self._definitions: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._off_lock: dict[tuple[tuple[str, str], ...], list[str]] = {}
 
-    def parts(
-        self, claim: Claim, check: Check, device: str, known: dict[str, list[tuple[str, str]]] | None = None
-    ) -> dict[str, str]:
-        """Every input of ``check``'s result on ``device``, each hashed or versioned.
-
-        ``known``: the record's parts of each check as ``record_parts`` made them when the claim was parsed
-        (kept with the parse in ``assay.cache``), so a large knowledge base does not hash them again."""
-        record = (known or {}).get(check.id) or self._record_parts(claim, check)
-        parts = dict(record)
+    def parts(self, claim: Claim, check: Check, device: str) -> dict[str, str]:
+        """Every input of ``check``'s result on ``device``, each hashed or versioned."""
+        parts = dict(self._record_parts(claim, check))
         parts.update(self.code_parts(check.verifier.split("::")[0]))
         for name in check.reads:
             parts[f"data:{name}"] = self.file_digest(self.root / name)

@@ -23,10 +23,10 @@ class Loaded:
     """One record file as read: its data, where each field sits, the validated record or None.
 
     What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
-    the record included, ``assay.records.within``), the model of its valid record, its ``outline`` and a claim's input
-    parts. The rest (the data, the positions, the record) is what a page or a diagnostic needs of one file;
-    taken from the parse cache it stays one pickled string until first read, so a command over 50,000
-    records thaws only the records it looks at.
+    the record included, ``assay.records.within``), the model of its valid record and its ``outline``. The rest
+    (the data, the positions, the record) is what a page or a diagnostic needs of one file; taken from the parse
+    cache it stays one pickled string until first read, so a command over 50,000 records thaws only the records
+    it looks at.
 
     Where the file was read here, the positions are kept as the flat ``marks`` of its nodes (``read_marks``) and
     made into the map of field paths only when a diagnostic or a page asks where a field is; a record validated
@@ -44,7 +44,6 @@ class Loaded:
         "_named",
         "_model",
         "_outline",
-        "_record_parts",
         "_frozen",
         "_warm",
         "_data",
@@ -63,15 +62,11 @@ class Loaded:
         record: Record | None = None,
         diagnostics: list[Diagnostic] | None = None,
         unlisted: int = 0,
-        record_parts: dict[str, list[tuple[str, str]]] | None = None,
     ):
         self.path, self.folder = path, folder
         self._data, self._positions, self._record = data, positions if positions is not None else {}, record
         self._marks: bytes | None = None  # the positions, flat (``read_marks``), where ``_positions`` is not made yet
         self._derived = False  # whether the record is its model's validation of the data (``validate``)
-        #: a claim's input parts that its record holds, by check (``assay.records.parts.claim_record_parts``): made when the
-        #: parse is kept in the cache, so a large knowledge base hashes them once per change of the file
-        self._record_parts = record_parts if record_parts is not None else {}
         self._frozen: bytes | None = None  # the data, positions and record pickled, where they were kept
         self._warm = False  # whether they are unpickled beside it
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
@@ -128,7 +123,6 @@ class Loaded:
             self.named,
             self.model,
             self.outline,
-            self._record_parts,
             self.stamp,
             frozen,
         )
@@ -144,7 +138,6 @@ class Loaded:
             self._named,
             self._model,
             self._outline,
-            self._record_parts,
             self.stamp,
             self._frozen,
         ) = state
@@ -198,14 +191,6 @@ class Loaded:
     def record(self, value: Record | None) -> None:
         self._thaw()
         self._record, self._derived, self._frozen = value, False, None
-
-    @property
-    def record_parts(self) -> dict[str, list[tuple[str, str]]]:
-        return self._record_parts
-
-    @record_parts.setter
-    def record_parts(self, value: dict[str, list[tuple[str, str]]]) -> None:
-        self._record_parts = value
 
     @property
     def model(self) -> type[Record] | None:

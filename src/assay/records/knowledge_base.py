@@ -128,12 +128,8 @@ def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> lis
 
 
 def parse_for_cache(root: Path, rel: str, direct: bool = False) -> Loaded:
-    """One record file as the cache keeps it: parsed, its claim's input parts hashed, its heavy parts pickled."""
-    from assay.records.parts import claim_record_parts
-
+    """One record file as the cache keeps it: parsed, its heavy parts pickled."""
     loaded = load_file(root / rel, root, direct)
-    if isinstance(loaded.record, Claim):
-        loaded.record_parts = claim_record_parts(loaded.record)
     loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
     return loaded
 

@@ -1,7 +1,8 @@
 """The input parts a claim's record holds for each check: its definition and the words it tests, hashed.
 
-Made when a record is parsed and kept with its parse, so freshness (``assay.ledger.inputs``) does not hash a
-large knowledge base's records again.
+Made when a command needs a check's freshness (``assay.ledger.inputs``) from the record it has read; a large
+knowledge base's statuses are kept between runs under the stamp of each claim's file (``assay.overview.briefs``),
+so its records are hashed again only where a file changed.
 """
 
 from __future__ import annotations
@@ -49,8 +50,3 @@ def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
     else:
         parts.append((f"statement:{claim.id}", digest(claim.statement.encode())))
     return parts
-
-
-def claim_record_parts(claim: Claim) -> dict[str, list[tuple[str, str]]]:
-    """``record_parts`` of every check of ``claim``, by check id: what the parse cache keeps with the claim."""
-    return {check.id: record_parts(claim, check) for check in claim.checks}
