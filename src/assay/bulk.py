@@ -55,10 +55,10 @@ def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], para
 
 
 #: The forked processes ``behind`` started that ``settle`` has not waited for.
-_BEHIND: list[int] = []
+_BEHIND: dict[int, str] = {}
 
 
-def behind(work: Callable[[], object]) -> None:
+def behind(work: Callable[[], object], name: str = "") -> None:
     """``work()`` in a forked process while this one goes on, where ``can_fork``; else here, now. What it raises
     is lost with it, so it must be work whose failure only costs time (a cache not written)."""
     if not can_fork():
@@ -72,13 +72,13 @@ def behind(work: Callable[[], object]) -> None:
             code = 0
         finally:
             os._exit(code)  # neither this process's exit handlers nor its buffered output run twice
-    _BEHIND.append(pid)
+    _BEHIND[pid] = name
 
 
-def settle() -> None:
-    """Wait for the work ``behind`` started."""
-    while _BEHIND:
-        pid = _BEHIND.pop()
+def settle(name: str | None = None) -> None:
+    """Wait for the work ``behind`` started under ``name``; all of it, by default."""
+    for pid in [pid for pid, n in _BEHIND.items() if name is None or n == name]:
+        del _BEHIND[pid]
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:

@@ -113,6 +113,11 @@ class ParseCache:
         self._changed = False
         self._now = time.time_ns()
 
+    @property
+    def empty(self) -> bool:
+        """Whether the cache kept no entry from the runs before: every file is to be read, none to be compared."""
+        return not self._old
+
     def get(self, rel: str, current: Stamp | None) -> Any | None:
         """The parse kept for the file at ``rel`` (relative to the root) if it still has the stamp ``current``."""
         entry = self._old.get(rel)
@@ -147,7 +152,8 @@ class ParseCache:
             return
         data = {"engine": self.engine, "root": str(self.root), "kind": self.kind, "entries": self._new}
         if len(self._new) >= BEHIND_FROM:
-            bulk.behind(partial(self._write, data))  # pickling and writing a large cache need not hold the command up
+            # pickling and writing a large cache need not hold the command up
+            bulk.behind(partial(self._write, data), str(self.path))
         else:
             self._write(data)
 
@@ -171,7 +177,7 @@ class ParseCache:
         """The entries of this cache's file, if this user wrote it: the folder and the file are checked as opened
         (no time between the check and the use), and the file's MAC under the folder's key must hold before a
         byte is unpickled, so a planted file is never loaded. A file this process is still writing is waited for."""
-        bulk.settle()
+        bulk.settle(str(self.path))
         try:
             if self.path is None:
                 return {}

@@ -37,7 +37,7 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
         raise Unreadable(f"cannot be read ({why})") from None
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
-    return _read_open(str(resolved), 0, limit)
+    return _read_open(str(resolved), 0, limit)[0]
 
 
 def sha256_regular(root: Path, path: Path) -> str:
@@ -65,13 +65,15 @@ def sha256_regular(root: Path, path: Path) -> str:
     return h.hexdigest()
 
 
-def read_in(folder: str, name: str, limit: int = MAX_BYTES) -> bytes:
-    """``read_regular`` for a file named ``name`` in ``folder``, a resolved folder already known to lie
-    inside the root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved."""
+def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes, os.stat_result]:
+    """``read_regular`` for a file named ``name`` in ``folder``, a resolved folder already known to lie inside the
+    root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved. With the bytes comes what
+    ``fstat`` said of the file as it was opened, before a byte was read: its stamp (``fingerprints.stamp_of``),
+    which a write after the open changes, so it never stands for content newer than what was read."""
     return _read_open(os.path.join(folder, name), getattr(os, "O_NOFOLLOW", 0), limit)
 
 
-def _read_open(path: str, flags: int, limit: int) -> bytes:
+def _read_open(path: str, flags: int, limit: int) -> tuple[bytes, os.stat_result]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | flags)
     except OSError as e:
@@ -83,16 +85,19 @@ def _read_open(path: str, flags: int, limit: int) -> bytes:
             raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
         if info.st_size > limit:
             raise Unreadable(f"is {info.st_size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB Assay reads")
-        chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, 1 << 20)):
+        # one byte more than fstat says is asked for, so an unchanged file is read in one call, its end found by the
+        # short read; a file that grew or shrank meanwhile is read on to its end, or past the limit
+        chunks = [os.read(fd, info.st_size + 1)]
+        size = len(chunks[0])
+        while size != info.st_size and size <= limit and (chunk := os.read(fd, 1 << 20)):
             chunks.append(chunk)
             size += len(chunk)
-        data = b"".join(chunks)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > limit:
         raise Unreadable(f"grew past the {limit / 2**20:g} MiB Assay reads")
-    return data
+    return data, info
 
 
 def _umask() -> int:

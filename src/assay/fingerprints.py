@@ -17,8 +17,11 @@ def stamp(path: str | Path) -> Stamp | None:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
+    return stamp_of(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    """The stamp of a regular file from what ``stat`` (or ``fstat`` of the file as opened) says of it."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 

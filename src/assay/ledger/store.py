@@ -22,8 +22,8 @@ from pydantic import ValidationError
 from assay import bulk
 from assay.cache import CACHE_FROM, UNCACHED, ParseCache
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, read_in, read_regular, write_atomic
-from assay.fingerprints import Stamp, input_hash, sha256, stamp
+from assay.files import Unreadable, read_in_stat, read_regular, write_atomic
+from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
 from assay.records.knowledge_base import KnowledgeBase
@@ -231,8 +231,8 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
 
     The common case is one pass: a plain file in a folder inside the root is read without resolving
-    it (``read_in``) and validated straight from its bytes. Anything else (a link, a linked folder, a
-    file that does not validate or sits at another result's path) takes ``read_result``, which reads by
+    it (``read_in_stat``, which stamps it as opened) and validated straight from its bytes. Anything else (a
+    link, a linked folder, a file that does not validate or sits at another result's path) takes ``read_result``, which reads by
     ``read_regular``'s rule and names the problem. ``cache``: keep the reading of every plain file
     between runs under its stamp (``assay.cache``), for large knowledge bases; a result read from there
     is validated when it is looked at.
@@ -245,15 +245,19 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
     store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else None
     listed = list(_ledger_entries(root))
-    # stamped before it is read
-    stamps = [stamp(os.path.join(real, name)) if cache and real else None for _, name, real in listed]
-    found = [store.get(f"results/{f}/{n}", current) if store is not None else None for (f, n, _), current in zip(listed, stamps)]
+    # stamped before it is read; in an empty cache nothing is to be compared, and each file is stamped as it is read
+    stamps: list[Stamp | None] = [None] * len(listed)
+    found: list[Entry | None] = [None] * len(listed)
+    if store is not None and not store.empty:
+        stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
+        found = [store.get(f"results/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
     todo = [i for i, entry in enumerate(found) if entry is None]
     # from PARALLEL_FROM files on, shared among forked processes: a ledger cloned afresh has every file to validate
-    for i, entry in zip(todo, bulk.shared_map(partial(_read_chunk, root), [listed[i] for i in todo], PARALLEL_FROM)):
+    for i, (current, entry) in zip(todo, bulk.shared_map(partial(_read_chunk, root), [listed[i] for i in todo], PARALLEL_FROM)):
         found[i] = entry
         if store is not None:
-            store.put(f"results/{listed[i][0]}/{listed[i][1]}", stamps[i], entry)
+            stamps[i] = current
+            store.put(f"results/{listed[i][0]}/{listed[i][1]}", current, entry)
     for (folder, name, _), current, (key, result, diag, figures) in zip(listed, stamps, found):  # type: ignore[misc]
         if diag is not None:
             ledger.diagnostics.append(diag)
@@ -275,18 +279,22 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
 PARALLEL_FROM = 2000
 
 
-def _read_chunk(root: Path, listed: Sequence[tuple[str, str, str]]) -> list[Entry]:
+def _read_chunk(root: Path, listed: Sequence[tuple[str, str, str]]) -> list[tuple[Stamp | None, Entry]]:
     return [_read_entry(root, *item) for item in listed]
 
 
-def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:
+def _read_entry(root: Path, folder: str, name: str, real: str) -> tuple[Stamp | None, Entry]:
+    """One ledger file as read, and its stamp as it was opened where the cache may keep it (a plain file in a
+    folder inside the root)."""
+    current = None
     if real:
         try:
-            raw = read_in(real, name)
+            raw, info = read_in_stat(real, name)
+            current = stamp_of(info)
             result = Result.model_validate_json(raw)
             placed = result.claim == folder and name == f"{result.check}.{result.device}.json"
             if placed and input_hash(result.inputs.parts) == result.inputs.hash:
-                return result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures)
+                return current, (result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures))
         except (Unreadable, ValidationError):
             pass
     path = root / "results" / folder / name
@@ -295,8 +303,8 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> Entry:
     except LedgerProblem as e:
         diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
         key = _key_of(path)
-        return (key if e.code != "ledger-misplaced" else None), None, diag, ()
-    return result.key, result, None, tuple((f.file, f.sha256) for f in result.figures)
+        return current, ((key if e.code != "ledger-misplaced" else None), None, diag, ())
+    return current, (result.key, result, None, tuple((f.file, f.sha256) for f in result.figures))
 
 
 def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from assay import bulk
 from assay.cache import CACHE_FROM, ParseCache
-from assay.fingerprints import Stamp, stamp
+from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
 from assay.records.validation import load_file
@@ -92,16 +92,15 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
         if store is None:
             return KnowledgeBase(root, [load_file(root / folder / name, root, folder in direct) for folder, name in paths])
         kept: list[Loaded | None] = []
-        missing: list[tuple[int, str, Stamp | None]] = []  # (index, rel, stamp) of the files to parse
+        missing: list[tuple[int, str]] = []  # (index, rel) of the files to parse
         for folder, name in paths:
             rel = f"{folder}/{name}"
-            current = stamp(f"{root}/{rel}") if folder in direct else None  # stamped before it is read
-            kept.append(store.get(rel, current))
+            # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_file)
+            kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
             if kept[-1] is None:
-                missing.append((len(kept) - 1, rel, current))
-        for (i, rel, current), loaded in zip(missing, parse_all(root, [rel for _, rel, _ in missing], direct)):
-            loaded.stamp = current
-            store.put(rel, current, loaded)
+                missing.append((len(kept) - 1, rel))
+        for (i, rel), loaded in zip(missing, parse_all(root, [rel for _, rel in missing], direct)):
+            store.put(rel, loaded.stamp, loaded)
             kept[i] = loaded
         store.save()
         files = [f for f in kept if f is not None]  # every one: the missing were parsed

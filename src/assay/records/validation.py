@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from assay.diagnostics import PER_FILE, Diagnostic, Loc
-from assay.files import Unreadable, read_in, read_regular
+from assay.files import Unreadable, read_in_stat, read_regular
+from assay.fingerprints import Stamp, stamp_of
 from assay.model import MODELS, SERIES, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
@@ -23,7 +24,7 @@ def load_file(path: Path, root: Path, direct: bool = False) -> Loaded:
     """Read and validate one record file; all problems are in ``Loaded.diagnostics`` and ``Loaded.rules``.
 
     ``direct``: the file's folder, ``root`` resolved, is known to be no link and to lie inside it, so a plain
-    file in it is read without resolving its path (``read_in``); anything else takes ``read_regular``."""
+    file in it is read without resolving its path (``read_in_stat``, which stamps it); anything else takes ``read_regular``."""
     loaded = _parse_file(path, root, direct)
     loaded.seal(outline(loaded.record), local)
     return loaded
@@ -34,7 +35,7 @@ def _parse_file(path: Path, root: Path, direct: bool) -> Loaded:
     folder = path.parent.name
     loaded = Loaded(rel, folder)
     try:
-        raw = _read(path, root, direct)
+        raw, loaded.stamp = _read(path, root, direct)
     except Unreadable as e:
         loaded.diagnostics.append(
             Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}", "records are regular files inside the knowledge base")
@@ -67,13 +68,15 @@ def _parse_file(path: Path, root: Path, direct: bool) -> Loaded:
     return loaded
 
 
-def _read(path: Path, root: Path, direct: bool) -> bytes:
+def _read(path: Path, root: Path, direct: bool) -> tuple[bytes, Stamp | None]:
+    """The file's bytes, and its stamp where the cache may keep it (a plain file in a ``direct`` folder)."""
     if direct:
         try:
-            return read_in(str(path.parent), path.name)
+            raw, info = read_in_stat(str(path.parent), path.name)
+            return raw, stamp_of(info)
         except Unreadable:
             pass  # a link, or no regular file: the resolving read decides, and says why
-    return read_regular(root, path)
+    return read_regular(root, path), None
 
 
 def _from_pydantic(loaded: Loaded, model: type[BaseModel], error: ValidationError) -> list[Diagnostic]:
