@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,17 @@ def test_work_behind_runs_here_where_no_process_may_be_forked(monkeypatch, tmp_p
     done: list[int] = []
     bulk.behind(lambda: done.append(1))
     assert done == [1] and not bulk._BEHIND
+
+
+def test_settling_one_name_waits_for_that_work_alone(monkeypatch, tmp_path):
+    """Reading one cache waits for the writing of that cache, not for another still being written."""
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    slow, quick = tmp_path / "slow", tmp_path / "quick"
+    bulk.behind(lambda: (time.sleep(3), slow.write_text("done")), "slow")
+    bulk.behind(lambda: quick.write_text("done"), "quick")
+    bulk.settle("quick")
+    assert quick.read_text() == "done" and not slow.exists()
+    assert list(bulk._BEHIND.values()) == ["slow"]
+    bulk.settle()
+    assert slow.read_text() == "done" and not bulk._BEHIND
