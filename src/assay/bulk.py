@@ -45,11 +45,12 @@ def pool() -> ProcessPoolExecutor:
 
 def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_from: int) -> list[R]:
     """``chunk`` of every item, in order, each call given a run of items and giving one result each: from
-    ``parallel_from`` items on, the runs (four a core) go to forked processes where ``can_fork``. ``chunk`` is
-    sent to them by name: a function of a module, or a ``functools.partial`` of one."""
+    ``parallel_from`` items on, the runs go to forked processes where ``can_fork``, sixteen a core, so that a core
+    done first waits for a short run only. ``chunk`` is sent to them by name: a function of a module, or a
+    ``functools.partial`` of one."""
     if len(items) < parallel_from or not can_fork():
         return chunk(items)
-    size = -(-len(items) // (cores() * 4))
+    size = -(-len(items) // (cores() * 16))
     with no_collection(), pool() as workers:  # the results are unpickled here: many objects, no cycle
         return [r for part in workers.map(chunk, [items[i : i + size] for i in range(0, len(items), size)]) for r in part]
 
