@@ -262,6 +262,7 @@ def test_ledger_files_read_by_several_processes_are_read_as_one_process_reads_th
 
 def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_reported(kb_root, parsed, monkeypatch):
     from assay import fingerprints
+    from assay.ledger import problems as ledger_problems
     from assay.ledger import store as ledger_store
     from assay.ledger.result import Figure, Result
     from tests.conftest import write_result
@@ -271,12 +272,12 @@ def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_report
     fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
     ledger_store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
     read: list[str] = []
-    real = ledger_store.read_regular
-    monkeypatch.setattr(ledger_store, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
+    real = ledger_problems.read_regular
+    monkeypatch.setattr(ledger_problems, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
 
     def problems() -> list[str]:
         store = ParseCache(kb_root, "figures")
-        found = ledger_store.figure_problems(kb_root, r.key, ((fig.file, fig.sha256),), store)
+        found = ledger_problems.figure_problems(kb_root, r.key, ((fig.file, fig.sha256),), store)
         store.save()
         return found
 

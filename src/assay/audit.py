@@ -10,17 +10,30 @@ from __future__ import annotations
 
 import difflib
 import re
+from pathlib import Path
 
+from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, UsageProblem, capped
-from assay.ledger import registration, store
-from assay.records import across, metric_rules, placeholders
-from assay.records.knowledge_base import KnowledgeBase
+from assay.ledger import problems, registration, store
+from assay.records import across, knowledge_base, metric_rules, placeholders, verifiers
+from assay.records.knowledge_base import KnowledgeBase, record_names
+
+
+def ahead(root: Path) -> None:
+    """Start reading all that ``run`` reads of a large knowledge base where no cache keeps it (a first run): its
+    records, verifier modules and ledger, in that order, in one pool (``bulk.ahead``), so that while this process
+    works on the records alone (the rules across them) the cores go on reading the rest."""
+    root = Path(root).resolve()
+    if len(record_names(root)) >= CACHE_FROM:
+        knowledge_base.ahead(root)
+        verifiers.ahead(root)
+        store.ahead(root)
 
 
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
-    found |= set(store.diagnostics(kb)) | set(registration.diagnostics(kb))
+    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

@@ -94,19 +94,31 @@ def _engine(also: tuple[str, ...] = ()) -> str:
     return h.hexdigest()
 
 
+def path_of(root: Path, kind: str) -> Path | None:
+    """The file that keeps the parses of ``kind`` under the resolved ``root``; None where none may be kept (a cache
+    folder inside the knowledge base could come with it: a commit, an archive)."""
+    key = hashlib.sha256(f"{root}\0{kind}".encode()).hexdigest()[:24]
+    try:
+        path = folder() / f"{key}.pickle"
+    except (RuntimeError, KeyError):  # no home folder to hold a cache
+        return None
+    return None if _inside(path.parent, root) else path
+
+
+def kept(root: Path, kind: str) -> bool:
+    """Whether a cache file of ``kind`` is there for the resolved ``root`` (whether it is of use, only reading it
+    tells): a first run finds none."""
+    path = path_of(root, kind)
+    return path is not None and path.exists()
+
+
 class ParseCache:
     """The parses of one kind of file (``kind``: records, say) under one knowledge base ``root``."""
 
     def __init__(self, root: Path, kind: str, also: tuple[str, ...] = ()):
         """``also``: the modules of Assay besides ``PARSE_MODULES`` that this kind's entries depend on."""
         self.root, self.kind = Path(root).resolve(), kind
-        key = hashlib.sha256(f"{self.root}\0{kind}".encode()).hexdigest()[:24]
-        try:
-            self.path: Path | None = folder() / f"{key}.pickle"
-        except (RuntimeError, KeyError):  # no home folder to hold a cache
-            self.path = None
-        if self.path is not None and _inside(self.path.parent, self.root):
-            self.path = None  # a cache folder inside the knowledge base could come with it (a commit, an archive)
+        self.path = path_of(self.root, kind)
         self.engine = _engine(also)
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}

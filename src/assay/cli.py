@@ -32,6 +32,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     example: assay check --claim SOTA-364
     """
+    audit.ahead(args.root)  # a first run on a large knowledge base: all it reads, read at once on every core
     kb = load(args.root)
     found = audit.run(kb)
     if args.claim:

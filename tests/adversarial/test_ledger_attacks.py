@@ -13,7 +13,7 @@ import pytest
 
 from assay import cli, fingerprints
 from assay.evidence import run
-from assay.ledger import merge, store
+from assay.ledger import merge, problems, store
 from assay.ledger.result import Figure
 from assay.ledger.store import LedgerProblem
 from tests.conftest import write_result
@@ -154,7 +154,7 @@ def test_a_full_disk_during_a_rerun_keeps_the_kept_results_figure(kb_root, monke
         store.write_result(kb_root, rerun, svgs)
     kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))
     assert kept.figures == first.figures
-    assert store.figure_problems(kb_root, KEY, tuple((f.file, f.sha256) for f in kept.figures)) == []
+    assert problems.figure_problems(kb_root, KEY, tuple((f.file, f.sha256) for f in kept.figures)) == []
     folder = store.ledger_path(kb_root, *KEY).parent
     assert sorted(p.name for p in folder.glob("*.svg")) == [first.figures[0].file]  # the new one cleaned up
     monkeypatch.setattr(store, "write_atomic", real_write)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay import audit, export, fingerprints
-from assay.ledger import merge, store
+from assay.ledger import merge, problems, store
 from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
 from assay.records.knowledge_base import load
 from assay.site import generate
@@ -90,9 +90,9 @@ def test_a_figure_whose_file_differs_from_its_hash_is_not_published(kb_root):
     r = result(path)
     fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
     store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
-    assert store.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
+    assert problems.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
     (path.parent / fig.file).write_text("<svg>another run's</svg>")  # a run killed between the two writes
-    assert store.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
+    assert problems.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
         "log-n-cap.cpu.curve.svg is not the figure this result drew (its hash differs)"
     ]
     assert not any(o.path.startswith("figures/THEORY-085") for o in generate(kb_root))

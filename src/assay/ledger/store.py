@@ -20,13 +20,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from assay import bulk
-from assay.cache import CACHE_FROM, UNCACHED, ParseCache
+from assay.cache import ParseCache, kept
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_in_stat, read_regular, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
-from assay.records.knowledge_base import KnowledgeBase
 from assay.svg import unsafe
 
 _CLAIM_FOLDER = re.compile(CLAIM_ID)
@@ -244,11 +243,14 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
 def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
     store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else None
-    listed = list(_ledger_entries(root))
-    # stamped before it is read; in an empty cache nothing is to be compared, and each file is stamped as it is read
-    stamps: list[Stamp | None] = [None] * len(listed)
-    found: list[Entry | None] = [None] * len(listed)
-    if store is not None and not store.empty:
+    if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
+        read = [e for f in bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM) for e in f]
+        listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
+        if store is not None:
+            for (f, n, _), current, entry in read:
+                store.put(f"results/{f}/{n}", current, entry)
+    else:  # stamped before it is read
+        listed = list(_ledger_entries(root))
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
         found = [store.get(f"results/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
     todo = [i for i, entry in enumerate(found) if entry is None]
@@ -279,6 +281,13 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
 PARALLEL_FROM = 2000
 
 
+def ahead(root: Path) -> None:
+    """Start reading every ledger file under the resolved ``root`` (``bulk.ahead``) if the ledger's cache keeps none:
+    ``read_ledger`` takes what was read."""
+    if not kept(root, "ledger"):
+        bulk.ahead(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
+
+
 def _read_chunk(root: Path, listed: Sequence[tuple[str, str, str]]) -> list[tuple[Stamp | None, Entry]]:
     return [_read_entry(root, *item) for item in listed]
 
@@ -307,9 +316,19 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> tuple[Stamp | 
     return current, (result.key, result, None, tuple((f.file, f.sha256) for f in result.figures))
 
 
-def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
+#: A ledger file as listed: its folder's name, its name, its resolved folder where it may be read directly, else "".
+Listed = tuple[str, str, str]
+
+
+def _ledger_entries(root: Path) -> Iterator[Listed]:
     """``(folder, name, real)`` of every ``results/*/*.json``, sorted; ``real`` is the resolved folder when
     the file is plain and its folder lies inside the root, else empty (the resolving read must decide)."""
+    for folder, path, real in _ledger_folders(root):
+        yield from _entries_in(folder, path, real)
+
+
+def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
+    """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` as ``_ledger_entries`` gives it."""
     base = root / "results"
     base_real = os.path.realpath(base)
     if not Path(base_real).is_relative_to(root):
@@ -317,47 +336,28 @@ def _ledger_entries(root: Path) -> Iterator[tuple[str, str, str]]:
     try:
         folders = sorted(os.scandir(base), key=lambda e: e.name)
     except OSError:
-        return
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        real = os.path.join(base_real, folder.name) if base_real and not folder.is_symlink() else ""
-        try:
-            entries = sorted((e for e in os.scandir(folder.path) if e.name.endswith(".json")), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            yield folder.name, entry.name, real if real and entry.is_file(follow_symlinks=False) else ""
+        return []
+    return [
+        (f.name, f.path, os.path.join(base_real, f.name) if base_real and not f.is_symlink() else "")
+        for f in folders
+        if f.is_dir()
+    ]
 
 
-def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], store: ParseCache | None = None) -> list[str]:
-    """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
-    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.cache``),
-    so a large ledger's figures are read once per change, not on every check; only where no link lies on
-    the way to the file."""
-    out = []
-    folder = ledger_path(root, *key).parent
-    direct = store is not None and os.path.realpath(folder) == str(folder)
-    for file, sha in figures:
-        rel = f"results/{key[0]}/{file}"
-        current = stamp(folder / file) if direct else None
-        try:
-            digest, why = (store or UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))
-        except Unreadable as e:
-            out.append(f"{file} {e}")
-            continue
-        if why is not None:
-            out.append(f"{file} is not shown: {why}")
-            continue
-        if digest != sha:
-            out.append(f"{file} is not the figure this result drew (its hash differs)")
-    return out
+def _entries_in(folder: str, path: str, real: str) -> list[tuple[str, str, str]]:
+    try:
+        entries = sorted((e for e in os.scandir(path) if e.name.endswith(".json")), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [(folder, e.name, real if real and e.is_file(follow_symlinks=False) else "") for e in entries]
 
 
-def _figure_reading(root: Path, path: Path) -> tuple[str, str | None]:
-    """A figure's hash, and why it may not reach a page (``assay.svg``), from one read."""
-    data = read_regular(root, path)
-    return sha256(data), unsafe(data)
+def _read_folders(
+    root: Path, folders: Sequence[tuple[str, str, str]]
+) -> list[list[tuple[tuple[str, str, str], Stamp | None, Entry]]]:
+    """For each folder of ``results/`` (``_ledger_folders``), each of its files as listed, stamped and read
+    (``_read_entry``): a ledger no cache keeps is listed where it is read."""
+    return [[(item, *_read_entry(root, *item)) for item in _entries_in(*folder)] for folder in folders]
 
 
 def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
@@ -368,40 +368,3 @@ def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:
     except Unreadable:
         return None
     return data if sha256(data) == fig.sha256 and unsafe(data) is None else None
-
-
-_ORPHAN_HINT = "delete it (git rm), or restore the check it belongs to; nothing reads it"
-
-
-def _orphan(kb: KnowledgeBase, key: Key) -> str:
-    """Whose result ``key`` is, where this knowledge base has no such claim, check or device (else empty). A claim
-    whose record is invalid is not judged: its checks cannot be told."""
-    cid, check_id, device = key
-    if cid not in kb.by_id:
-        return f"{cid}, which is not a record here"
-    loaded = kb.claim_files.get(cid)
-    if loaded is None or loaded.outline is None:
-        return ""
-    check = next((c for c in loaded.outline.checks if c.id == check_id), None)  # the outline: no record is thawed
-    if check is None:
-        return f"check '{check_id}', which {cid} does not have"
-    return "" if device in check.devices else f"{cid}/{check_id} on {device}, a device the check does not declare"
-
-
-def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
-    big = len(kb.files) >= CACHE_FROM
-    ledger = read_ledger(kb.root, cache=big)
-    yield from ledger.diagnostics
-    for key in ledger.results:  # the keys only: no result is validated for this
-        whose = _orphan(kb, key)
-        if whose:
-            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
-            yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
-    store = ParseCache(kb.root, "figures", also=("svg", "ledger.result", "ledger.store")) if big and ledger.figures else None
-    for key, figures in ledger.figures.items():
-        for problem in figure_problems(kb.root, key, figures, store):
-            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
-            yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
-    if store is not None:
-        store.save()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from assay import bulk
-from assay.cache import CACHE_FROM, ParseCache
+from assay.cache import CACHE_FROM, ParseCache, kept
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
@@ -84,9 +84,8 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     machine has cores when there are ``PARALLEL_FROM`` of them or more (``parse_all``).
     """
     root = Path(root).resolve()
-    paths = [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
-    # a file's stamp stands for its content only where no link lies between the root and the file
-    direct = {folder for folder in MODELS if (root / folder).resolve() == root / folder}
+    paths = record_names(root)
+    direct = _direct(root)
     with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
         if store is None:
@@ -109,6 +108,20 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
 
 #: From this many files to parse on, ``parse_all`` shares them among processes.
 PARALLEL_FROM = 2000
+
+
+def ahead(root: Path) -> None:
+    """Start parsing every record under the resolved ``root`` (``bulk.ahead``) if the records' cache keeps none:
+    ``load`` takes the parses."""
+    paths = record_names(root)
+    if len(paths) >= CACHE_FROM and not kept(root, "records"):
+        bulk.ahead(partial(_parse_chunk, root, frozenset(_direct(root))), [f"{f}/{n}" for f, n in paths], PARALLEL_FROM)
+
+
+def _direct(root: Path) -> set[str]:
+    """The record folders known to be no link and to lie inside the resolved ``root``: a file's stamp stands for
+    its content only where no link lies between the root and the file."""
+    return {folder for folder in MODELS if (root / folder).resolve() == root / folder}
 
 
 def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list[Loaded]:
@@ -137,6 +150,11 @@ def named_first(files: list[Loaded]) -> list[Loaded]:
     """The files in name order, those whose name is their id before the others: of two files with one id, the
     one named by it is the record (``SOTA-366 (copy).yaml``, sorting first, is the duplicate)."""
     return sorted(files, key=lambda f: f.path.rsplit("/", 1)[-1] != f"{f.id}.yaml")
+
+
+def record_names(root: Path) -> list[tuple[str, str]]:
+    """``(folder, name)`` of every record file under ``root``, folder by folder, in name order."""
+    return [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
 
 
 def _yaml_names(folder: Path) -> list[str]:

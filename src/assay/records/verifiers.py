@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from assay import bulk
-from assay.cache import ParseCache
+from assay.cache import ParseCache, kept
 from assay.files import Unreadable, read_regular
-from assay.fingerprints import stamp
+from assay.fingerprints import Stamp, stamp
 from assay.records.metric_calls import Recorded, read
 
 
@@ -96,20 +96,37 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     store = ParseCache(root, "verifiers") if cache else None
     out: dict[str, Reading | str] = {}
     todo = []
-    for path in sorted((root / "verify").glob("**/test_*.py")):
+    for path in _modules(root):
         rel = path.relative_to(root).as_posix()
-        current = stamp(path) if cache and path.parent.resolve() == path.parent else None
-        kept = store.get(rel, current) if store is not None else None
-        out[rel] = kept
-        if kept is None:
-            todo.append((rel, current))
-    for (rel, current), reading in zip(todo, read_modules(root, [rel for rel, _ in todo])):
+        direct = store is not None and path.parent.resolve() == path.parent  # no link on the way: a stamp holds
+        out[rel] = store.get(rel, stamp(path)) if direct and not store.empty else None  # type: ignore[union-attr]
+        if out[rel] is None:
+            todo.append((rel, direct))
+    # each module is stamped where it is read, before it is read (``_read_stamped``)
+    fresh = bulk.shared_map(partial(_read_stamped, root), [rel for rel, _ in todo], PARALLEL_FROM)
+    for (rel, direct), (current, reading) in zip(todo, fresh):
         out[rel] = reading
         if store is not None and not isinstance(reading, str):
-            store.put(rel, current, reading)
+            store.put(rel, current if direct else None, reading)
     if store is not None:
         store.save()
     return out  # type: ignore[return-value]  # every None was replaced
+
+
+def ahead(root: Path) -> None:
+    """Start reading every verifier module under the resolved ``root`` (``bulk.ahead``) if the verifiers' cache
+    keeps none: ``readings`` takes what was read."""
+    if not kept(root, "verifiers"):
+        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in _modules(root)], PARALLEL_FROM)
+
+
+def _modules(root: Path) -> list[Path]:
+    return sorted((root / "verify").glob("**/test_*.py"))
+
+
+def _read_stamped(root: Path, rels: Sequence[str]) -> list[tuple[Stamp | None, Reading | str]]:
+    """``read_module`` of each path with the stamp its file had just before (a link has none)."""
+    return [(stamp(root / rel), read_module(root, rel)) for rel in rels]
 
 
 #: From this many modules to read on, ``read_modules`` shares them among processes, as ``parse_all`` does records.

@@ -1,0 +1,89 @@
+"""What ``assay check`` says of the ledger: files that cannot be trusted (``store.read_ledger`` finds them), results
+of a claim, check or device this knowledge base does not have, and figures that are missing or do not match the
+hash their result names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from assay.cache import CACHE_FROM, UNCACHED, ParseCache
+from assay.diagnostics import Diagnostic
+from assay.files import Unreadable, read_regular
+from assay.fingerprints import sha256, stamp
+from assay.ledger.result import Key
+from assay.ledger.store import ledger_path, read_ledger
+from assay.records.knowledge_base import KnowledgeBase
+from assay.svg import unsafe
+
+
+def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], store: ParseCache | None = None) -> list[str]:
+    """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
+    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.cache``),
+    so a large ledger's figures are read once per change, not on every check; only where no link lies on
+    the way to the file."""
+    out = []
+    folder = ledger_path(root, *key).parent
+    direct = store is not None and os.path.realpath(folder) == str(folder)
+    for file, sha in figures:
+        rel = f"results/{key[0]}/{file}"
+        current = stamp(folder / file) if direct else None
+        try:
+            digest, why = (store or UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))
+        except Unreadable as e:
+            out.append(f"{file} {e}")
+            continue
+        if why is not None:
+            out.append(f"{file} is not shown: {why}")
+            continue
+        if digest != sha:
+            out.append(f"{file} is not the figure this result drew (its hash differs)")
+    return out
+
+
+def _figure_reading(root: Path, path: Path) -> tuple[str, str | None]:
+    """A figure's hash, and why it may not reach a page (``assay.svg``), from one read."""
+    data = read_regular(root, path)
+    return sha256(data), unsafe(data)
+
+
+#: The modules a figure's reading in the cache depends on, besides those of every parse (``assay.cache``).
+FIGURES_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.problems")
+
+_ORPHAN_HINT = "delete it (git rm), or restore the check it belongs to; nothing reads it"
+
+
+def _orphan(kb: KnowledgeBase, key: Key) -> str:
+    """Whose result ``key`` is, where this knowledge base has no such claim, check or device (else empty). A claim
+    whose record is invalid is not judged: its checks cannot be told."""
+    cid, check_id, device = key
+    if cid not in kb.by_id:
+        return f"{cid}, which is not a record here"
+    loaded = kb.claim_files.get(cid)
+    if loaded is None or loaded.outline is None:
+        return ""
+    check = next((c for c in loaded.outline.checks if c.id == check_id), None)  # the outline: no record is thawed
+    if check is None:
+        return f"check '{check_id}', which {cid} does not have"
+    return "" if device in check.devices else f"{cid}/{check_id} on {device}, a device the check does not declare"
+
+
+def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
+    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
+    big = len(kb.files) >= CACHE_FROM
+    ledger = read_ledger(kb.root, cache=big)
+    yield from ledger.diagnostics
+    for key in ledger.results:  # the keys only: no result is validated for this
+        whose = _orphan(kb, key)
+        if whose:
+            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
+    store = ParseCache(kb.root, "figures", also=FIGURES_ALSO) if big and ledger.figures else None
+    for key, figures in ledger.figures.items():
+        for problem in figure_problems(kb.root, key, figures, store):
+            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
+    if store is not None:
+        store.save()

@@ -1,0 +1,124 @@
+"""assay.bulk: work started ahead in forked processes gives what the work done here gives, in order, whatever they do."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from assay import audit, bulk, cache
+from assay.ledger import problems, store
+from assay.records import across, knowledge_base, metric_rules, verifiers
+from assay.records.knowledge_base import load
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    yield
+    bulk.settle()
+    assert not bulk._AHEAD
+
+
+def where(tag: str, items):
+    """Each item doubled, with the process and the niceness it was worked on in."""
+    return [(tag, item * 2, os.getpid(), os.nice(0)) for item in items]
+
+
+def exploding(items):
+    if 13 in items:
+        raise ValueError("thirteen")
+    return list(items)
+
+
+def dying(parent: int, items):
+    if 13 in items and os.getpid() != parent:
+        os._exit(3)  # a process killed in the middle of a run
+    return list(items)
+
+
+def test_work_started_ahead_is_what_shared_map_gives_worked_on_elsewhere_and_leaves_no_file():
+    items = list(range(100))
+    bulk.ahead(partial(where, "a"), items, 10)
+    (job,) = bulk._AHEAD.values()
+    folder = job.folder
+    got = bulk.shared_map(partial(where, "a"), items, 10)
+    assert [(tag, v) for tag, v, _, _ in got] == [("a", i * 2) for i in items]
+    assert {pid for _, _, pid, _ in got} - {os.getpid()} and os.getpid() not in {pid for _, _, pid, _ in got}
+    assert not bulk._AHEAD and not Path(folder).exists()
+
+
+def test_each_job_started_after_the_first_runs_nicer_so_the_first_has_the_cores():
+    bulk.ahead(partial(where, "first"), list(range(40)), 10)
+    bulk.ahead(partial(where, "second"), list(range(40)), 10)
+    second = bulk.shared_map(partial(where, "second"), list(range(40)), 10)
+    first = bulk.shared_map(partial(where, "first"), list(range(40)), 10)
+    base = os.nice(0)
+    assert {n for *_, n in first} == {base} and {n for *_, n in second} == {min(19, base + bulk.NICER)}
+
+
+def test_a_call_that_differs_from_the_job_started_is_worked_as_ever_and_the_job_is_stopped_at_exit():
+    bulk.ahead(partial(where, "a"), list(range(50)), 10)
+    other = bulk.shared_map(partial(where, "a"), list(range(51)), 10)  # one item more: another job
+    assert [v for _, v, _, _ in other] == [i * 2 for i in range(51)]
+    assert len(bulk._AHEAD) == 1  # not taken
+    folder = next(iter(bulk._AHEAD.values())).folder
+    bulk.settle()
+    assert not bulk._AHEAD and not Path(folder).exists()
+
+
+def test_what_a_run_raises_elsewhere_is_raised_where_the_results_are_taken():
+    bulk.ahead(exploding, list(range(40)), 10)
+    (job,) = bulk._AHEAD.values()
+    with pytest.raises(ValueError, match="thirteen"):
+        bulk.shared_map(exploding, list(range(40)), 10)
+    assert not Path(job.folder).exists() and not job.pids  # nothing left behind, no process left running
+
+
+def test_a_run_whose_process_was_killed_is_run_here():
+    work = partial(dying, os.getpid())
+    bulk.ahead(work, list(range(40)), 10)
+    assert bulk.shared_map(work, list(range(40)), 10) == list(range(40))
+
+
+def test_too_little_work_or_no_fork_starts_nothing(monkeypatch):
+    bulk.ahead(partial(where, "a"), [1, 2], 10)
+    assert not bulk._AHEAD
+    monkeypatch.setattr(bulk, "can_fork", lambda: False)
+    bulk.ahead(partial(where, "a"), list(range(40)), 10)
+    assert not bulk._AHEAD
+
+
+def test_a_first_check_that_reads_all_ahead_says_what_one_that_reads_nothing_ahead_says(make_kb, monkeypatch, tmp_path):
+    """The records, verifier modules and ledger of a knowledge base no cache keeps, read ahead, give the diagnostics
+    a check reading each as it comes gives, and the caches a second run takes them from."""
+    from tests.conftest import write_result
+
+    root = make_kb("unknown-field")
+    write_result(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    (root / "results" / "THEORY-085" / "nothing.cpu.json").write_text("{not json")
+    monkeypatch.setattr(cache, "RACY_S", -1.0)
+    for module in (audit, knowledge_base, across, metric_rules, problems):
+        monkeypatch.setattr(module, "CACHE_FROM", 1)
+    for module in (knowledge_base, verifiers, store):
+        monkeypatch.setattr(module, "PARALLEL_FROM", 1)
+
+    def check(cache_dir: str, ahead: bool) -> list[str]:
+        monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / cache_dir))
+        if ahead:
+            audit.ahead(root)
+            assert len(bulk._AHEAD) == 3  # records, verifier modules, ledger
+        found = [d.render() for d in audit.run(load(root))]
+        assert not bulk._AHEAD  # every job taken
+        bulk.settle()
+        return found
+
+    plain = check("plain", ahead=False)
+    assert plain and any("ledger" in d for d in plain)
+    assert check("ahead", ahead=True) == plain
+    audit.ahead(root)
+    assert not bulk._AHEAD  # kept now: nothing to read ahead
+    assert check("ahead", ahead=False) == plain
