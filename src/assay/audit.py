@@ -24,8 +24,9 @@ def ahead(root: Path) -> None:
     records, verifier modules and ledger, in that order, in one pool (``bulk.ahead``), so that while this process
     works on the records alone (the rules across them) the cores go on reading the rest."""
     root = Path(root).resolve()
-    if len(record_names(root)) >= CACHE_FROM:
-        knowledge_base.ahead(root)
+    names = record_names(root)
+    if len(names) >= CACHE_FROM:
+        knowledge_base.ahead(root, names)
         verifiers.ahead(root)
         store.ahead(root)
 

@@ -110,10 +110,10 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
 PARALLEL_FROM = 2000
 
 
-def ahead(root: Path) -> None:
+def ahead(root: Path, paths: list[tuple[str, str]] | None = None) -> None:
     """Start parsing every record under the resolved ``root`` (``bulk.ahead``) if the records' cache keeps none:
-    ``load`` takes the parses."""
-    paths = record_names(root)
+    ``load`` takes the parses. ``paths``: ``record_names(root)``, where the caller has them."""
+    paths = record_names(root) if paths is None else paths
     if len(paths) >= CACHE_FROM and not kept(root, "records"):
         bulk.ahead(partial(_parse_chunk, root, frozenset(_direct(root))), [f"{f}/{n}" for f, n in paths], PARALLEL_FROM)
 
