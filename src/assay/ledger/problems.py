@@ -55,19 +55,25 @@ FIGURES_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.problems")
 _ORPHAN_HINT = "delete it (git rm), or restore the check it belongs to; nothing reads it"
 
 
-def _orphan(kb: KnowledgeBase, key: Key) -> str:
+def _orphan(kb: KnowledgeBase, key: Key, devices: dict[str, dict[str, tuple[str, ...]] | None]) -> str:
     """Whose result ``key`` is, where this knowledge base has no such claim, check or device (else empty). A claim
-    whose record is invalid is not judged: its checks cannot be told."""
+    whose record is invalid is not judged: its checks cannot be told. ``devices``: each claim's checks and their
+    devices, as far as made (from the outline: no record is thawed), kept between keys."""
     cid, check_id, device = key
     if cid not in kb.by_id:
         return f"{cid}, which is not a record here"
-    loaded = kb.claim_files.get(cid)
-    if loaded is None or loaded.outline is None:
+    if cid not in devices:
+        loaded = kb.claim_files.get(cid)
+        checks = None if loaded is None or loaded.outline is None else loaded.outline.checks
+        devices[cid] = None if checks is None else {}
+        for c in checks or ():
+            devices[cid].setdefault(c.id, tuple(c.devices))  # type: ignore[union-attr]  # of a duplicate id, the first
+    known = devices[cid]
+    if known is None:
         return ""
-    check = next((c for c in loaded.outline.checks if c.id == check_id), None)  # the outline: no record is thawed
-    if check is None:
+    if check_id not in known:
         return f"check '{check_id}', which {cid} does not have"
-    return "" if device in check.devices else f"{cid}/{check_id} on {device}, a device the check does not declare"
+    return "" if device in known[check_id] else f"{cid}/{check_id} on {device}, a device the check does not declare"
 
 
 def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
@@ -75,8 +81,9 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     big = len(kb.files) >= CACHE_FROM
     ledger = read_ledger(kb.root, cache=big)
     yield from ledger.diagnostics
+    devices: dict[str, dict[str, tuple[str, ...]] | None] = {}
     for key in ledger.results:  # the keys only: no result is validated for this
-        whose = _orphan(kb, key)
+        whose = _orphan(kb, key, devices)
         if whose:
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
             yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
