@@ -122,3 +122,18 @@ def test_a_first_check_that_reads_all_ahead_says_what_one_that_reads_nothing_ahe
     audit.ahead(root)
     assert not bulk._AHEAD  # kept now: nothing to read ahead
     assert check("ahead", ahead=False) == plain
+
+
+def test_results_wait_on_disk_where_shared_memory_has_little_room(monkeypatch, tmp_path):
+    """A container's /dev/shm of 64 MB would fill: the results then wait in the temporary folder."""
+    import tempfile
+
+    class Full:
+        f_bavail, f_frsize = 64 * 2**20 // 4096, 4096
+
+    monkeypatch.setattr(bulk.os, "statvfs", lambda path: Full())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    bulk.ahead(partial(where, "a"), list(range(40)), 10)
+    (job,) = bulk._AHEAD.values()
+    assert Path(job.folder).parent == tmp_path
+    assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]

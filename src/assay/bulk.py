@@ -95,7 +95,7 @@ def _key(chunk: Callable[..., Any], items: Sequence[Any]) -> Hashable:
 
 class _Job:
     """One job ``ahead`` started: its runs, forked processes that take them one at a time, and a private folder
-    where each leaves the pickle of a run's results (in shared memory where the system has it). No thread of this
+    where each leaves the pickle of a run's results (in shared memory where it has room). No thread of this
     process takes part, so this process works on undisturbed while they do, and forks as it likes: a pool's thread
     had to hold the interpreter's lock to hand out each run, and starved the processes while this one worked.
 
@@ -105,7 +105,7 @@ class _Job:
     def __init__(self, chunk: Callable[[Sequence[Any]], list[Any]], items: Sequence[Any], nice: int):
         size = -(-len(items) // (cores() * 16))
         self.chunk, self.runs = chunk, [items[i : i + size] for i in range(0, len(items), size)]
-        self.folder = tempfile.mkdtemp(prefix="assay-ahead-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        self.folder = tempfile.mkdtemp(prefix="assay-ahead-", dir=_shared_memory())
         numbers, numbers_in = os.pipe()
         self.done, done_in = os.pipe()
         os.write(numbers_in, b"".join(struct.pack("<I", i) for i in range(len(self.runs))))  # 16 a core: 512 bytes
@@ -159,6 +159,19 @@ class _Job:
         with contextlib.suppress(OSError):
             os.close(self.done)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+#: The room a job's results may need in shared memory: with less free there (a container's 64 MB), they wait on disk.
+SHM_ROOM = 2**30
+
+
+def _shared_memory() -> str | None:
+    """``/dev/shm`` where the system has it with ``SHM_ROOM`` free, else None (the temporary folder)."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if st.f_bavail * st.f_frsize >= SHM_ROOM else None
 
 
 def _fork_worker(job: _Job, numbers: int, done: int, nice: int) -> int:
