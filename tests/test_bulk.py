@@ -137,3 +137,24 @@ def test_results_wait_on_disk_where_shared_memory_has_little_room(monkeypatch, t
     (job,) = bulk._AHEAD.values()
     assert Path(job.folder).parent == tmp_path
     assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]
+
+
+def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monkeypatch, tmp_path):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(bulk, "_shared_memory", lambda: None)
+    forks = [0]
+    real = bulk.os.fork
+
+    def second_fails():
+        forks[0] += 1
+        if forks[0] == 2:
+            raise OSError("Resource temporarily unavailable")
+        return real()
+
+    monkeypatch.setattr(bulk.os, "fork", second_fails)
+    bulk.ahead(partial(where, "a"), list(range(40)), 10)
+    assert not bulk._AHEAD and list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(bulk.os, "fork", real)
+    assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]

@@ -83,7 +83,10 @@ def ahead(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_
     that the cores go to what this process will wait for first, and a later job takes what they leave idle. Nothing
     starts for fewer than ``parallel_from`` items, or where no process may be forked."""
     if len(items) >= parallel_from and can_fork() and _key(chunk, items) not in _AHEAD:
-        _AHEAD[_key(chunk, items)] = _Job(chunk, items, min(19, NICER * len(_AHEAD)))
+        try:
+            _AHEAD[_key(chunk, items)] = _Job(chunk, items, min(19, NICER * len(_AHEAD)))
+        except OSError:
+            pass  # no folder, pipe or process to be had: the work is done when it is asked for, as ever
 
 
 def _key(chunk: Callable[..., Any], items: Sequence[Any]) -> Hashable:
@@ -106,13 +109,21 @@ class _Job:
         size = -(-len(items) // (cores() * 16))
         self.chunk, self.runs = chunk, [items[i : i + size] for i in range(0, len(items), size)]
         self.folder = tempfile.mkdtemp(prefix="assay-ahead-", dir=_shared_memory())
+        self.pids: list[int] = []
         numbers, numbers_in = os.pipe()
         self.done, done_in = os.pipe()
-        os.write(numbers_in, b"".join(struct.pack("<I", i) for i in range(len(self.runs))))  # 16 a core: 512 bytes
-        os.close(numbers_in)
-        self.pids = [_fork_worker(self, numbers, done_in, nice) for _ in range(cores())]
-        os.close(numbers)
-        os.close(done_in)
+        try:
+            os.write(numbers_in, b"".join(struct.pack("<I", i) for i in range(len(self.runs))))  # 16 a core: 512 bytes
+            os.close(numbers_in)
+            for _ in range(cores()):
+                self.pids.append(_fork_worker(self, numbers, done_in, nice))
+        except OSError:  # no process to be had: none is left running, nothing is left behind
+            self.close()
+            raise
+        finally:
+            for fd in (numbers_in, numbers, done_in):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     def take(self) -> list[Any]:
         """The results of every run, in order, each read as soon as it and those before it are done; a run no process
