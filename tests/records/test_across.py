@@ -445,3 +445,25 @@ def test_evidence_reading_a_metric_no_expectation_names_suggests_the_nearest(dia
         "of check 'log-n-cap' names\n"
         "  hint: did you mean 'excess'?"
     )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_knots_found_are_the_strongly_connected_components_networkx_finds(seed):
+    """Random graphs with self-links, links to ids that link nowhere, and long chains."""
+    import random
+
+    import networkx as nx
+
+    from assay.records.across import strongly_connected
+
+    rnd = random.Random(seed)
+    n = rnd.randrange(1, 300)
+    links = {f"N{i}": [f"N{rnd.randrange(n + 20)}" for _ in range(rnd.choice((0, 1, 1, 2, 3)))] for i in range(n)}
+    if seed % 4 == 0:  # a chain as long as the recursion limit could not walk
+        links = {f"N{i}": [f"N{i + 1}"] for i in range(5000)} | {"N5000": ["N0"]}
+    g = nx.DiGraph()
+    g.add_nodes_from(links)
+    g.add_edges_from((a, b) for a, targets in links.items() for b in targets if b in links)
+    ours = sorted(sorted(c) for c in strongly_connected(links))
+    assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(g))
+    assert sum(len(c) for c in ours) == len(links)
