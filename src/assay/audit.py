@@ -21,8 +21,9 @@ from assay.records.knowledge_base import KnowledgeBase, record_names
 
 def ahead(root: Path) -> None:
     """Start reading all that ``run`` reads of a large knowledge base where no cache keeps it (a first run): its
-    records, verifier modules and ledger, in that order, in one pool (``bulk.ahead``), so that while this process
-    works on the records alone (the rules across them) the cores go on reading the rest."""
+    records, verifier modules and ledger, each a job of forked processes at a lower priority than the one before
+    (``bulk.ahead``), so that while this process works on the records alone (the rules across them) the cores go
+    on reading the rest."""
     root = Path(root).resolve()
     names = record_names(root)
     if len(names) >= CACHE_FROM:

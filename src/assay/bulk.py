@@ -8,8 +8,8 @@ thread can copy a lock that thread holds): elsewhere the work is done here, with
 check``: the records, the verifier modules, the ledger) keeps every core busy while it works alone on what came
 first; the ``shared_map`` that asks for it takes its results.
 ``behind`` does work that nothing in this process waits for (writing a large cache) in a forked process while
-this one goes on; ``settle`` waits for it (for the work under one name, or all of
-it), and runs at exit, so a command has written what it writes when it ends.
+this one goes on; ``settle`` waits for it (for the work under one name, or all of it), and runs at exit, so a
+command has written what it writes when it ends.
 ``no_collection`` pauses the cyclic collector while a great many objects and no cycles are made: each
 collection would only walk every object made before (it made parsing two to three times slower in a
 process that holds a loaded knowledge base).
@@ -110,20 +110,23 @@ class _Job:
         self.chunk, self.runs = chunk, [items[i : i + size] for i in range(0, len(items), size)]
         self.folder = tempfile.mkdtemp(prefix="assay-ahead-", dir=_shared_memory())
         self.pids: list[int] = []
-        numbers, numbers_in = os.pipe()
-        self.done, done_in = os.pipe()
+        self.done = numbers = numbers_in = done_in = -1
         try:
+            numbers, numbers_in = os.pipe()
+            self.done, done_in = os.pipe()
             os.write(numbers_in, b"".join(struct.pack("<I", i) for i in range(len(self.runs))))  # 16 a core: 512 bytes
             os.close(numbers_in)
+            numbers_in = -1
             for _ in range(cores()):
                 self.pids.append(_fork_worker(self, numbers, done_in, nice))
-        except OSError:  # no process to be had: none is left running, nothing is left behind
+        except OSError:  # no pipe or process to be had: none is left running, nothing is left behind
             self.close()
             raise
         finally:
             for fd in (numbers_in, numbers, done_in):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
 
     def take(self) -> list[Any]:
         """The results of every run, in order, each read as soon as it and those before it are done; a run no process
@@ -167,8 +170,10 @@ class _Job:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
         self.pids = []
-        with contextlib.suppress(OSError):
-            os.close(self.done)
+        if self.done >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.done)
+            self.done = -1
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -64,14 +64,11 @@ def test_no_command_crashes_on_a_folder_named_like_a_record(kb_root, capsys, arg
     assert "internal error" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("told", [-7, 0, 9])
-def test_a_file_whose_size_changes_between_its_open_and_its_read_is_read_to_its_end(tmp_path, monkeypatch, told):
-    """One read of one byte more than fstat says ends an unchanged file; a file that grew or shrank after the open
-    (fstat told too little or too much) is read on to its end, so no byte is lost and none made up."""
+def _fstat_tells(monkeypatch, size) -> None:
+    """``fstat`` as ``assay.files`` sees it tells ``size(true size)`` for a file's size: what it was at the open,
+    before the file grew or shrank."""
     from assay import files
 
-    data = b"x" * 5000 + b"tail"
-    (tmp_path / "r.yaml").write_bytes(data)
     real_fstat = os.fstat
 
     class Told:
@@ -83,9 +80,20 @@ def test_a_file_whose_size_changes_between_its_open_and_its_read_is_read_to_its_
 
         @property
         def st_size(self):
-            return self._st.st_size + told
+            return size(self._st.st_size)
 
     monkeypatch.setattr(files.os, "fstat", lambda fd: Told(real_fstat(fd)))
+
+
+@pytest.mark.parametrize("told", [-7, 0, 9])
+def test_a_file_whose_size_changes_between_its_open_and_its_read_is_read_to_its_end(tmp_path, monkeypatch, told):
+    """One read of one byte more than fstat says ends an unchanged file; a file that grew or shrank after the open
+    (fstat told too little or too much) is read on to its end, so no byte is lost and none made up."""
+    from assay import files
+
+    data = b"x" * 5000 + b"tail"
+    (tmp_path / "r.yaml").write_bytes(data)
+    _fstat_tells(monkeypatch, lambda size: size + told)
     reads: list[int] = []
     real_read = os.read
     monkeypatch.setattr(files.os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
@@ -98,17 +106,6 @@ def test_a_file_that_grows_past_the_limit_after_its_open_is_refused(tmp_path, mo
     from assay import files
 
     (tmp_path / "r.yaml").write_bytes(b"y" * 300)
-    real_fstat = os.fstat
-
-    class Small:
-        def __init__(self, st):
-            self._st = st
-
-        def __getattr__(self, name):
-            return getattr(self._st, name)
-
-        st_size = 10  # what it was when opened; it has 300 bytes by the read
-
-    monkeypatch.setattr(files.os, "fstat", lambda fd: Small(real_fstat(fd)))
+    _fstat_tells(monkeypatch, lambda size: 10)  # 10 bytes when opened; 300 by the read
     with pytest.raises(files.Unreadable, match="grew past"):
         files.read_in_stat(str(tmp_path), "r.yaml", limit=100)
