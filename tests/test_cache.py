@@ -22,13 +22,13 @@ def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "RACY_S", -1.0)  # files written by the test are older than the tick that stamps them
     seen: list[str] = []
-    real = validation.load_file
+    real = validation.load_record
 
-    def counting(path: Path, root: Path, direct: bool = False) -> Loaded:
-        seen.append(f"{path.parent.name}/{path.name}")
-        return real(path, root, direct)
+    def counting(root: Path, rel: str, direct: bool = False) -> Loaded:
+        seen.append(rel)
+        return real(root, rel, direct)
 
-    monkeypatch.setattr(knowledge_base, "load_file", counting)
+    monkeypatch.setattr(knowledge_base, "load_record", counting)
     return seen
 
 

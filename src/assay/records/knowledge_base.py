@@ -15,7 +15,7 @@ from assay.cache import CACHE_FROM, ParseCache, kept
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
-from assay.records.validation import load_file
+from assay.records.validation import load_record
 
 
 class Records(Mapping[str, Any]):
@@ -89,12 +89,12 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
         store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
         if store is None:
-            return KnowledgeBase(root, [load_file(root / folder / name, root, folder in direct) for folder, name in paths])
+            return KnowledgeBase(root, [load_record(root, f"{folder}/{name}", folder in direct) for folder, name in paths])
         kept: list[Loaded | None] = []
         missing: list[tuple[int, str]] = []  # (index, rel) of the files to parse
         for folder, name in paths:
             rel = f"{folder}/{name}"
-            # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_file)
+            # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_record)
             kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
             if kept[-1] is None:
                 missing.append((len(kept) - 1, rel))
@@ -130,7 +130,7 @@ def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list
     A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
     so from ``PARALLEL_FROM`` files on they are shared among forked processes (``bulk.shared_map``). Each
     parse comes back as the cache keeps it: plain fields and one frozen string. ``direct``: the folders known to
-    be no link and to lie inside the resolved ``root`` (``load_file``).
+    be no link and to lie inside the resolved ``root`` (``load_record``).
     """
     return bulk.shared_map(partial(_parse_chunk, root, frozenset(direct)), rels, PARALLEL_FROM)
 
@@ -141,7 +141,7 @@ def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> lis
 
 def parse_for_cache(root: Path, rel: str, direct: bool = False) -> Loaded:
     """One record file as the cache keeps it: parsed, its heavy parts pickled."""
-    loaded = load_file(root / rel, root, direct)
+    loaded = load_record(root, rel, direct)
     loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
     return loaded
 
