@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from measure import measured  # noqa: E402
+from measure import measured, reference_seconds  # noqa: E402
 
 from assay.model import Claim
 
@@ -378,12 +378,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs of each warm command; the fastest is shown")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    before = reference_seconds()
+    print(f"reference work (measure.reference_seconds): {before:.3f} CPU s", flush=True)
     rows = {}
     for n in sizes:
         rows[n] = bench(n, args.keep, n == min(sizes), args.repeat)
         print(table(rows), flush=True)
     print("\nno command imported a verifier module")
     print("\n".join(targets(rows)))
+    print(f"reference work: {before:.3f} CPU s before, {reference_seconds():.3f} after: the machine's speed beside the seconds")
 
 
 if __name__ == "__main__":

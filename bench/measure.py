@@ -34,3 +34,18 @@ def measured(argv: list[str], env: Mapping[str, str]) -> tuple[float, float, flo
     *lines, last = proc.stderr.decode(errors="replace").rstrip("\n").split("\n")
     cpu, kb, rc = last.split()
     return wall, float(cpu), int(kb) / 1024, int(rc), "\n".join(lines)
+
+
+def reference_seconds(repeat: int = 3) -> float:
+    """CPU seconds of a fixed piece of pure-Python work (a loop of integer, string and dict operations), the least
+    of ``repeat`` runs: this machine's speed at the time of a run, printed beside every benchmark's figures so that
+    figures of runs on other days can be set side by side: targets in seconds were set on a faster day."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        seen: dict[str, int] = {}
+        for i in range(400_000):
+            key = " ".join(f"w{i % 97} x{i % 13}".split())
+            seen[key] = seen.get(key, 0) + i
+        best = min(best, time.process_time() - start)
+    return best

@@ -33,5 +33,9 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+#: ``json.dumps(parts, sort_keys=True)`` without making an encoder each call (a tenth of reading a ledger file).
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
+
+
 def input_hash(parts: dict[str, str]) -> str:
-    return digest(json.dumps(parts, sort_keys=True).encode())
+    return digest(_SORTED_JSON(parts).encode())

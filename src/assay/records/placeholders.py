@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import yaml
@@ -169,6 +169,20 @@ class Placeholders:
 
     texts: frozenset[str]
     fields: dict[str, tuple[tuple[str, ...], ...]]
+
+    @cached_property
+    def tries(self) -> dict[str, dict]:
+        """The fields of each folder as one nested mapping (``"*"``: every list item); ``None`` marks where a field
+        ends, and holds its number in ``fields``."""
+        out: dict[str, dict] = {}
+        for folder, paths in self.fields.items():
+            trie = out[folder] = {}
+            for number, path in enumerate(paths):
+                node = trie
+                for part in path:
+                    node = node.setdefault(part, {})
+                node[None] = number
+        return out
 
 
 @cache

@@ -8,7 +8,7 @@ its parse (``assay.cache``).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 from assay.diagnostics import Diagnostic
 from assay.experiment import MetricSpec
@@ -201,36 +201,36 @@ def _kind(quantity: str | None, unit: str) -> str:
 def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
     """Texts that `assay new` wrote and nobody replaced, looked for in the fields it writes them to."""
     where = placeholders()
-    for loc, value in _at(f.data, where.fields.get(f.folder, ())):
-        if " ".join(value.split()) in where.texts:
-            yield f.diag(
-                loc,
-                "placeholder",
-                f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
-                "replace it with what the check measures" if loc[0] == "checks" else "replace it with what the source says",
-            )
+    found: list[tuple[int, tuple, str]] = []
+    _find(f.data, where.tries.get(f.folder, {}), (), where.texts, found)
+    for _, loc, value in sorted(found, key=lambda x: x[0]):  # field by field, as the fields are listed
+        yield f.diag(
+            loc,
+            "placeholder",
+            f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
+            "replace it with what the check measures" if loc[0] == "checks" else "replace it with what the source says",
+        )
 
 
-def _at(data: object, paths: tuple[tuple, ...]) -> list[tuple[tuple, str]]:
-    """The string values at ``paths`` in ``data`` (``"*"`` in a path stands for every list index), path by path."""
-    out: list[tuple[tuple, str]] = []
-    for path in paths:
-        _collect(data, path, 0, (), out)
-    return out
-
-
-def _collect(node: object, path: tuple, depth: int, loc: tuple, out: list[tuple[tuple, str]]) -> None:
-    if depth == len(path):
-        if isinstance(node, str):
-            out.append((loc, node))
-        return
-    part = path[depth]
-    if part == "*":
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                _collect(item, path, depth + 1, loc + (i,), out)
-    elif isinstance(node, dict) and part in node:
-        _collect(node[part], path, depth + 1, loc + (part,), out)
+def _find(node: object, trie: dict, loc: tuple, texts: frozenset[str], out: list[tuple[int, tuple, str]]) -> None:
+    """Each string at a field of ``trie`` (``Placeholders.tries``) below ``node`` whose words are one of ``texts``,
+    with the field's number and its place: one walk over the fields that share a beginning (``checks[*]``)."""
+    for part, below in trie.items():
+        if part is None:
+            continue
+        if part == "*":
+            children: Iterable[tuple[object, object]] = enumerate(node) if isinstance(node, list) else ()
+        elif isinstance(node, dict) and part in node:
+            children = ((part, node[part]),)
+        else:
+            continue
+        end = below.get(None)
+        for key, child in children:
+            if isinstance(child, str):
+                if end is not None and " ".join(child.split()) in texts:
+                    out.append((end, loc + (key,), child))
+            elif isinstance(child, (dict, list)):
+                _find(child, below, loc + (key,), texts, out)
 
 
 def _dotted(loc: tuple) -> str:
