@@ -64,9 +64,11 @@ def main() -> int:
     total_cpu = sum(r[0] for r in rows)
     print(f"{len(rows)} checks, {total_cpu:.0f} CPU s in all")
     label = ", ".join(args.claim) if args.claim else "every CPU check"
-    print(f"wall {wall:.0f} s for {label} with -n 2: {wall / ALL_CPU_CHECKS_S:.2f} of the {ALL_CPU_CHECKS_S:.0f} s budget")
     most = max((r[0] for r in rows), default=0.0)
-    print(f"wall {wall:.0f} s (target {ALL_CPU_CHECKS_S:.0f} s) {'holds' if wall <= ALL_CPU_CHECKS_S else 'MISSED'}")
+    print(
+        f"wall {wall:.0f} s for {label} with -n 2 (target {ALL_CPU_CHECKS_S:.0f} s): {wall / ALL_CPU_CHECKS_S:.2f} of it, "
+        f"{'holds' if wall <= ALL_CPU_CHECKS_S else 'MISSED'}"
+    )
     print(
         f"most CPU of one check {most:.1f} s (target {PER_CHECK_CPU_S:.0f} s) {'holds' if most <= PER_CHECK_CPU_S else 'MISSED'}"
     )

@@ -38,8 +38,8 @@ def measured(argv: list[str], env: Mapping[str, str]) -> tuple[float, float, flo
 
 def reference_seconds(repeat: int = 3) -> float:
     """CPU seconds of a fixed piece of pure-Python work (a loop of integer, string and dict operations), the least
-    of ``repeat`` runs: this machine's speed at the time of a run, printed beside every benchmark's figures so that
-    figures of runs on other days can be set side by side: targets in seconds were set on a faster day."""
+    of ``repeat`` runs: the machine's speed at the time of a run, printed beside a benchmark's seconds so that runs
+    on different days (a shared machine's speed varies twofold) can be compared."""
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
