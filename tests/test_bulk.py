@@ -158,3 +158,21 @@ def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monke
     assert not bulk._AHEAD and list(tmp_path.iterdir()) == []
     monkeypatch.setattr(bulk.os, "fork", real)
     assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]
+
+
+def test_the_results_come_with_the_pickle_each_process_made_of_its_runs_where_processes_made_them(monkeypatch):
+    """A cache keeps those pickles as they are (``assay.cache.ParseCache.put_runs``): they must be the results."""
+    import pickle
+
+    items = list(range(100))
+    bulk.ahead(partial(where, "a"), items, 10)
+    ahead = bulk.shared_map(partial(where, "a"), items, 10)
+    pooled = bulk.shared_map(partial(where, "a"), items, 10)  # no job ahead: a pool of forked processes
+    for got in (ahead, pooled):
+        assert got.pickles and len(got.pickles) > 1
+        assert [r for p in got.pickles for r in pickle.loads(p)] == list(got)
+    assert bulk.shared_map(partial(where, "a"), items[:5], 10).pickles is None  # done here: nothing was pickled
+    work = partial(dying, os.getpid())
+    bulk.ahead(work, list(range(40)), 10)
+    rerun = bulk.shared_map(work, list(range(40)), 10)
+    assert rerun == list(range(40)) and rerun.pickles is None  # a run done here: the pickles would not be whole

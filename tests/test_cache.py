@@ -325,3 +325,82 @@ def test_settling_one_name_waits_for_that_work_alone(monkeypatch, tmp_path):
     assert list(bulk._BEHIND.values()) == ["slow"]
     bulk.settle()
     assert slow.read_text() == "done" and not bulk._BEHIND
+
+
+def _first_check_forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A first check of ``root`` whose records, verifier modules and ledger forked processes read ahead."""
+    from assay.ledger import problems
+    from assay.ledger import store as ledger_store
+    from assay.records import across, metric_rules, verifiers
+
+    monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    for module in (audit, knowledge_base, across, metric_rules, problems):
+        monkeypatch.setattr(module, "CACHE_FROM", 1)
+    for module in (knowledge_base, verifiers, ledger_store):
+        monkeypatch.setattr(module, "PARALLEL_FROM", 1)
+    audit.ahead(root)
+    assert len(bulk._AHEAD) == 3
+    kb = load(root)
+    bulk.settle()
+    found = [d.render() for d in audit.run(kb)]
+    for module in (knowledge_base, verifiers, ledger_store):
+        monkeypatch.setattr(module, "PARALLEL_FROM", 10**9)  # from now on, whatever is read is read here
+    return found
+
+
+def test_a_first_reading_by_forked_processes_is_kept_as_they_pickled_it_and_a_second_run_reads_nothing(
+    kb_root, parsed, monkeypatch
+):
+    from assay.ledger import store as ledger_store
+    from assay.records import verifiers
+    from tests.conftest import write_result
+
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    (kb_root / "results" / "THEORY-085" / "nothing.cpu.json").write_text("{not json")  # kept with its diagnostic
+    parsed.clear()  # writing the result read the claim
+    first = _first_check_forked(kb_root, monkeypatch)
+    assert parsed == [] and any("nothing.cpu.json" in d for d in first)
+    alone = ledger_store.read_ledger(kb_root)  # as read with no cache
+    read: list[str] = []
+    real_entry, real_module = ledger_store._read_entry, verifiers.read_module
+    monkeypatch.setattr(ledger_store, "_read_entry", lambda root, *item: read.append(item[1]) or real_entry(root, *item))
+    monkeypatch.setattr(verifiers, "read_module", lambda root, rel: read.append(rel) or real_module(root, rel))
+    assert [d.render() for d in audit.run(load(kb_root))] == first
+    assert parsed == [] and read == []  # records, ledger files and verifier modules all kept
+    kept = ledger_store.read_ledger(kb_root, cache=True)
+    assert read == [] and dict(kept.results.items()) == dict(alone.results.items()) and len(alone.results) == 1
+    assert [d.render() for d in kept.diagnostics] == [d.render() for d in alone.diagnostics] != []
+
+
+def test_a_first_reading_within_the_racy_window_is_not_kept_though_the_processes_pickled_it(kb_root, parsed, monkeypatch):
+    from tests.conftest import write_result
+
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    monkeypatch.setattr(cache, "RACY_S", 3600.0)  # every file was changed within the hour
+    first = _first_check_forked(kb_root, monkeypatch)
+    parsed.clear()
+    assert [d.render() for d in audit.run(load(kb_root))] == first
+    assert parsed == [f"{folder}/{name}" for folder, name in knowledge_base.record_names(kb_root.resolve())]  # none kept
+
+
+def test_a_file_kept_after_a_first_reading_was_kept_as_pickled_is_kept_beside_it(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "RACY_S", -1.0)
+    root = tmp_path / "kb"
+    root.mkdir()
+    first = ParseCache(root, "things")
+    old = (1, 2, 3, 4, 5)
+    runs = [memoryview(pickle.dumps([("a", 1), ("b", 2)])), memoryview(pickle.dumps([("c", 3)]))]
+    first.put_runs([("a.txt", old), ("b.txt", None), ("c.txt", old)], runs, take=1)  # b: no stamp, never kept
+    first.put("d.txt", old, 4)
+    first.save()
+    again = ParseCache(root, "things")
+    assert {rel: again.get(rel, old) for rel in ("a.txt", "b.txt", "c.txt", "d.txt")} == {
+        "a.txt": 1,
+        "b.txt": None,
+        "c.txt": 3,
+        "d.txt": 4,
+    }

@@ -54,7 +54,15 @@ def pool() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(cores(), mp_context=mp.get_context("fork"))
 
 
-def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_from: int) -> list[R]:
+class Mapped(list):  # type: ignore[type-arg]
+    """What ``shared_map`` gives: the results, in order; and ``pickles``, where forked processes made them, the
+    pickle of each run's results as it came back (a view of the bytes, in order), so that a cache can keep what
+    was read without pickling it again; None where the work was done here."""
+
+    pickles: list[memoryview] | None = None
+
+
+def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_from: int) -> Mapped:
     """``chunk`` of every item, in order, each call given a run of items and giving one result each: from
     ``parallel_from`` items on, the runs go to forked processes where ``can_fork``, sixteen a core, so that a core
     done first waits for a short run only. ``chunk`` is sent to them by name: a function of a module, or a
@@ -63,10 +71,21 @@ def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], para
     if job is not None:
         return job.take()
     if len(items) < parallel_from or not can_fork():
-        return chunk(items)
+        return Mapped(chunk(items))
     size = -(-len(items) // (cores() * 16))
     with no_collection(), pool() as workers:  # the results are unpickled here: many objects, no cycle
-        return [r for part in workers.map(chunk, [items[i : i + size] for i in range(0, len(items), size)]) for r in part]
+        pickles = [
+            memoryview(p)
+            for p in workers.map(partial(_pickled, chunk), [items[i : i + size] for i in range(0, len(items), size)])
+        ]
+        out = Mapped(r for p in pickles for r in pickle.loads(p))
+    out.pickles = pickles
+    return out
+
+
+def _pickled(chunk: Callable[[Sequence[T]], list[R]], run: Sequence[T]) -> bytes:
+    """The pickle of ``chunk(run)``, made in the forked process: the bytes come back as they are."""
+    return pickle.dumps(chunk(run), pickle.HIGHEST_PROTOCOL)
 
 
 #: How much nicer (``os.nice``) each job ``ahead`` starts is than the one before: ten steps, a tenth of the share.
@@ -128,10 +147,11 @@ class _Job:
                     with contextlib.suppress(OSError):
                         os.close(fd)
 
-    def take(self) -> list[Any]:
+    def take(self) -> Mapped:
         """The results of every run, in order, each read as soon as it and those before it are done; a run no process
-        finished (one was killed) is run here."""
+        finished (one was killed) is run here (and then the results come without their ``pickles``)."""
         out: list[Any] = []
+        pickles: list[memoryview | None] = []
         done: set[int] = set()
         pending = b""
         try:
@@ -142,25 +162,33 @@ class _Job:
                     done.update(n for (n,) in struct.iter_unpack("<I", pending[:whole]))
                     pending = pending[whole:]
                     while len(out) < len(self.runs) and len(out) in done:
-                        out.append(self._result(len(out)))
-                out += [self.chunk(run) for run in self.runs[len(out) :]]
+                        results, made = self._result(len(out))
+                        out.append(results)
+                        pickles.append(made)
+                while len(out) < len(self.runs):
+                    out.append(self.chunk(self.runs[len(out)]))
+                    pickles.append(None)
         finally:
             self.close()
-        return [r for results in out for r in results]
+        mapped = Mapped(r for results in out for r in results)
+        mapped.pickles = pickles if None not in pickles else None  # type: ignore[assignment]
+        return mapped
 
-    def _result(self, n: int) -> list[Any]:
+    def _result(self, n: int) -> tuple[list[Any], memoryview | None]:
+        """The results of run ``n`` and the pickle they were read from (None where the run was done here)."""
         path = os.path.join(self.folder, str(n))
         try:
             with open(path, "rb") as fh:
-                ok, value = pickle.loads(fh.read())
+                payload = memoryview(fh.read())
+            value = pickle.loads(payload[1:])
         except (OSError, pickle.UnpicklingError, EOFError, ValueError):
-            return self.chunk(self.runs[n])  # the process died writing it: run here
+            return self.chunk(self.runs[n]), None  # the process died writing it: run here
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        if not ok:
+        if payload[:1] != b"+":
             raise value
-        return value
+        return value, payload[1:]
 
     def close(self) -> None:
         """Stop the processes (those done have exited), and remove the folder and what is left in it."""
@@ -202,12 +230,13 @@ def _fork_worker(job: _Job, numbers: int, done: int, nice: int) -> int:
             os.nice(nice)
         while len(got := os.read(numbers, 4)) == 4:
             (n,) = struct.unpack("<I", got)
-            try:
-                payload = pickle.dumps((True, job.chunk(job.runs[n])), pickle.HIGHEST_PROTOCOL)
+            try:  # "+" and the results' pickle, or "!" and the exception's
+                mark, payload = b"+", pickle.dumps(job.chunk(job.runs[n]), pickle.HIGHEST_PROTOCOL)
             except Exception as e:  # noqa: BLE001 - raised again where the results are taken
-                payload = pickle.dumps((False, _picklable(e)), pickle.HIGHEST_PROTOCOL)
+                mark, payload = b"!", pickle.dumps(_picklable(e), pickle.HIGHEST_PROTOCOL)
             fd = os.open(os.path.join(job.folder, str(n)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as fh:
+                fh.write(mark)
                 fh.write(payload)
             os.write(done, struct.pack("<I", n))
         code = 0

@@ -244,9 +244,12 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
     store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else None
     if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
-        read = [e for f in bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM) for e in f]
+        folders = bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
+        read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
-        if store is not None:
+        if store is not None and folders.pickles is not None:  # kept as the processes pickled them
+            store.put_runs([(f"results/{f}/{n}", current) for (f, n, _), current, _ in read], folders.pickles, 2, nested=True)
+        elif store is not None:
             for (f, n, _), current, entry in read:
                 store.put(f"results/{f}/{n}", current, entry)
     else:  # stamped before it is read

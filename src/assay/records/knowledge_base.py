@@ -98,9 +98,14 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
             kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
             if kept[-1] is None:
                 missing.append((len(kept) - 1, rel))
-        for (i, rel), loaded in zip(missing, parse_all(root, [rel for _, rel in missing], direct)):
-            store.put(rel, loaded.stamp, loaded)
+        parsed = parse_all(root, [rel for _, rel in missing], direct)
+        for (i, _), loaded in zip(missing, parsed):
             kept[i] = loaded
+        if store.empty and parsed.pickles is not None:  # a first run: kept as the processes pickled them
+            store.put_runs([(f.path, f.stamp) for f in parsed], parsed.pickles)
+        else:
+            for loaded in parsed:
+                store.put(loaded.path, loaded.stamp, loaded)
         store.save()
         files = [f for f in kept if f is not None]  # every one: the missing were parsed
     return KnowledgeBase(root, files)
@@ -124,7 +129,7 @@ def _direct(root: Path) -> set[str]:
     return {folder for folder in MODELS if (root / folder).resolve() == root / folder}
 
 
-def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list[Loaded]:
+def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> bulk.Mapped:
     """``parse_for_cache`` of each root-relative path, in order.
 
     A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),

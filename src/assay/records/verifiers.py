@@ -104,10 +104,19 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
             todo.append((rel, direct))
     # each module is stamped where it is read, before it is read (``_read_stamped``)
     fresh = bulk.shared_map(partial(_read_stamped, root), [rel for rel, _ in todo], PARALLEL_FROM)
-    for (rel, direct), (current, reading) in zip(todo, fresh):
+    for (rel, _), (_, reading) in zip(todo, fresh):
         out[rel] = reading
-        if store is not None and not isinstance(reading, str):
-            store.put(rel, current if direct else None, reading)
+    if store is not None and store.empty and fresh.pickles is not None:  # a first run: kept as the processes pickled them
+        # a module that could not be read, or one reached through a link, is kept under no stamp: read again next time
+        index = [
+            (rel, current if direct and not isinstance(reading, str) else None)
+            for (rel, direct), (current, reading) in zip(todo, fresh)
+        ]
+        store.put_runs(index, fresh.pickles, take=1)
+    elif store is not None:
+        for (rel, direct), (current, reading) in zip(todo, fresh):
+            if not isinstance(reading, str):
+                store.put(rel, current if direct else None, reading)
     if store is not None:
         store.save()
     return out  # type: ignore[return-value]  # every None was replaced
