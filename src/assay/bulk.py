@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import mmap
 import multiprocessing as mp
 import os
 import pickle
@@ -178,8 +179,8 @@ class _Job:
         """The results of run ``n`` and the pickle they were read from (None where the run was done here)."""
         path = os.path.join(self.folder, str(n))
         try:
-            with open(path, "rb") as fh:
-                payload = memoryview(fh.read())
+            with open(path, "rb") as fh:  # mapped, not read: 430 MB of runs at 50,000 claims were a second of copying
+                payload = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
             value = pickle.loads(payload[1:])
         except (OSError, pickle.UnpicklingError, EOFError, ValueError):
             return self.chunk(self.runs[n]), None  # the process died writing it: run here
