@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -40,13 +39,9 @@ NAME = r"^[a-z][a-z0-9_]*$"
 TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 
 
-def _finite(x: float) -> float:
-    if not math.isfinite(x):
-        raise ValueError("must be a finite number")
-    return x
-
-
-Finite = Annotated[float, AfterValidator(_finite)]
+#: A number that is neither NaN nor infinite, refused by pydantic-core itself: a Python validator called for each
+#: number of a result (every seed's value) cost 8-17 % of validating one of the repository's ledger files.
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 Name = Annotated[str, StringConstraints(pattern=NAME)]
