@@ -254,12 +254,12 @@ def _from_runs(
 ) -> dict[str, tuple[Stamp, Any]]:
     """The entries ``put_runs`` was given: the runs unpickled, their items flattened, each file's value taken; a
     file whose stamp did not stand for its content when it was read is left out."""
-    items: list[Any] = []
-    for run in runs:
-        items += pickle.loads(run)
-    if nested:
-        items = [item for group in items for item in group]
-    values = items if take is None else [item[take] for item in items]
+    values: list[Any] = []
+    for run in runs:  # one run's items at a time: the rest of each item (its path, its stamp again) is let go at once
+        items = pickle.loads(run)
+        if nested:
+            items = [item for group in items for item in group]
+        values += items if take is None else [item[take] for item in items]
     return {rel: (current, value) for (rel, current), value in zip(index, values, strict=True) if current is not None}
 
 
