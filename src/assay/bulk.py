@@ -1,7 +1,8 @@
 """Work over many files at once: shared among forked processes, and with the garbage collector paused.
 
 A knowledge base cloned afresh has every record, ledger file and verifier module to read; ``shared_map`` shares
-such work among forked processes, one per core (at most 8), in chunks, and gives the results in order.
+such work among forked processes, one per core (at most 8), in chunks, and gives the results in order, with the
+pickle each process made of each chunk's results (``Mapped.pickles``: a cache keeps them without pickling again).
 Processes are forked only where the system forks and this process runs no other thread (a fork beside a
 thread can copy a lock that thread holds): elsewhere the work is done here, with the same results.
 ``ahead`` starts such work before it is asked for, so a command that knows what it will read (a first ``assay

@@ -7,14 +7,15 @@ write within the same clock tick could leave its times as they were (git's "raci
 The cache is keyed by the engine too: another version of the loader or the model, of pydantic or of
 PyYAML starts it afresh.
 
-The entries are pickles, and unpickling runs code, so a file is unpickled only when it is certainly this
-user's: it lives in the user's cache folder (``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else
-``~/.cache/assay``), never one inside the knowledge base (a cache there could arrive with a commit or an
-archive, and is not used); the folder and the file are checked as they are opened (a real folder and a
-regular file of this user that nobody else can write, so swapping either between check and use does not
-help); and the file must carry the MAC, under a secret kept in that folder, that only this user's runs
-make. A cache that cannot be read, or is not ours, is ignored, never an error; so is one that cannot be
-written. The prune removes only files of the cache's own names.
+A first run writes its entries as the processes that read the files pickled them (``put_runs``), beside an index of
+paths and stamps; a later run that changes one writes them afresh. The entries are pickles, and unpickling runs
+code, so a file is unpickled only when it is certainly this user's: it lives in the user's cache folder
+(``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), never one inside the knowledge
+base (a cache there could arrive with a commit or an archive, and is not used); the folder and the file are checked
+as they are opened (a real folder and a regular file of this user that nobody else can write, so swapping either
+between check and use does not help); and the file must carry the MAC, under a secret kept in that folder, that
+only this user's runs make. A cache that cannot be read, or is not ours, is ignored, never an error; so is one that
+cannot be written. The prune removes only files of the cache's own names.
 """
 
 from __future__ import annotations
