@@ -168,7 +168,7 @@ def main():
     print(
         f"grid step (training only, {args.steps} timed) {1e3 * step_s:.0f} ms: "
         f"{mm_flop / 1e9 / step_s:.1f} GFLOP/s of padded matmul work "
-        f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.2f} of the roofline for these shapes "
+        f"({flop / 1e9 / step_s:.1f} of useful work), {mm_s / step_s:.3f} of the roofline for these shapes "
         f"(target {ROOFLINE_TARGET:g}) {verdict(mm_s / step_s, ROOFLINE_TARGET)}; the rest is BN statistics, masking, "
         f"Adam and Python overhead"
     )
