@@ -144,3 +144,16 @@ def test_what_the_line_reader_reads_is_what_the_safe_loader_loads():
     for text in ("a: [1, 2]\nb: {c: d}\n", "a:\n  - x\n  - y: z\n"):
         assert yaml_lines.read(text, MAX_DEPTH) is not None
         assert yaml.safe_load(text) == yaml_lines.read(text, MAX_DEPTH)[0]
+
+
+def test_the_possessive_row_pattern_cuts_every_line_as_the_plain_one_does():
+    """``_ROW``'s parts never give characters back; the lines of every record here and of random text in the characters
+    that matter to it (spaces, dashes, colons, keys, comments, quotes, brackets, tabs) are cut as the plain pattern cuts
+    them."""
+    import re
+
+    plain = re.compile(r"^( *)(- +)?(?:([A-Za-z_][A-Za-z0-9_.-]*):( +|$))?(.*)$", re.M)
+    rnd = random.Random(25)
+    texts = [p.read_text() for folder in ("claims", "sources", "decisions") for p in sorted((REPO / folder).glob("*.yaml"))]
+    texts += ["".join(rnd.choice(" -:ab_.#'\"[]{}\t\n") for _ in range(rnd.randint(0, 80))) for _ in range(20_000)]
+    assert all(yaml_lines._ROW.findall(t) == plain.findall(t) for t in texts)
