@@ -327,6 +327,16 @@ def test_settling_one_name_waits_for_that_work_alone(monkeypatch, tmp_path):
     assert slow.read_text() == "done" and not bulk._BEHIND
 
 
+def _head(path: Path) -> dict:
+    """The head of a cache file (``ParseCache._write``): after the MAC, its length, then its pickle."""
+    import pickle
+    import struct
+
+    body = path.read_bytes()[32:]
+    (size,) = struct.unpack_from("<Q", body)
+    return pickle.loads(body[8 : 8 + size])
+
+
 def _first_check_forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A first check of ``root`` whose records, verifier modules and ledger forked processes read ahead."""
     from assay.ledger import problems
@@ -361,6 +371,9 @@ def test_a_first_reading_by_forked_processes_is_kept_as_they_pickled_it_and_a_se
     parsed.clear()  # writing the result read the claim
     first = _first_check_forked(kb_root, monkeypatch)
     assert parsed == [] and any("nothing.cpu.json" in d for d in first)
+    heads = [_head(path) for path in sorted(Path(os.environ["ASSAY_CACHE_DIR"]).glob("*.pickle"))]
+    assert sorted(h["kind"] for h in heads) == ["ledger", "records", "verifiers"]
+    assert all(h["entries"] is None and h["sizes"] for h in heads)  # each kept as the runs the processes pickled
     alone = ledger_store.read_ledger(kb_root)  # as read with no cache
     read: list[str] = []
     real_entry, real_module = ledger_store._read_entry, verifiers.read_module
