@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from assay import bulk
 from assay.cache import ParseCache, kept
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, read_in_stat, read_regular, write_atomic
+from assay.files import Unreadable, prefetch, read_in_stat, read_regular, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
@@ -359,8 +359,11 @@ def _read_folders(
     root: Path, folders: Sequence[tuple[str, str, str]]
 ) -> list[list[tuple[tuple[str, str, str], Stamp | None, Entry]]]:
     """For each folder of ``results/`` (``_ledger_folders``), each of its files as listed, stamped and read
-    (``_read_entry``): a ledger no cache keeps is listed where it is read."""
-    return [[(item, *_read_entry(root, *item)) for item in _entries_in(*folder)] for folder in folders]
+    (``_read_entry``): a ledger no cache keeps is listed where it is read, each run's files asked for at once
+    (``prefetch``)."""
+    listed = [_entries_in(*folder) for folder in folders]
+    prefetch(os.path.join(real, name) for items in listed for _, name, real in items if real)
+    return [[(item, *_read_entry(root, *item)) for item in items] for items in listed]
 
 
 def figure_bytes(root: Path, result: Result, fig: Figure) -> bytes | None:

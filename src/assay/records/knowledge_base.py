@@ -12,6 +12,7 @@ from typing import Any
 
 from assay import bulk
 from assay.cache import CACHE_FROM, ParseCache, kept
+from assay.files import prefetch
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
@@ -141,6 +142,7 @@ def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> bulk
 
 
 def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[Loaded]:
+    prefetch(f"{root}/{rel}" for rel in rels if rel.split("/", 1)[0] in direct)  # a run's files asked for at once
     return [parse_for_cache(root, rel, rel.split("/", 1)[0] in direct) for rel in rels]
 
 
