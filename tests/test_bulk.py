@@ -161,7 +161,7 @@ def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monke
 
 
 def test_the_results_come_with_the_pickle_each_process_made_of_its_runs_where_processes_made_them(monkeypatch):
-    """A cache keeps those pickles as they are (``assay.cache.ParseCache.put_runs``): they must be the results."""
+    """A cache keeps those pickles as they are (``assay.cache.ParseCache.put_all``): they must be the results."""
     import pickle
 
     items = list(range(100))

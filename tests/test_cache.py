@@ -407,7 +407,7 @@ def test_a_file_kept_after_a_first_reading_was_kept_as_pickled_is_kept_beside_it
     first = ParseCache(root, "things")
     old = (1, 2, 3, 4, 5)
     runs = [memoryview(pickle.dumps([("a", 1), ("b", 2)])), memoryview(pickle.dumps([("c", 3)]))]
-    first.put_runs([("a.txt", old), ("b.txt", None), ("c.txt", old)], runs, take=1)  # b: no stamp, never kept
+    first.put_all([("a.txt", old, 1), ("b.txt", None, 2), ("c.txt", old, 3)], runs, take=1)  # b: no stamp, never kept
     first.put("d.txt", old, 4)
     first.save()
     again = ParseCache(root, "things")
@@ -417,3 +417,23 @@ def test_a_file_kept_after_a_first_reading_was_kept_as_pickled_is_kept_beside_it
         "c.txt": 3,
         "d.txt": 4,
     }
+
+
+def test_pickles_are_kept_as_they_are_only_by_a_cache_that_kept_nothing_before(tmp_path, monkeypatch):
+    """A run that finds entries kept writes each value put, not the processes' pickles (which hold only what was read)."""
+    import pickle
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "RACY_S", -1.0)
+    root = tmp_path / "kb"
+    root.mkdir()
+    stamp = (1, 2, 3, 4, 5)
+    first = ParseCache(root, "things")
+    first.put("a.txt", stamp, "a")
+    first.save()
+    second = ParseCache(root, "things")
+    assert second.get("a.txt", stamp) == "a"
+    second.put_all([("b.txt", stamp, "b")], [memoryview(pickle.dumps(["not b"]))])
+    second.save()
+    third = ParseCache(root, "things")
+    assert (third.get("a.txt", stamp), third.get("b.txt", stamp)) == ("a", "b")

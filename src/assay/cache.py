@@ -7,7 +7,7 @@ write within the same clock tick could leave its times as they were (git's "raci
 The cache is keyed by the engine too: another version of the loader or the model, of pydantic or of
 PyYAML starts it afresh.
 
-A first run writes its entries as the processes that read the files pickled them (``put_runs``), beside an index of
+A first run writes its entries as the processes that read the files pickled them (``put_all``), beside an index of
 paths and stamps; a later run that changes one writes them afresh. The entries are pickles, and unpickling runs
 code, so a file is unpickled only when it is certainly this user's: it lives in the user's cache folder
 (``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), never one inside the knowledge
@@ -124,7 +124,7 @@ class ParseCache:
         self.engine = _engine(also)
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}
-        self._runs: tuple[list[tuple[str, Stamp | None]], list[memoryview], int | None, bool] | None = None  # put_runs
+        self._runs: tuple[list[tuple[str, Stamp | None]], list[memoryview], int | None, bool] | None = None  # put_all
         self._changed = False
         self._now = time.time_ns()
 
@@ -158,17 +158,24 @@ class ParseCache:
         if self.settled(current):
             self._new[rel] = (current, value)
 
-    def put_runs(
-        self, index: list[tuple[str, Stamp | None]], pickles: list[memoryview], take: int | None = None, nested: bool = False
+    def put_all(
+        self,
+        entries: list[tuple[str, Stamp | None, Any]],
+        pickles: list[memoryview] | None = None,
+        take: int | None = None,
+        nested: bool = False,
     ) -> None:
-        """Keep every file a cache that kept none has read, as forked processes pickled them (``bulk.Mapped``): the
-        pickles are written as they are, not made again (pickling 55,000 records' parses again cost 1.9 CPU s).
-        ``index``: the path and stamp of each file, in the order of the runs' items; ``take``: the element of an
-        item that is the value kept (None: the whole item); ``nested``: each item of a run is a list of such items
-        (a folder's files), flattened first."""
-        assert not self._old and not self._new, "put_runs keeps a first reading, whole"
+        """``put`` of each ``(rel, stamp, value)``. Where ``pickles`` has them as forked processes pickled them
+        (``bulk.Mapped``) and this cache kept nothing before (a first run), those pickles are written as they are,
+        not made again (pickling 55,000 records' parses again cost 1.9 CPU s). ``pickles``: the runs whose items,
+        in order, are the entries' values; ``take``: the element of an item that is the value (None: the whole
+        item); ``nested``: each item of a run is a list of such items (a folder's files), flattened first."""
+        if pickles is None or self._old or self._new or self._runs is not None:
+            for rel, current, value in entries:
+                self.put(rel, current, value)
+            return
         self._changed = True
-        self._runs = ([(rel, current if self.settled(current) else None) for rel, current in index], pickles, take, nested)
+        self._runs = ([(rel, current if self.settled(current) else None) for rel, current, _ in entries], pickles, take, nested)
 
     def settled(self, current: Stamp | None) -> bool:
         """Whether a file with the stamp ``current`` was last changed long enough ago for the stamp to stand for its
@@ -253,7 +260,7 @@ def _entries(body: memoryview, ours: tuple[str, str, str]) -> dict[str, tuple[St
 def _from_runs(
     index: list[tuple[str, Stamp | None]], runs: list[memoryview], take: int | None, nested: bool
 ) -> dict[str, tuple[Stamp, Any]]:
-    """The entries ``put_runs`` was given: the runs unpickled, their items flattened, each file's value taken; a
+    """The entries ``put_all`` kept as runs: the runs unpickled, their items flattened, each file's value taken; a
     file whose stamp did not stand for its content when it was read is left out."""
     values: list[Any] = []
     for run in runs:  # one run's items at a time: the rest of each item (its path, its stamp again) is let go at once

@@ -247,11 +247,8 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
         folders = bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
         read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
-        if store is not None and folders.pickles is not None:  # kept as the processes pickled them
-            store.put_runs([(f"results/{f}/{n}", current) for (f, n, _), current, _ in read], folders.pickles, 2, nested=True)
-        elif store is not None:
-            for (f, n, _), current, entry in read:
-                store.put(f"results/{f}/{n}", current, entry)
+        if store is not None:
+            store.put_all([(f"results/{f}/{n}", current, entry) for (f, n, _), current, entry in read], folders.pickles, 2, True)
     else:  # stamped before it is read
         listed = list(_ledger_entries(root))
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]

@@ -102,11 +102,7 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
         parsed = parse_all(root, [rel for _, rel in missing], direct)
         for (i, _), loaded in zip(missing, parsed):
             kept[i] = loaded
-        if store.empty and parsed.pickles is not None:  # a first run: kept as the processes pickled them
-            store.put_runs([(f.path, f.stamp) for f in parsed], parsed.pickles)
-        else:
-            for loaded in parsed:
-                store.put(loaded.path, loaded.stamp, loaded)
+        store.put_all([(f.path, f.stamp, f) for f in parsed], parsed.pickles)
         store.save()
         files = [f for f in kept if f is not None]  # every one: the missing were parsed
     return KnowledgeBase(root, files)

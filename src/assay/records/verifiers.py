@@ -106,18 +106,12 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     fresh = bulk.shared_map(partial(_read_stamped, root), [rel for rel, _ in todo], PARALLEL_FROM)
     for (rel, _), (_, reading) in zip(todo, fresh):
         out[rel] = reading
-    if store is not None and store.empty and fresh.pickles is not None:  # a first run: kept as the processes pickled them
-        # a module that could not be read, or one reached through a link, is kept under no stamp: read again next time
-        index = [
-            (rel, current if direct and not isinstance(reading, str) else None)
+    if store is not None:  # a module that could not be read, or one reached through a link, is read again next time
+        entries = [
+            (rel, current if direct and not isinstance(reading, str) else None, reading)
             for (rel, direct), (current, reading) in zip(todo, fresh)
         ]
-        store.put_runs(index, fresh.pickles, take=1)
-    elif store is not None:
-        for (rel, direct), (current, reading) in zip(todo, fresh):
-            if not isinstance(reading, str):
-                store.put(rel, current if direct else None, reading)
-    if store is not None:
+        store.put_all(entries, fresh.pickles, take=1)
         store.save()
     return out  # type: ignore[return-value]  # every None was replaced
 
