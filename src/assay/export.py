@@ -200,8 +200,8 @@ def _error(error: RunError) -> dict[str, Any]:
     return {**error.model_dump(mode="json"), "message": clean_message(error.message)}
 
 
-#: The encoders of ``_write``, made once: ``json.dumps`` with arguments makes one a call, and at 10,000 claims it was
-#: called 512,000 times (a quarter of the export's time).
+#: The encoders of ``_write``, made once (``json.dumps`` with arguments makes one a call: 512,000 calls at 10,000
+#: claims); with a record written in one piece, the export at 10,000 claims took 5.04-5.13 CPU s against 5.33-5.75.
 _VALUE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, allow_nan=False).encode
 _KEY = json.JSONEncoder(ensure_ascii=False).encode
 
