@@ -31,7 +31,7 @@ MODES = ("leak", "far", "random")  # target inside the batch (blog); controls wi
 def blog_function(n_points=1000, span=2 * math.pi, device="cpu"):
     """f(x) = sin(x) + 2 cos(0.5 x) sampled regularly at n_points in [0, span] (blog §The Data: 1000 points in [0, 2 pi])."""
     x = torch.linspace(0, span, n_points, device=device, dtype=torch.float64)
-    return (torch.sin(x) + 2 * torch.cos(0.5 * x)).float()  # n_points
+    return (torch.sin(x) + 2 * torch.cos(0.5 * x)).to(torch.get_default_dtype())  # n_points, float32 unless set
 
 
 def sequence_batches(f, seq_len, mode, generator):
@@ -98,11 +98,12 @@ class Bucket:
         B = self.X.shape[1]
         self._no_draw = torch.arange(B)[None, None, :] >= self.n_seq[:, None, None]  # M x 1 x B: padding sequence batches
         self._draw_rows = torch.arange(M, device=device)[:, None, None]
-        self.tmask = (torch.arange(self.T)[None] < (Ls - 1)[:, None]).float().to(device)  # M x T real positions
+        dtype = torch.get_default_dtype()  # float32; float64 for the equivalence check's exact trials
+        self.tmask = (torch.arange(self.T)[None] < (Ls - 1)[:, None]).to(dtype).to(device)  # M x T real positions
         emask = torch.arange(self.E)[None] < Ls[:, None]  # M x E real windows (E = L)
         nmask = torch.arange(self.n_max)[None] < Ns[:, None]  # M x Nmax real sequence batches
-        self.smask = (nmask[:, :, None] & emask[:, None, :]).reshape(M, 1, -1).float().to(device)  # M x 1 x S
-        self.count = (Ns * Ls * (Ls - 1)).float().to(device)  # M values per BN statistic: N * E * (L-1)
+        self.smask = (nmask[:, :, None] & emask[:, None, :]).reshape(M, 1, -1).to(dtype).to(device)  # M x 1 x S
+        self.count = (Ns * Ls * (Ls - 1)).to(dtype).to(device)  # M values per BN statistic: N * E * (L-1)
         self._g_scale = 2 / self.smask.sum(dim=2, keepdim=True)  # M x 1 x 1: d mse / d pred = g_scale (pred - y)
         self._layout_cache = {}  # G -> masks of a batch of G groups (Bucket._layout)
         self._buffer_cache = {}  # G or (G, keep) -> activation buffers of a pass (Bucket._buffers)
@@ -110,7 +111,7 @@ class Bucket:
         self._grads, self._part_cache = None, None  # Bucket.train_step's gradients over slices, Bucket._parts
 
         def uniform(shape, fan_in):  # PyTorch Conv1d default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-            bound = (1.0 / fan_in.float().sqrt()).view(-1, *([1] * (len(shape) - 1)))
+            bound = (1.0 / fan_in.to(dtype).sqrt()).view(-1, *([1] * (len(shape) - 1)))
             return ((torch.rand(shape, generator=generator) * 2 - 1) * bound).to(device)
 
         # Conv1d biases before a BatchNorm are omitted: train-mode outputs are exactly invariant to them and their
@@ -423,14 +424,15 @@ class Bucket:
         return (((pred - y) ** 2) * self.smask).sum(dim=2) / self.smask.sum(dim=2)
 
 
-_SCRATCH = {}  # device -> the scratch area of Bucket._buffers(shared=True)
+_SCRATCH = {}  # (device, dtype) -> the scratch area of Bucket._buffers(shared=True)
 
 
 def _scratch(numel, device):
-    """A float tensor of at least numel elements on device, the same for every pass while large enough."""
-    area = _SCRATCH.get(device)
+    """A tensor of the default dtype of at least numel elements on device, the same for every pass while large enough."""
+    key = (device, torch.get_default_dtype())
+    area = _SCRATCH.get(key)
     if area is None or area.numel() < numel:
-        area = _SCRATCH[device] = torch.empty(numel, device=device)
+        area = _SCRATCH[key] = torch.empty(numel, device=device)
     return area
 
 
