@@ -15,6 +15,11 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+#: How every read here opens a file: never blocking on a FIFO, never inherited by a child process.
+_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+#: ``read_in_stat``'s own: the file itself may not be a link.
+_READ_IN_STAT = _READ | getattr(os, "O_NOFOLLOW", 0)
+
 #: The largest file Assay reads from a knowledge base (records, verifiers, ledgers, figures).
 MAX_BYTES = 8 * 2**20
 
@@ -38,7 +43,7 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
         raise Unreadable(f"cannot be read ({why})") from None
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
-    return _read_open(str(resolved), 0, limit)[0]
+    return _read_open(str(resolved), _READ, limit)[0]
 
 
 def sha256_regular(root: Path, path: Path) -> str:
@@ -53,7 +58,7 @@ def sha256_regular(root: Path, path: Path) -> str:
     if not resolved.is_relative_to(root):
         raise Unreadable("is a link to a file outside the knowledge base")
     try:
-        fd = os.open(str(resolved), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(str(resolved), _READ)
     except OSError as e:
         raise Unreadable(f"cannot be read ({e.strerror})") from None
     with os.fdopen(fd, "rb") as fh:  # fstat of what was opened: a swap after resolve() is caught too
@@ -71,7 +76,7 @@ def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes,
     root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved. With the bytes comes what
     ``fstat`` said of the file as it was opened, before a byte was read: its stamp (``fingerprints.stamp_of``),
     which a write after the open changes, so it never stands for content newer than what was read."""
-    return _read_open(os.path.join(folder, name), getattr(os, "O_NOFOLLOW", 0), limit)
+    return _read_open(os.path.join(folder, name), _READ_IN_STAT, limit)
 
 
 def prefetch(paths: Iterable[str]) -> None:
@@ -82,10 +87,9 @@ def prefetch(paths: Iterable[str]) -> None:
     cannot be opened as ``read_in_stat`` opens it (a link, gone) is left to the read, which says why."""
     if not hasattr(os, "posix_fadvise"):
         return
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     for path in paths:
         try:
-            fd = os.open(path, flags)
+            fd = os.open(path, _READ_IN_STAT)
         except OSError:
             continue
         try:
@@ -98,7 +102,7 @@ def prefetch(paths: Iterable[str]) -> None:
 
 def _read_open(path: str, flags: int, limit: int) -> tuple[bytes, os.stat_result]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | flags)
+        fd = os.open(path, flags)
     except OSError as e:
         why = "it is a link" if e.errno == errno.ELOOP else e.strerror
         raise Unreadable(f"cannot be read ({why})") from None
