@@ -22,6 +22,9 @@ BOTH = Assertion(
 CITED = Assertion(id="a", filed=["x"], source={"kind": "quoted"}, cited_only="needs ImageNet")
 
 
+SHUFFLE = {"top1": 60.0, "top1_nofix": 20.0, "signature_acc_shuffled": 0.3, "signature_acc_nofix": 0.9}
+
+
 ONLY_X = Assertion(
     id="a", filed=["x"], source={"kind": "quoted"}, evidence=[{"check": "c", "stance": "supports", "metrics": ["x"]}]
 )
@@ -31,10 +34,13 @@ class _Result:
     """What the rules read of a ledger result: whether it measured, its verdict, how each expectation came out."""
 
     def __init__(self, verdict: str, outcomes: dict[str, str]):
-        self.verdict, self.measured = verdict, verdict != "error"
-        # each expectation's counterparts fail it: these tests are of the votes by stance (the challenge has its own)
+        self.verdict, self.measured, self.metrics = verdict, verdict != "error", {}
+        # each expectation's counterparts fail it, and it reads one value (no seeds, so no registration to confirm):
+        # these tests are of the votes by stance (the challenge and the registration have their own)
+        fields = {"discriminates": True, "against": [], "regime": False, "control": False, "seeds": "value"}
         self.expectation = [
-            type("E", (), {"metric": m, "outcome": o, "discriminates": True, "against": []})() for m, o in outcomes.items()
+            type("E", (), {"metric": m, "outcome": o, "op": ">", "value": 0.0, "measured": 1.0, **fields})()
+            for m, o in outcomes.items()
         ]
 
 
@@ -122,7 +128,7 @@ def test_the_counts_name_every_device_and_say_which_did_not_run():
 
 def test_the_fixture_claims_verdicts_come_from_their_assertions(kb_root):
     write_result(kb_root, "SOTA-364", "bn-cross-sample", "cpu", "passed", cross_sample_jacobian=0.1)
-    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", top1=10.0)
+    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", **{**SHUFFLE, "top1": 10.0})
     st = claim_states(load(kb_root))["SOTA-364"]
     assert [(a.id, a.by_device) for a in st.assertions] == [("leak", {"cpu": "inconclusive", "cuda": "not-run"})]
     assert (st.status, st.counts) == ("inconclusive", "cpu: 1 inconclusive; cuda: not run")
@@ -176,7 +182,6 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
 # --- evidence that could have failed: counterparts, identities, the source's size, apparatus ----------
 
 
-SHUFFLE = {"top1": 60.0, "top1_nofix": 20.0, "signature_acc_shuffled": 0.3, "signature_acc_nofix": 0.9}
 
 
 def _leak(root, **metrics) -> tuple[str, str]:

@@ -126,7 +126,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for f in invalid:
             print(f"  {f.id:<12} {printable(f.path)}")
     for d in registration.diagnostics(kb):  # an expectation moved after its result votes for nothing: say so here too
-        print(printable(f"warning[post-hoc]: {d.path}:{d.line}: {d.message}"), file=sys.stderr)
+        print(printable(f"warning[{d.code}]: {d.path}:{d.line}: {d.message}"), file=sys.stderr)
     print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocabulary.CLAIM.items()), file=sys.stderr)
     return 0
 
@@ -310,7 +310,9 @@ def _parser() -> argparse.ArgumentParser:
     from assay.dispatch import command as verification  # its options live with it
 
     verification.add_arguments(add("verify", verification.cmd_verify))
-    from assay import sources  # its options live with it
+    from assay import rejudging, sources  # their options live with them
+
+    rejudging.add_arguments(add("rejudge", rejudging.cmd_rejudge))
 
     sources.add_arguments(add("sources", sources.cmd_sources))
     p = add("init", cmd_init)

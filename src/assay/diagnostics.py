@@ -133,6 +133,18 @@ _CODES = [
         "(`assay history`); it votes for nothing until a run on fresh seeds holds.",
     ),
     Code(
+        "unconfirmed",
+        "warning",
+        "A seeded expectation was fixed only together with or after its first result and no run on fresh seeds has "
+        "confirmed it since: a supported verdict that reads it is provisional (assay verify --confirm).",
+    ),
+    Code(
+        "no-history",
+        "warning",
+        "The repository's history is missing (a shallow clone, or no git), so when each expectation was fixed cannot be "
+        "told: verdicts that read seeded expectations are provisional.",
+    ),
+    Code(
         "unchallenged",
         "warning",
         "An expectation a supporting assertion reads names no counterpart (`against:`), so nothing shows it could have "

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from assay import reading
+
 #: A check id, a metric's unit-free name part: lower-case words joined by hyphens (ASCII only).
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 #: A verifier's pytest node id.
@@ -78,9 +80,17 @@ class Expectation(BaseModel):
         description="It holds by construction (an identity of the code or the maths): shown, and support only in an "
         "analytic check.",
     )
+    regime: bool = Field(
+        False,
+        description="A regime expectation: what must hold of the run for its other expectations to mean anything (the "
+        "model with the effect uses it, the baseline learns, training converged). When it does not hold, the run is "
+        "`out-of-regime`: its other expectations neither support nor contradict anything.",
+    )
 
     @model_validator(mode="after")
     def _tol_only_with_eq(self) -> Expectation:
+        if self.regime and self.control:
+            raise ValueError("an expectation is a regime expectation or a control, not both")
         if self.tol is not None and self.op != "==":
             raise ValueError("tol is only meaningful with op '=='")
         if self.interval is not None and self.seeds != "mean":
@@ -100,14 +110,7 @@ class Expectation(BaseModel):
 
     def holds(self, measured: float) -> bool:
         """Whether the measured value satisfies this expectation."""
-        if self.op == "==":
-            return abs(measured - self.value) <= (self.tol or 0.0)
-        return {
-            ">": measured > self.value,
-            ">=": measured >= self.value,
-            "<": measured < self.value,
-            "<=": measured <= self.value,
-        }[self.op]
+        return reading.holds(self.op, self.value, self.tol, measured)
 
     def __str__(self) -> str:
         within = f" within {self.tol:g}" if self.tol is not None else ""

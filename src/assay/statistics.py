@@ -5,6 +5,7 @@ Planning figures (how many seeds would decide an expectation) build on the same 
 
 from __future__ import annotations
 
+import functools
 import math
 
 
@@ -26,6 +27,7 @@ def mean_interval(xs: list[float], level: float) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom."""
     from scipy import stats  # imported when a mean is read: the commands that never read one stay light

@@ -8,22 +8,23 @@ and why a check needs a run. The commands, the export and the site read these; t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from assay.diagnostics import Diagnostic
+from assay.evidence.judge import VerifierError, rejudge
 from assay.experiment import Check, Expectation
 from assay.ledger.inputs import InputParts, stale_reasons
 from assay.ledger.registration import Registration, Registry
-from assay.ledger.result import Key, Result
+from assay.ledger.result import FLAGGED, Evaluated, Key, Result
 from assay.ledger.store import Ledger
 from assay.model import Assertion, Claim, Support, series_of
+from assay.precision import beside
 from assay.records.knowledge_base import KnowledgeBase
 from assay.vocabulary import ASSERTION
 
 
 def combine_devices(statuses: list[str]) -> str:
     """One status for a check from its per-device statuses (the worst one that ran wins)."""
-    for name in ("error", "failed", "known-failing", "inconclusive", "passed"):
+    for name in ("error", "failed", "known-failing", "inconclusive", "out-of-regime", "passed"):
         if name in statuses:
             return name
     return "not-run"
@@ -61,6 +62,7 @@ class CheckState:
     off_lock: list[str] = field(default_factory=list)
     problem: Diagnostic | None = None  # the ledger file exists and cannot be read
     registration: tuple[Registration, ...] = ()  # per expectation of the record, in order (empty: no history)
+    no_history: str = ""  # why registration cannot be decided here ('' when the history is read, or not asked for)
 
     @property
     def post_hoc(self) -> list[str]:
@@ -80,39 +82,50 @@ def check_states(
     registry: Registry | None = None,
 ) -> list[CheckState]:
     """The state of every check of ``claim`` on every device it declares (``registry``: where each expectation's
-    registration comes from, None for none)."""
+    registration comes from, None for none). Each result is judged again from its recorded measurements against the
+    record as it stands (``assay.evidence.judge.rejudge``): its stored outcome is never believed, and words,
+    thresholds and counterparts that changed since are re-judged without a rerun."""
 
     states = []
     for check in claim.checks:
-        results = {d: ledger.get((claim.id, check.id, d)) for d in check.devices}
+        results, unjudged = {}, {}
+        for d in check.devices:
+            results[d] = ledger.get((claim.id, check.id, d))
+            if results[d] is not None:
+                try:
+                    results[d] = rejudge(claim, check, results[d])
+                except VerifierError as e:  # the record reads a metric this measurement never recorded
+                    unjudged[d] = f"the record now reads what this measurement did not record ({e}); rerun it"
         registration = registry.of(claim.id, check, results) if registry is not None else ()
+        no_history = registry.missing if registry is not None else ""
         for device in check.devices:
             key = (claim.id, check.id, device)
             result, problem = results[device], ledger.broken.get(key)
             if problem is not None:
                 states.append(CheckState(claim.id, check.id, device, "error", [], None, problem=problem))
             elif result is None:
-                states.append(CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration))
+                states.append(
+                    CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration, no_history=no_history)
+                )
             else:
                 current = inputs.parts(claim, check, device)
                 reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
+                reasons += [unjudged[device]] if device in unjudged else []
                 off = inputs.off_lock(result.environment.packages)
                 states.append(
-                    CheckState(claim.id, check.id, device, result.status, reasons, result, off, registration=registration)
+                    CheckState(
+                        claim.id,
+                        check.id,
+                        device,
+                        result.status,
+                        reasons,
+                        result,
+                        off,
+                        registration=registration,
+                        no_history=no_history,
+                    )
                 )
     return states
-
-
-def came_out(state: CheckState, on: list[str] | None = None) -> str | None:
-    """How the check's expectations (those on the metrics ``on``, or all) came out in its last measurement:
-    `holds`, `fails` or `inconclusive`; None when nothing was measured."""
-    r = state.result
-    if r is None or not r.measured:
-        return None
-    read = [e.outcome for e in r.expectation if not on or e.metric in on]
-    if not read:  # a result without evaluated expectations: its verdict decides
-        return {"passed": "holds", "inconclusive": "inconclusive"}.get(r.verdict, "fails")
-    return "fails" if "fails" in read else "inconclusive" if "inconclusive" in read else "holds"
 
 
 #: What a check's outcome means for an assertion, by stance: for (+1), against (-1), neutral (0: a refuting
@@ -130,71 +143,151 @@ VOTE = {
 @dataclass(frozen=True)
 class Vote:
     """What one check says of an assertion on one device: for (+1), against (-1), neutral (0), undecided (None);
-    why, in one line; and whether its threshold is weaker than the size the source states."""
+    why, in one line; whether its threshold is weaker than the size the source states; whether the run was out of
+    the regime its words need; and whether what it rests on was fixed only with or after its result."""
 
     value: int | None
     why: str
     direction_only: bool = False
+    out_of_regime: bool = False
+    provisional: bool = False
 
 
-def vote(support: Support, state: CheckState, check: Check | None) -> Vote | None:
-    """The vote of ``support``'s check, from how the expectations the assertion reads came out (``VOTE``); None
-    when nothing was measured. An expectation that holds votes only if it could have failed: its counterparts all
-    fail it (``discriminates``), it is no identity outside an analytic check, and it is at best direction-only when
-    its threshold asks less than the source's size. ``check``: the record's check (None: no record marks)."""
-    measured = state.status in ("passed", "failed", "known-failing", "inconclusive")
-    outcome = came_out(state, support.metrics) if measured else None
-    if outcome is None:
+def _outcome(read: list[Evaluated]) -> str:
+    outcomes = [e.outcome for e in read]
+    return "fails" if "fails" in outcomes else "inconclusive" if "inconclusive" in outcomes else "holds"
+
+
+def vote(support: Support, state: CheckState, check: Check | None, elsewhere: frozenset[str] = frozenset()) -> Vote | None:
+    """The vote of ``support``'s check, from how the expectations the assertion reads came out (``VOTE``); None when
+    nothing was measured. ``elsewhere``: the metrics of the check that other assertions of the claim name as testing
+    their own sentences; an assertion that names none of the check's metrics reads the rest.
+
+    In order: a regime expectation that did not hold makes the run out-of-regime; a control that did not hold makes
+    it undecided, never against; an assertion is against only from effect expectations it reads. An expectation that
+    holds votes for only if it could have failed: its counterparts all fail it and none is a constant or a function
+    of the effect's own values (``discriminates``); it is no identity, and no seeded value whose seeds all agree, outside
+    an analytic single value; it is at best direction-only when its threshold asks less than the source's size; and
+    the verdict is provisional unless it and its counterparts were fixed before the result or confirmed on fresh seeds."""
+    r = state.result
+    measured = state.status in ("passed", "failed", "known-failing", "inconclusive", "out-of-regime")
+    if not measured or r is None or not r.measured:
         return None
+    every = _read(state, [], check)
+    regime = [ev for ev, _ in every if ev.regime and ev.outcome != "holds"]
+    if regime:
+        return Vote(None, f"out of regime: {_said(regime[0])}", out_of_regime=True)
+    controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
+    if controls:
+        return Vote(None, f"its control failed: {_said(controls[0])}")
+    blind = next((ev for ev, _ in every if ev.control and ev.discriminates is False), None)
+    if blind is not None:
+        met = next((c for c in blind.against if c.outcome != "fails"), None)
+        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+        return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({blind.metric})")
+    named = support.metrics or [ev.metric for ev, _ in every if ev.metric not in elsewhere] or [ev.metric for ev, _ in every]
+    read = [(ev, spec) for ev, spec in _read(state, named, check) if not ev.regime and not ev.control]
+    if not read:
+        return Vote(None, f"{support.check}: it reads no effect expectation (only a control or the regime), which cannot support")
+    outcome = _outcome([ev for ev, _ in read])
     value = VOTE[(support.stance, outcome)]
     if outcome != "holds" or value == 0:
-        named = [ev.metric for ev, _ in _read(state, support.metrics, check) if ev.outcome == outcome]
-        on = f" ({', '.join(named[:2])}{', …' if len(named) > 2 else ''})" if named else ""
-        why = {"fails": f"{support.check}: an expectation it reads failed{on}", "inconclusive": f"the seeds disagree{on}"}
+        on = [ev.metric for ev, _ in read if ev.outcome == outcome]
+        where = f" ({', '.join(on[:2])}{', …' if len(on) > 2 else ''})" if on else ""
+        why = {"fails": f"{support.check}: an expectation it reads failed{where}", "inconclusive": f"the seeds disagree{where}"}
         return Vote(value, why.get(outcome) or f"the refuting check {support.check} did not refute")
     held = f"the refuting check {support.check} held" if support.stance == "refutes" else f"{support.check} holds"
-    if check is not None and check.tier == "analytic":
-        return Vote(value, f"{held} analytically")
-    read = _read(state, support.metrics, check)
-    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
-    if read and not voting:
+    if value == -1:
+        return Vote(value, held)
+    return _support(support, state, check, read, held)
+
+
+def _said(e: Evaluated) -> str:
+    return f"{e.metric} = {beside(e.measured, e.value)}, expected {e.op} {e.value:g} ({e.outcome})"
+
+
+def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str) -> Vote:
+    """The vote for an assertion whose effect expectations all held: only as much as they could have failed."""
+    analytic = check is not None and check.tier == "analytic"
+    if analytic and all(ev.seeds == "value" for ev, _ in read):
+        return Vote(1, f"{held} analytically")
+    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity and ev.seeds == "value" and analytic)]
+    identities = [ev for ev, spec in voting if spec is not None and spec.identity]
+    if identities and len(identities) == len(voting):
         return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
-    hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc] if value == 1 else []
+    voting = [(ev, spec) for ev, spec in voting if not (spec is not None and spec.identity)]
+    hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc]
     if hacked:
         return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
     for ev, _ in voting:
+        values = state.result.metrics[ev.metric].seeds if ev.metric in state.result.metrics else []
+        if len(values) >= 2 and max(values) == min(values):
+            return Vote(
+                None,
+                f"{ev.metric} is the same on all {len(values)} seeds: a seeded measurement with no spread decides nothing "
+                "(an identity? mark it identity: true)",
+            )
+    for ev, _ in voting:
+        flagged = next((c for c in ev.against if c.flag is not None), None)
+        if flagged is not None:
+            return Vote(None, f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({ev.metric})")
         if ev.discriminates is False:
             met = next((c for c in ev.against if c.outcome != "fails"), None)
             how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
             return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({ev.metric})")
     if not any(ev.discriminates for ev, _ in voting):
         return Vote(None, f"unchallenged: no counterpart shows that {support.check} could have failed")
+    unfixed = _unfixed(state, voting)
     weaker = [spec for _, spec in voting if spec is not None and spec.weaker_than_source()]
     if weaker:
         says = weaker[0].source_value.says if weaker[0].source_value else ""
-        return Vote(value, f"holds in direction; {weaker[0]} is weaker than the source's size ({says})", True)
-    return Vote(value, f"{held} and its counterparts fail it")
+        why = f"holds in direction; {weaker[0]} is weaker than the source's size ({says})"
+        return Vote(1, unfixed or why, True, provisional=bool(unfixed))
+    return Vote(1, unfixed or f"{held} and its counterparts fail it", provisional=bool(unfixed))
 
 
-def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Any, Expectation | None]]:
-    """The evaluated expectations the assertion reads, each beside the record's expectation it evaluated (in the
-    record's order, which is the order they were evaluated in)."""
+def _unfixed(state: CheckState, voting: list) -> str:
+    """Why a supporting reading is provisional: a seeded expectation it reads was fixed only with or after its result
+    and not confirmed on fresh seeds, or the history that would tell is missing; '' when it is fixed."""
+    seeded = [ev for ev, _ in voting if ev.seeds != "value"]
+    if not seeded:
+        return ""  # an exact value with no seeds needs no confirming run
+    if not state.registration:
+        missing = state.no_history or "registration was not read"
+        return f"provisional: {missing}; when its expectations were fixed cannot be told (confirm on fresh seeds)"
+    by_metric = {g.metric: g for g in state.registration}
+    for ev in seeded:
+        g = by_metric.get(ev.metric)
+        if g is not None and not g.fixed:
+            return f"provisional: {ev.metric} is {g.kind} ({g.why})"
+    return ""
+
+
+def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Evaluated, Expectation | None]]:
+    """The evaluated expectations the assertion reads (those on the metrics ``on``, or all), each beside the record's
+    expectation it evaluated (the result was judged again against the record, so they are in the record's order)."""
     evaluated = state.result.expectation if state.result is not None else []
     specs = list(check.expect) if check is not None and len(check.expect) == len(evaluated) else [None] * len(evaluated)
     return [(ev, spec) for ev, spec in zip(evaluated, specs) if not on or ev.metric in on]
 
 
 def assertion_status(
-    assertion: Assertion, states: dict[tuple[str, str], CheckState], device: str, checks: dict[str, Check] | None = None
+    assertion: Assertion,
+    states: dict[tuple[str, str], CheckState],
+    device: str,
+    checks: dict[str, Check] | None = None,
+    elsewhere: dict[str, frozenset[str]] | None = None,
 ) -> tuple[str, str]:
     """An assertion's status on one device (a key of ASSERTION) and the line that explains it, from its checks'
-    votes there (``vote``; ``checks``: the claim's checks by id, whose marks weigh a vote).
+    votes there (``vote``; ``checks``: the claim's checks by id, whose marks weigh a vote; ``elsewhere``: per check,
+    the metrics other assertions name as testing their own sentences).
 
-    Checks for and against: inconclusive. Only against: contradicted. Any undecided: inconclusive. For, with every
-    check measured: supported, or direction-only where a threshold is weaker than the source's size. A refuting
-    check that did not refute, alone: inconclusive. Apparatus checks vote for nothing; a failed apparatus that a
-    check uses makes the assertion an error."""
-    checks = checks or {}
+    Checks for and against: inconclusive. Only against: contradicted. A run out of its regime: out-of-regime, never
+    contradicted. Any undecided: inconclusive. For, with every check measured: supported, or direction-only where a
+    threshold is weaker than the source's size, or provisional where what it rests on was fixed only with or after
+    its result. A refuting check that did not refute, alone: inconclusive. Apparatus checks vote for nothing; an
+    apparatus that a check uses and that failed makes the assertion an error, one with no result here not run."""
+    checks, elsewhere = checks or {}, elsewhere or {}
     if assertion.cited_only:
         return "untested", "cited only: " + assertion.cited_only
     relevant = [
@@ -206,12 +299,12 @@ def assertion_status(
         return "not-run", "no check that bears on it has run here"
     broken = _apparatus_failed(relevant, states, device, checks)
     if broken:
-        return "error", broken
+        return ("not-run" if "no measurement" in broken else "error"), broken
     if any(st.status == "error" for _, st in relevant):
         return "error", "a check that bears on it crashed or timed out"
     if any(st.stale for _, st in relevant):
         return "stale", "a check that bears on it ran on inputs that have changed"
-    votes = [vote(e, st, checks.get(e.check)) for e, st in relevant]
+    votes = [vote(e, st, checks.get(e.check), elsewhere.get(e.check, frozenset())) for e, st in relevant]
     cast = [v for v in votes if v is not None]
     missing = len(cast) < len(votes)
     if not cast:
@@ -222,23 +315,33 @@ def assertion_status(
         return "inconclusive", f"checks disagree: {first[1]}; but {first[-1]}"
     if -1 in values:
         return "contradicted", first[-1]
+    regime = next((v for v in cast if v.out_of_regime), None)
+    if regime is not None:
+        return "out-of-regime", f"our setup did not reach the regime the words speak of: {regime.why}"
     if None in values:
         return "inconclusive", first[None]
     if 1 in values:
         if missing:
             return "not-run", "not every check that bears on it has a measurement here"
+        unfixed = next((v for v in cast if v.provisional), None)
+        if unfixed is not None:
+            return "provisional", unfixed.why
         shy = next((v for v in cast if v.direction_only), None)
         return ("direction-only", shy.why) if shy else ("supported", first[1])
     return ("not-run", "not every check that bears on it has a measurement here") if missing else ("inconclusive", first[0])
 
 
 def _apparatus_failed(relevant: list, states: dict, device: str, checks: dict[str, Check]) -> str:
-    """Why the machinery a check uses failed its own check (empty when it did not)."""
+    """Why the machinery a check uses cannot be trusted here: it failed its own check, or has no measurement here
+    (empty when it holds)."""
     for e, _ in relevant:
         for used in getattr(checks.get(e.check), "uses", []):
             st = states.get((used, device))
-            if st is not None and st.status in ("failed", "known-failing", "error", "inconclusive"):
-                return f"the apparatus failed: {e.check} uses {used}, which is {st.status}"
+            if st is None or st.status in ("not-run", "skipped") or st.result is None or not st.result.measured:
+                return f"the apparatus has no measurement here: {e.check} uses {used}, which has not run on {device}"
+            if st.status != "passed" or st.stale:
+                why = "stale" if st.stale and st.status == "passed" else st.status
+                return f"the apparatus failed: {e.check} uses {used}, which is {why}"
     return ""
 
 
@@ -257,9 +360,21 @@ def assertion_states(claim: Claim, checks: list[CheckState]) -> list[AssertionSt
     records = {c.id: c for c in claim.checks}
     out = []
     for a in claim.assertions:
-        judged = {d: assertion_status(a, by_key, d, records) for d in devices}
+        elsewhere = named_elsewhere(claim, a)
+        judged = {d: assertion_status(a, by_key, d, records, elsewhere) for d in devices}
         out.append(AssertionState(a.id, {d: s for d, (s, _) in judged.items()}, {d: w for d, (_, w) in judged.items()}))
     return out
+
+
+def named_elsewhere(claim: Claim, assertion: Assertion) -> dict[str, frozenset[str]]:
+    """Per check, the metrics that the claim's other assertions name as testing their own sentences: an assertion
+    that names none of a check's metrics is not contradicted by these."""
+    out: dict[str, set[str]] = {}
+    for other in claim.assertions:
+        if other.id != assertion.id:
+            for e in other.evidence:
+                out.setdefault(e.check, set()).update(e.metrics)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def claim_devices(claim: Claim) -> list[str]:
@@ -288,7 +403,10 @@ def summarise_assertions(claim: Claim, assertions: list[AssertionState], ran: li
         return "verified"
     if "supported" in every or "direction-only" in every:
         return "partly-verified"
-    return "contradicted" if "contradicted" in every else "inconclusive"
+    for name in ("contradicted", "provisional", "out-of-regime"):
+        if name in every:
+            return name
+    return "inconclusive"
 
 
 def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: list[str]) -> str:

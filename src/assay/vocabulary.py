@@ -45,6 +45,13 @@ CHECK = {
             "The last run crashed or timed out, or its ledger file is unreadable; "
             "the last measurement, if any, is kept beside it.",
         ),
+        Status(
+            "out-of-regime",
+            "material-target-variant",
+            "#546e7a",
+            "A regime expectation did not hold: the run never reached the regime the words speak of, so its other "
+            "expectations neither support nor contradict anything.",
+        ),
         Status("skipped", "material-skip-next-circle-outline", "#607d8b", "Not run on this device, e.g. it needs a GPU."),
         Status("not-run", "material-circle-outline", "#9e9e9e", "No result in the ledger. Never a pass."),
     ]
@@ -77,6 +84,20 @@ CLAIM = {
             "material-help-circle-outline",
             "#8e24aa",
             "Checks ran and decide nothing: no part of it is supported or contradicted (checks disagree, or did not refute).",
+        ),
+        Status(
+            "provisional",
+            "material-timer-sand",
+            "#00838f",
+            "Nothing of it is supported or contradicted yet: what would support it was fixed with or after its result "
+            "(or the history that would tell is missing); confirm on fresh seeds.",
+        ),
+        Status(
+            "out-of-regime",
+            "material-target-variant",
+            "#546e7a",
+            "Checks ran, but our setup did not reach the regime the words speak of: nothing of it is supported or "
+            "contradicted by them.",
         ),
         Status("error", "material-alert-octagon", "#6a1b9a", "A check crashed, timed out or has an unreadable result."),
         Status("stale", "material-update", "#0277bd", "A result was computed from inputs that have changed since; rerun it."),
@@ -117,6 +138,20 @@ ASSERTION = {
             "material-help-circle-outline",
             "#8e24aa",
             "The evidence ran and does not decide: checks disagree, or only a refuting check ran and did not refute.",
+        ),
+        Status(
+            "provisional",
+            "material-timer-sand",
+            "#00838f",
+            "It would be supported, but an expectation it reads (or a counterpart) was fixed with or after its result, "
+            "or the history that would show otherwise is missing: confirm it on fresh seeds (assay verify --confirm).",
+        ),
+        Status(
+            "out-of-regime",
+            "material-target-variant",
+            "#546e7a",
+            "Our setup did not reach the regime the words speak of (a regime expectation failed): the run neither "
+            "supports nor contradicts it.",
         ),
         Status("untested", "material-book-open-variant", "#5d4037", "Cited only: no check tests it, and the record says why."),
         Status("not-run", "material-circle-outline", "#9e9e9e", "Not every check that bears on it has a result on this device."),
@@ -186,7 +221,27 @@ REGISTRATION = {
             "#2e7d32",
             "Committed before the first result that evaluated it (or no result has evaluated it yet).",
         ),
-        Status("with-result", "material-clock-check-outline", "#0277bd", "First committed together with its first result."),
+        Status(
+            "with-result",
+            "material-clock-check-outline",
+            "#0277bd",
+            "First committed together with its first result: a verdict that reads it is provisional until a run on "
+            "fresh seeds confirms it.",
+        ),
+        Status(
+            "confirmed",
+            "material-check-all",
+            "#2e7d32",
+            "Fixed with or after a result, then confirmed by a run on fresh seeds (disjoint from every seed read before) "
+            "after its last move.",
+        ),
+        Status(
+            "no-history",
+            "material-source-branch-remove",
+            "#9e9e9e",
+            "The history that would show when it was fixed is missing (a shallow clone, or no git): a verdict that reads "
+            "a seeded expectation is provisional.",
+        ),
         Status(
             "moved-after-result",
             "material-history",

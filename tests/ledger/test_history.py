@@ -154,15 +154,30 @@ def test_a_settling_run_is_no_optional_stopping_and_confirms_a_post_hoc_move() -
     old, new = (Spec("gap", ">", 0.1),), (Spec("gap", ">", 0.05),)
     ch = CheckHistory("SOTA-1", "k", specs=[(c[0], old), (c[2], new)])
     ch.results["cpu"] = [
-        (c[1], ResultVersion("failed", (Point("gap", ">", 0.1, 0.07, "fails", None),))),
-        (c[2], ResultVersion("passed", (Point("gap", ">", 0.05, 0.07, "holds", None),))),
+        (c[1], ResultVersion("failed", (Point("gap", ">", 0.1, 0.07, "fails", None),), seeds=(0, 1, 2))),
+        (c[2], ResultVersion("passed", (Point("gap", ">", 0.05, 0.07, "holds", None),), seeds=(0, 1, 2))),
     ]
     (moved,) = registration.register(ch, new, {"cpu": ch.results["cpu"][-1][1]})
     assert moved.kind == "post-hoc" and not moved.votes
-    ch.results["cpu"].append((c[3], ResultVersion("passed", (Point("gap", ">", 0.05, 0.08, "holds", None),), True)))
+    settled = ResultVersion("passed", (Point("gap", ">", 0.05, 0.08, "holds", None),), True, seeds=(1000, 1001, 1002))
+    ch.results["cpu"].append((c[3], settled))
     (confirmed,) = registration.register(ch, new, {"cpu": ch.results["cpu"][-1][1]})
-    assert confirmed.kind == "post-hoc" and confirmed.confirmed and confirmed.votes
-    assert confirmed.why.endswith("; confirmed by a settling run")
+    assert confirmed.kind == "post-hoc" and confirmed.confirmed and confirmed.votes and confirmed.shown == "confirmed"
+    assert confirmed.why.endswith(f"; confirmed on fresh seeds 1000..1002 on cpu at {c[3].short} (2023-11-14)")
+
+
+def test_a_settling_run_on_seeds_read_before_confirms_nothing() -> None:
+    c = [Commit(f"{n:040x}", 1_700_000_000 + n, f"c{n}", n) for n in range(4)]
+    old, new = (Spec("gap", ">", 0.1),), (Spec("gap", ">", 0.05),)
+    ch = CheckHistory("SOTA-1", "k", specs=[(c[0], old), (c[2], new)])
+    ch.results["cpu"] = [
+        (c[1], ResultVersion("failed", (Point("gap", ">", 0.1, 0.07, "fails", None),), seeds=(0, 1, 2))),
+        (c[2], ResultVersion("passed", (Point("gap", ">", 0.05, 0.07, "holds", None),), seeds=(3, 4, 5))),
+        # a plan that names seeds an earlier run read: the same numbers again, no confirmation
+        (c[3], ResultVersion("passed", (Point("gap", ">", 0.05, 0.08, "holds", None),), True, seeds=(2, 6, 7))),
+    ]
+    (r,) = registration.register(ch, new, {"cpu": ch.results["cpu"][-1][1]})
+    assert (r.kind, r.confirmed, r.votes) == ("post-hoc", False, False)
 
 
 def test_a_shallow_clone_or_a_folder_without_git_has_no_history_and_no_error(repo: Path, tmp_path: Path) -> None:
@@ -231,7 +246,8 @@ def test_the_post_hoc_fixture_is_a_threshold_lowered_after_a_failing_result(repo
     assert f"post-hoc: >= 50 -> >= 40 at {moved[:8]} (" in found and failing[:8] not in found.splitlines()[0]
     assert "after a result that fails on cpu (then holds); it votes for nothing until a run on fresh seeds holds" in found
     assert found.endswith(
-        "hint: run the check on fresh seeds in a settling run, or restore what was registered; assay history SOTA-364/shuffle-bn"
+        "hint: run the check on fresh seeds in a settling run (assay verify --confirm), or restore what was registered; "
+        "assay history SOTA-364/shuffle-bn"
     )
 
 

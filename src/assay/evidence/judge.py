@@ -11,13 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from assay import reading
 from assay.experiment import Check, Expectation
-from assay.ledger.result import Counterpart, ErrorKind, Evaluated, PaperNumber, Verdict
+from assay.ledger.result import Counterpart, ErrorKind, Evaluated, PaperNumber, Result, Verdict
 from assay.model import Claim
-from assay.statistics import mean_interval
+from assay.precision import beside
 
 #: What one phase of a verifier's test came to.
-OutcomeKind = Literal["passed", "not-met", "inconclusive", "known-failing", "xpassed", "skipped", "error", "timeout", "crash"]
+OutcomeKind = Literal[
+    "passed", "not-met", "inconclusive", "out-of-regime", "known-failing", "xpassed", "skipped", "error", "timeout", "crash"
+]
 
 
 class ExpectationNotMet(AssertionError):
@@ -34,6 +37,11 @@ class ExpectationInconclusive(Exception):
     def __init__(self, message: str, evaluated: list[Evaluated] | None = None):
         super().__init__(message)
         self.evaluated = evaluated or []
+
+
+class ExpectationOutOfRegime(ExpectationInconclusive):
+    """A regime expectation did not hold: the run never reached the regime its words speak of, so its other
+    expectations decide nothing. Not a broken check, and not an open question of seeds: its own outcome."""
 
 
 class VerifierError(Exception):
@@ -85,10 +93,30 @@ def evaluate(
                 paper=paper,
                 unit=spec.unit if spec else None,
                 against=against,
-                discriminates=all(c.outcome == "fails" for c in against) if against else None,
+                discriminates=all(c.outcome == "fails" and c.flag is None for c in against) if against else None,
             )
         )
     return out
+
+
+def flag_of(counterpart: list[float], effect: list[float]) -> str | None:
+    """Why a counterpart's per-seed values are no measurement of another condition: the same constant on every seed,
+    or an exact affine function of the effect's own values (``-m``, ``1 - m``, ``2 m``); None when they are a
+    measurement. Over fewer than two seeds nothing can be told."""
+    n = len(counterpart)
+    if n < 2:
+        return None
+    if max(counterpart) == min(counterpart):
+        return "constant"
+    if len(effect) != n or max(effect) == min(effect):
+        return None
+    # the least-squares line through (effect, counterpart); an exact fit, to rounding, is a derived value
+    mx, my = math.fsum(effect) / n, math.fsum(counterpart) / n
+    sxx = math.fsum((x - mx) ** 2 for x in effect)
+    slope = math.fsum((x - mx) * (y - my) for x, y in zip(effect, counterpart)) / sxx
+    scale = max(abs(y) for y in counterpart) or 1.0
+    residual = max(abs(my + slope * (x - mx) - y) for x, y in zip(effect, counterpart))
+    return "derived" if n >= 3 and residual <= 1e-9 * scale else None
 
 
 def _counterpart(
@@ -102,48 +130,13 @@ def _counterpart(
         )
     reading = read_seeds(exp, metrics[name], seeds.get(name, []))
     reading.pop("holds")
-    return Counterpart(metric=name, **reading)
+    reading.pop("level", None)
+    return Counterpart(metric=name, **reading, flag=flag_of(seeds.get(name, []), seeds.get(exp.metric, [])))
 
 
 def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:
-    """How an expectation comes out on one metric: its one value, every seed (``all``), or the mean's interval (``mean``).
-
-    ``all``: held by every seed -> holds, by none -> fails, by some -> inconclusive. ``mean``: the two-sided
-    Student's t interval of the mean at the declared level lies wholly on the holding side -> holds, wholly on the
-    other -> fails, across the threshold -> inconclusive."""
-    how = exp.seeds or ("all" if per_seed else "value")
-    if how == "value" or not per_seed:
-        ok = exp.holds(value)
-        return {"measured": value, "holds": ok, "outcome": "holds" if ok else "fails", "seeds": "value"}
-    n = len(per_seed)
-    mean = math.fsum(per_seed) / n
-    if how == "all":
-        k = sum(exp.holds(x) for x in per_seed)
-        outcome = "holds" if k == n else "fails" if k == 0 else "inconclusive"
-        return {
-            "measured": mean,
-            "holds": outcome == "holds",
-            "outcome": outcome,
-            "seeds": "all",
-            "seeds_holding": k,
-            "seeds_total": n,
-        }
-    low, high = mean_interval(per_seed, exp.interval or 0.95)
-    if exp.op == "==":  # the interval inside the tolerance band, disjoint from it, or across its edge
-        band = (exp.value - (exp.tol or 0.0), exp.value + (exp.tol or 0.0))
-        inside, apart = band[0] <= low and high <= band[1], high < band[0] or low > band[1]
-        outcome = "holds" if inside else "fails" if apart else "inconclusive"
-    else:  # a one-sided comparison: both ends of the interval on one side of the threshold, or not
-        ends = exp.holds(low) + exp.holds(high)
-        outcome = "holds" if ends == 2 else "fails" if ends == 0 else "inconclusive"
-    return {
-        "measured": mean,
-        "holds": outcome == "holds",
-        "outcome": outcome,
-        "seeds": "mean",
-        "seeds_total": n,
-        "interval": (low, high),
-    }
+    """How ``exp`` comes out on one metric (``assay.reading.read``, with the expectation's own reading)."""
+    return reading.read(exp.op, exp.value, exp.tol, exp.seeds, exp.interval, value, per_seed)
 
 
 def failure_message(claim: Claim, check: Check, failed: list[Evaluated]) -> str:
@@ -163,7 +156,7 @@ def describe(e: Evaluated) -> str:
         how = f" (mean of {e.seeds_total} seeds; {e.seeds_holding} of {e.seeds_total} satisfy it)"
     elif e.seeds == "mean" and e.interval:
         how = f" (mean of {e.seeds_total} seeds, interval {e.interval[0]:.4g} to {e.interval[1]:.4g})"
-    line = f"{e.metric} = {e.measured:.6g}{unit}{how}, expected {e.op} {e.value:g}{within}"
+    line = f"{e.metric} = {beside(e.measured, e.value, 6)}{unit}{how}, expected {e.op} {e.value:g}{within}"
     if e.paper:
         line += f" (paper: {e.paper.bound or ''}{e.paper.value:g} {e.paper.unit}, {e.paper.source} {e.paper.locator})"
     return line
@@ -171,22 +164,61 @@ def describe(e: Evaluated) -> str:
 
 def judge(claim: Claim, check: Check, metrics: dict[str, object], seeds: dict[str, list[float]] | None = None) -> list[Evaluated]:
     """Check the metrics are finite numbers and the declared units match, evaluate the expectation; raise
-    ``ExpectationNotMet`` if a comparison fails, ``ExpectationInconclusive`` if none fails and the seeds disagree."""
+    ``ExpectationOutOfRegime`` if a regime expectation does not hold, else ``ExpectationNotMet`` if a comparison
+    fails, ``ExpectationInconclusive`` if none fails and the seeds disagree."""
     __tracebackhide__ = True  # the reader wants the verdict, not the engine's frames
     for name, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
             raise VerifierError(f"metric {name!r} is {value!r}, not a finite number; record metrics with evidence.metric()")
     evaluated = evaluate(claim, check, {k: float(v) for k, v in metrics.items()}, seeds)  # type: ignore[arg-type]
+    verdict, message = verdict_from(claim, check, evaluated)
+    if verdict == "out-of-regime":
+        raise ExpectationOutOfRegime(message, evaluated)
+    if verdict in ("failed", "known-failing") and any(e.outcome == "fails" for e in evaluated):
+        raise ExpectationNotMet(message, evaluated)
+    if verdict == "inconclusive":
+        raise ExpectationInconclusive(message, evaluated)
+    return evaluated
+
+
+def verdict_from(claim: Claim, check: Check, evaluated: list[Evaluated]) -> tuple[Verdict, str]:
+    """The verdict of a measurement from its evaluated expectations, with its message: the one rule that the plugin
+    writes by and every reader re-judges by. A regime expectation that does not hold comes first (out-of-regime);
+    then a failing comparison (failed, or known-failing where the record declares it); then seeds that disagree
+    (inconclusive); else passed (failed for a known failure that held)."""
+    regime = [e for e in evaluated if e.regime and e.outcome != "holds"]
+    if regime:
+        head = f"{claim.id}/{check.id}: {check.tests} (out of regime: the run did not reach what its test needs)"
+        return "out-of-regime", "\n".join([head, *("  " + describe(e) for e in regime)])
     failed = [e for e in evaluated if e.outcome == "fails"]
     if failed:
-        raise ExpectationNotMet(failure_message(claim, check, failed), evaluated)
+        return ("known-failing" if check.known_failing else "failed"), failure_message(claim, check, failed)
     undecided = [e for e in evaluated if e.outcome == "inconclusive"]
     if undecided:
-        raise ExpectationInconclusive(
-            failure_message(claim, check, undecided).replace(f"{check.tests}", f"{check.tests} (the seeds disagree)", 1),
-            evaluated,
-        )
-    return evaluated
+        message = failure_message(claim, check, undecided)
+        return "inconclusive", message.replace(f"{check.tests}", f"{check.tests} (the seeds disagree)", 1)
+    if check.known_failing:
+        return "failed", "declared known-failing, but the expectation held"
+    return "passed", ""
+
+
+def per_seed(result: Result) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """A result's recorded measurements: each metric's value, and its per-seed values where there are several."""
+    return {k: m.value for k, m in result.metrics.items()}, {k: list(m.seeds) for k, m in result.metrics.items() if m.seeds}
+
+
+def rejudge(claim: Claim, check: Check, result: Result) -> Result:
+    """``result`` judged again from its recorded per-seed measurements against the record's expectations as they
+    stand: its ``expectation`` and ``verdict`` as the plugin would write them now. A stored outcome is never
+    believed. Raises ``VerifierError`` where the record reads a metric the measurement did not record."""
+    if not result.measured:
+        return result
+    metrics, seeds = per_seed(result)
+    evaluated = evaluate(claim, check, metrics, seeds)
+    verdict, message = verdict_from(claim, check, evaluated)
+    if evaluated == result.expectation and verdict == result.verdict:
+        return result
+    return result.model_copy(update={"expectation": evaluated, "verdict": verdict, "message": message})
 
 
 ERROR_KINDS: dict[str, ErrorKind] = {"error": "error", "timeout": "timeout", "crash": "crash"}
@@ -205,6 +237,8 @@ def verdict_of(outcomes: list[PhaseOutcome]) -> tuple[Verdict | Literal["skipped
             return "failed", o.message
         if o.kind == "inconclusive":
             return "inconclusive", o.message
+        if o.kind == "out-of-regime":
+            return "out-of-regime", o.message
         if o.kind == "known-failing":
             return "known-failing", o.message
         if o.kind == "xpassed":

@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from assay.evidence.judge import CheckTimeout, ExpectationInconclusive, ExpectationNotMet, OutcomeKind, PhaseOutcome, verdict_of
+from assay.evidence.judge import (
+    CheckTimeout,
+    ExpectationInconclusive,
+    ExpectationNotMet,
+    ExpectationOutOfRegime,
+    OutcomeKind,
+    PhaseOutcome,
+    verdict_of,
+)
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
 from assay.fingerprints import input_hash, sha256
@@ -154,6 +162,8 @@ def _classify(root: Path, call: pytest.CallInfo[None], report: pytest.TestReport
         return PhaseOutcome("xpassed") if report.failed else PhaseOutcome("passed")
     if exc.errisinstance(ExpectationNotMet):
         return PhaseOutcome("not-met", clip(str(exc.value)))
+    if exc.errisinstance(ExpectationOutOfRegime):
+        return PhaseOutcome("out-of-regime", clip(str(exc.value)))
     if exc.errisinstance(ExpectationInconclusive):
         return PhaseOutcome("inconclusive", clip(str(exc.value)))
     if exc.errisinstance(CheckTimeout):

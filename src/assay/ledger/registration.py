@@ -20,9 +20,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from assay.diagnostics import Diagnostic
-from assay.ledger.history import CheckHistory, Commit, History, Point, ResultVersion, Spec, read
+from assay.ledger.history import CheckHistory, Commit, History, Point, ResultVersion, Spec, read, result_summary, result_version
 
 KINDS = ("registered", "with-result", "moved-after-result", "post-hoc")
+
+#: The kinds a supported verdict may rest on without a confirming run on fresh seeds.
+FIXED_BEFORE = ("registered",)
 
 #: The working tree, as the last point of a history.
 WORKING_TREE = Commit("", 0, "working tree", 10**9)
@@ -48,12 +51,22 @@ class Registration:
     committed: Commit | None  # the commit that first stated it (WORKING_TREE: not committed yet)
     first_result: Commit | None
     moves: tuple[Move, ...] = ()
-    confirmed: bool = False  # post-hoc, and a settling run after the move holds
+    confirmed: bool = False  # not registered, and a settling run on fresh seeds after its last move holds
 
     @property
     def votes(self) -> bool:
         """Whether it may vote for an assertion: not post-hoc, or post-hoc and confirmed on fresh seeds."""
         return self.kind != "post-hoc" or self.confirmed
+
+    @property
+    def fixed(self) -> bool:
+        """Whether a supported verdict may rest on it: registered before its result, or confirmed on fresh seeds."""
+        return self.kind in FIXED_BEFORE or self.confirmed
+
+    @property
+    def shown(self) -> str:
+        """Its kind as a reader sees it: `confirmed` once a run on fresh seeds has confirmed it."""
+        return "confirmed" if self.confirmed else self.kind
 
 
 def when(c: Commit | None) -> str:
@@ -75,103 +88,151 @@ def _keys(items: Iterable[str]) -> list[tuple[str, int]]:
     return out
 
 
-def _spec_at(specs: tuple[Spec, ...] | None, key: tuple[str, int]) -> Spec | None:
-    if specs is None:
-        return None
-    return dict(zip(_keys(s.metric for s in specs), specs)).get(key)
-
-
-def _point_at(version: ResultVersion | None, key: tuple[str, int]) -> Point | None:
-    if version is None:
-        return None
-    return dict(zip(_keys(p.metric for p in version.points), version.points)).get(key)
-
-
 def register(ch: CheckHistory, today: tuple[Spec, ...], today_results: dict[str, ResultVersion | None]) -> list[Registration]:
     """The registration of each of ``today``'s expectations (the record as it stands), in order, from the check's
     committed history and ``today_results`` (its ledger files as they stand, per device)."""
     specs = list(ch.specs)
     if not specs or specs[-1][1] != today:
         specs.append((WORKING_TREE, today))
-    results: dict[str, list[tuple[Commit, ResultVersion | None]]] = {d: list(v) for d, v in ch.results.items()}
+    results: dict[str, list[tuple[Commit, ResultVersion]]] = {
+        d: [(c, v) for c, v in vs if v is not None] for d, vs in ch.results.items()
+    }
     for device, version in today_results.items():
         versions = results.setdefault(device, [])
-        if not versions or versions[-1][1] != version:
+        if version is not None and (not versions or versions[-1][1] != version):
             versions.append((WORKING_TREE, version))
-    return [_one(key, specs, results) for key in _keys(s.metric for s in today)]
+    prints = {m: fp for v in today_results.values() if v is not None for m, fp in v.fingerprints}
+    return [_one(spec, specs, results, prints.get(spec.metric)) for spec in today]
 
 
-def _one(key: tuple[str, int], specs: list, results: dict) -> Registration:
-    metric = key[0]
-    defs = [(c, _spec_at(s, key)) for c, s in specs]
-    changes: list[tuple[Commit, Spec | None, Spec | None]] = []  # (commit, before, after) where it changed
-    last: Spec | None = None
-    for c, spec in defs:
-        if spec != last:
-            changes.append((c, last, spec))
-            last = spec
-    committed = next((c for c, _, new in changes if new is not None), None)
-    points = {d: [(c, _point_at(v, key), v) for c, v in vs] for d, vs in results.items()}
-    evaluated = [c for vs in points.values() for c, p, _ in vs if p is not None]
+def _since(spec: Spec, specs: list[tuple[Commit, tuple[Spec, ...] | None]]) -> tuple[Commit, Spec | None]:
+    """The commit from which ``spec`` (its metric and everything it is) has stood unchanged up to now, and what the
+    record stated in its place just before (the same metric, else the same content under another name)."""
+    since, before = specs[-1][0], None
+    for c, stated in reversed(specs):
+        if stated is None or spec not in stated:
+            before = _counterpart_of(spec, stated)
+            break
+        since = c
+    return since, before
+
+
+def _counterpart_of(spec: Spec, stated: tuple[Spec, ...] | None) -> Spec | None:
+    for s in stated or ():
+        if s.metric == spec.metric:
+            return s
+    return None
+
+
+def _one(spec: Spec, specs: list, results: dict[str, list[tuple[Commit, ResultVersion]]], fp: str | None) -> Registration:
+    """One expectation's registration: when what it is (its comparison, threshold, reading, seeds, counterparts and
+    regime) last became what it is, against the results that measured it, under its name or another (a rename keeps
+    the measurement's values)."""
+    metric = spec.metric
+    since, before = _since(spec, specs)
+    committed = since
+    read: dict[str, list[tuple[Commit, ResultVersion, Point | None]]] = {}
+    for device, versions in results.items():
+        for c, v in versions:
+            name = v.measures(metric, fp)
+            if name is not None:
+                read.setdefault(device, []).append((c, v, next((p for p in v.points if p.metric == name), None)))
+    evaluated = [c for vs in read.values() for c, _, _ in vs]
     first = min(evaluated, key=lambda c: c.n) if evaluated else None
     if first is None:
         return Registration(metric, "registered", f"stated at {when(committed)}; no result has evaluated it yet", committed, None)
-    moves = []
-    for c, before, after in changes:
-        if c is committed and before is None:
+    if committed.n < first.n:
+        kind, why, moves = "registered", f"stated at {when(committed)}, before its first result at {when(first)}", ()
+    else:
+        moves = tuple(_moves(spec, before, since, read))
+        if any(m.post_hoc for m in moves):
+            m = next(m for m in moves if m.post_hoc)
+            kind = "post-hoc"
+            why = f"post-hoc: {m.change} at {when(m.at)} after a result that {m.before} on {m.device} (then {m.after})"
+        elif moves:
+            m = moves[-1]
+            kind = "moved-after-result"
+            after = m.after or "no result"
+            why = f"moved after a result: {m.change} at {when(m.at)} ({m.before} on {m.device} before, {after} after)"
+        else:
+            kind, why = "with-result", f"stated at {when(committed)} together with its first result"
+    optional = _optional_stopping(read)
+    if optional is not None and kind != "post-hoc":
+        kind, why, moves = (
+            "post-hoc",
+            f"post-hoc: {optional.change} at {when(optional.at)} after an inconclusive result",
+            (*moves, optional),
+        )
+    confirmation = _confirmed(since, read) if kind != "registered" else None
+    if confirmation:
+        return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True)
+    tail = {
+        "post-hoc": "; it votes for nothing until a run on fresh seeds holds",
+        "with-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
+        "moved-after-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
+    }.get(kind, "")
+    return Registration(metric, kind, why + tail, committed, first, tuple(moves), False)
+
+
+def _moves(spec: Spec, before: Spec | None, since: Commit, read: dict) -> list[Move]:
+    """The move that made ``spec`` what it is at ``since``, on each device with a result before it: post-hoc where
+    the last result before it failed or was undecided and the first after it holds."""
+    change = spec.moved(before) if before is not None else "stated"
+    out = []
+    for device, vs in read.items():
+        prior = [p for c, _, p in vs if c.n < since.n and p is not None]
+        if not prior:
             continue
-        change = after.moved(before) if before and after else ("removed" if after is None else "stated again")
-        for device, vs in points.items():
-            prior = [p for cc, p, _ in vs if p is not None and cc.n < c.n]
-            if not prior:
-                continue
-            later = [p for cc, p, _ in vs if p is not None and cc.n >= c.n]
-            b, a = prior[-1].outcome, later[0].outcome if later else None
-            moves.append(Move(c, change, device, b, a, b in ("fails", "inconclusive") and a == "holds"))
-    for device, vs in points.items():  # seeds raised after an inconclusive result, outside a settling run
-        read = [(c, p, v) for c, p, v in vs if p is not None]
-        for (c0, p0, _), (c1, p1, v1) in zip(read, read[1:]):
+        later = [p for c, _, p in vs if c.n >= since.n and p is not None]
+        b, a = prior[-1].outcome, later[0].outcome if later else None
+        out.append(Move(since, change, device, b, a, b in ("fails", "inconclusive") and a == "holds"))
+    return out
+
+
+def _optional_stopping(read: dict) -> Move | None:
+    """Seeds raised after an inconclusive result outside a settling run, where the record does not name them."""
+    for device, vs in read.items():
+        points = [(c, v, p) for c, v, p in vs if p is not None]
+        for (c0, _, p0), (c1, v1, p1) in zip(points, points[1:]):
             grew = p0.seeds_total is not None and p1.seeds_total is not None and p1.seeds_total > p0.seeds_total
             if grew and p0.outcome == "inconclusive" and not v1.settling:
-                change = f"seeds read {p0.seeds_total} -> {p1.seeds_total}"
-                moves.append(Move(c1, change, device, p0.outcome, p1.outcome, True))
-    if not moves:
-        kind = "registered" if committed.n < first.n else "with-result"
-        why = (
-            f"stated at {when(committed)}, before its first result at {when(first)}"
-            if kind == "registered"
-            else f"stated at {when(committed)} together with its first result"
-        )
-        return Registration(metric, kind, why, committed, first)
-    hacked = [m for m in moves if m.post_hoc]
-    if hacked:
-        m = hacked[-1]
-        confirmed = any(
-            v.settling and p is not None and p.outcome == "holds" and c.n > m.at.n for c, p, v in points.get(m.device, [])
-        )
-        why = f"post-hoc: {m.change} at {when(m.at)} after a result that {m.before} on {m.device} (then {m.after})"
-        tail = "; confirmed by a settling run" if confirmed else "; it votes for nothing until a run on fresh seeds holds"
-        return Registration(metric, "post-hoc", why + tail, committed, first, tuple(moves), confirmed)
-    m = moves[-1]
-    why = f"moved after a result: {m.change} at {when(m.at)} ({m.before} on {m.device} before, {m.after or 'no result'} after)"
-    return Registration(metric, "moved-after-result", why, committed, first, tuple(moves))
+                return Move(c1, f"seeds read {p0.seeds_total} -> {p1.seeds_total}", device, p0.outcome, p1.outcome, True)
+    return None
+
+
+def _confirmed(since: Commit, read: dict) -> str:
+    """How a settling run after ``since`` confirmed the expectation ('' when none did): it holds, on seeds disjoint
+    from every seed any earlier result of the check on that device read (a plan cannot name seeds already read)."""
+    for device, vs in read.items():
+        seen: set[int] = set()
+        for c, v, p in vs:
+            fresh = v.seeds and not (set(v.seeds) & seen)
+            if v.settling and c.n >= since.n and p is not None and p.outcome == "holds" and fresh:
+                return f"confirmed on fresh seeds {min(v.seeds)}..{max(v.seeds)} on {device} at {when(c)}"
+            seen |= set(v.seeds)
+    return ""
 
 
 def of_check(history: History, claim: str, check, results: dict) -> list[Registration]:
     """``register`` for a record's check (``assay.model.Check``) and its ``Result`` per device, as they stand."""
-    today = tuple(from_expectation(e) for e in check.expect)
+    today = tuple(from_expectation(e, check.seeds) for e in check.expect)
     return register(history.check(claim, check.id), today, {d: from_result(r) for d, r in results.items()})
 
 
-def from_expectation(e) -> Spec:
-    return Spec(e.metric, e.op, float(e.value), e.tol, e.seeds, bool(e.control), tuple(e.against))
+def from_expectation(e, seeds=None) -> Spec:
+    """The registration key of a record's expectation, with its check's seeds (``assay.experiment.Seeds``)."""
+    first, count = (seeds.first, seeds.count) if seeds is not None else (None, None)
+    return Spec(
+        e.metric, e.op, float(e.value), e.tol, e.seeds, bool(e.control), tuple(e.against), e.interval, e.regime, first, count
+    )
 
 
 def from_result(r) -> ResultVersion | None:
+    """A result as the history reads one: each outcome re-read from its own measurements."""
     if r is None or not r.measured:
         return None
-    points = tuple(Point(e.metric, e.op, e.value, e.measured, e.outcome, e.seeds_total) for e in r.expectation)
-    return ResultVersion(r.verdict, points, bool(getattr(r, "settling", False)))
+    summary = result_summary(r.model_dump(mode="json"))
+    return result_version(summary)
 
 
 class Registry:
@@ -187,6 +248,11 @@ class Registry:
             self._history = read(self.root)
         return self._history
 
+    @property
+    def missing(self) -> str:
+        """Why registration cannot be decided here (a shallow clone, no git: ``History.why``); '' when it can."""
+        return self.history.why
+
     def last_change(self, claim: str) -> str:
         """``History.last_change``; '' without a history."""
         return self.history.last_change(claim) if self.history.available else ""
@@ -199,22 +265,46 @@ class Registry:
 
 
 def diagnostics(kb) -> Iterator[Diagnostic]:
-    """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result."""
-    registry = Registry(kb.root)
-    if not registry.history.available:
-        return
+    """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result;
+    ``unconfirmed`` at every seeded one fixed only with or after its result and not yet confirmed on fresh seeds (a
+    verdict that reads it is provisional); ``no-history`` once where the history that decides this is missing."""
     from assay.ledger.store import read_ledger  # only where there is a history to read it against
 
+    registry = Registry(kb.root)
     ledger = read_ledger(kb.root)
+    if not registry.history.available:
+        measured = [
+            (cid, f)
+            for cid, f in sorted(kb.claim_files.items())
+            if any((r := ledger.get((cid, c.id, d))) is not None and r.measured for c in f.record.checks for d in c.devices)
+        ]
+        if measured:
+            yield measured[0][1].diag(
+                (),
+                "no-history",
+                f"when each expectation was fixed cannot be told ({registry.history.why}): every verdict that reads a "
+                f"seeded expectation reads provisional ({len(measured)} claim(s) with results)",
+                "read the knowledge base from a clone with its full history (git fetch --unshallow)",
+            )
+        return
     for cid, f in sorted(kb.claim_files.items()):
         for n, check in enumerate(f.record.checks):
             results = {d: ledger.get((cid, check.id, d)) for d in check.devices}
+            seeded = {e.metric for r in results.values() if r is not None for e in r.expectation if e.seeds != "value"}
             for k, r in enumerate(registry.of(cid, check, results)):
                 if not r.votes:
                     yield f.diag(
                         ("checks", n, "expect", k),
                         "post-hoc",
                         f"check '{check.id}': '{check.expect[k]}' is post-hoc: {r.why}",
-                        "run the check on fresh seeds in a settling run, or restore what was registered; "
-                        f"assay history {cid}/{check.id}",
+                        "run the check on fresh seeds in a settling run (assay verify --confirm), or restore what was "
+                        f"registered; assay history {cid}/{check.id}",
+                    )
+                elif not r.fixed and r.metric in seeded and check.role != "apparatus":
+                    yield f.diag(
+                        ("checks", n, "expect", k),
+                        "unconfirmed",
+                        f"check '{check.id}': '{check.expect[k]}' is {r.kind}: {r.why}",
+                        "confirm it on fresh seeds: assay verify --confirm (the path for a new check: measure on pilot "
+                        "seeds, commit the expectations, then run the ledger)",
                     )

@@ -12,13 +12,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from assay import reading
 from assay.experiment import SLUG, Device, Tier
 from assay.ids import CLAIM_ID
 
 FORMAT = 2
 
 
-Verdict = Literal["passed", "failed", "known-failing", "inconclusive", "error"]
+Verdict = Literal["passed", "failed", "known-failing", "inconclusive", "out-of-regime", "error"]
 
 
 #: How an expectation came out: held, did not hold, or seeds disagree about it.
@@ -94,6 +95,18 @@ class Counterpart(_Part):
     seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied the comparison.")
     seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
     interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
+    flag: Literal["constant", "derived"] | None = Field(
+        None,
+        description="`constant`: the same value on every seed; `derived`: an exact affine function of the effect's own "
+        "per-seed values (its negation, say). Either is no measurement of another condition, and challenges nothing.",
+    )
+
+
+#: Why a counterpart challenges nothing, in words.
+FLAGGED = {
+    "constant": "is the same constant on every seed",
+    "derived": "is an exact function of the effect's own values",
+}
 
 
 class Evaluated(_Part):
@@ -105,6 +118,7 @@ class Evaluated(_Part):
     tol: float | None = Field(None, description="Absolute tolerance of `==`.")
     reported: str | None = Field(None, description="The `reported` number it is linked to.")
     control: bool = Field(False, description="Whether the record marks it a control.")
+    regime: bool = Field(False, description="Whether the record marks it a regime expectation.")
     measured: Finite = Field(description="The measured value (the mean, where the verifier recorded per-seed values).")
     holds: bool = Field(description="Whether the comparison held (`outcome` is `holds`).")
     outcome: Outcome = Field(
@@ -116,6 +130,7 @@ class Evaluated(_Part):
     seeds_holding: int | None = Field(None, ge=0, description="With `all`: how many seeds satisfied it.")
     seeds_total: int | None = Field(None, ge=0, description="How many seeds were read.")
     interval: tuple[float, float] | None = Field(None, description="With `mean`: the confidence interval of the mean.")
+    level: float | None = Field(None, gt=0.5, lt=1, description="With `mean`: the interval's confidence level (0.95 if unset).")
     unit: str | None = Field(None, description="The metric's declared unit.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
     against: list[Counterpart] = Field(
@@ -123,8 +138,8 @@ class Evaluated(_Part):
     )
     discriminates: bool | None = Field(
         None,
-        description="Whether every counterpart fails the comparison (every seed, or its interval on the other side); "
-        "None when the record names none.",
+        description="Whether every counterpart fails the comparison (every seed, or its interval on the other side) "
+        "and none is flagged (a constant, or a function of the effect's values); None when the record names none.",
     )
 
 
@@ -234,14 +249,19 @@ class Result(_Part):
     settling: Settling | None = Field(
         None, description="Set on a settling run: fresh seeds, read alone, and the inconclusive result it decided."
     )
+    rejudged: Timestamp | None = Field(
+        None,
+        description="When its judgement was last recomputed from this measurement (`finished`) against a changed "
+        "record, without a rerun (`assay rejudge`, `pytest verify --stale`).",
+    )
 
     @model_validator(mode="after")
     def _verdict_agrees(self) -> Result:
-        """A pass is every expectation holding: the plugin writes nothing else, so a file that says otherwise was not
-        written by it."""
-        if self.verdict == "passed" and any(e.outcome != "holds" for e in self.expectation):
-            bad = next(e for e in self.expectation if e.outcome != "holds")
-            raise ValueError(f"verdict 'passed' beside an expectation that {bad.outcome} ({bad.metric})")
+        """Its judgement follows from its own measurements (``tampered``): the plugin and the merge write nothing
+        else, so a file that says otherwise was edited by hand or forged, and is not read."""
+        why = tampered(self)
+        if why:
+            raise ValueError(f"its stored judgement does not follow from its measurements: {why}")
         return self
 
     @property
@@ -257,6 +277,42 @@ class Result(_Part):
     def measured(self) -> bool:
         """Whether the file holds a completed measurement (not only an error)."""
         return self.verdict != "error"
+
+
+def tampered(result: Result) -> str:
+    """Why a result's stored judgement does not follow from its own per-seed measurements, each expectation read as it
+    says it was read (its comparison, threshold and seed reading) and the verdict from the outcomes; empty when it
+    does. Only a hand edit or a forgery makes them differ."""
+    if not result.measured:
+        return ""
+    for e in result.expectation:
+        how = e.seeds if e.seeds != "value" else None
+        level = (e.level or 0.95) if e.seeds == "mean" else None
+        for name, stored in ((e.metric, e.outcome), *((c.metric, c.outcome) for c in e.against)):
+            m = result.metrics.get(name)
+            if m is None:
+                return f"'{name}' is judged but was not measured"
+            got = reading.read(e.op, e.value, e.tol, how, level, m.value, list(m.seeds))["outcome"]
+            if got != stored:
+                return f"'{name}' is stored as {stored}, but its measurements make it {got}"
+        if e.holds != (e.outcome == "holds"):
+            return f"'{e.metric}' is stored as holds={e.holds} beside the outcome {e.outcome}"
+    implied = _verdicts(result.expectation)
+    if result.expectation and result.verdict not in implied:
+        return f"its verdict is {result.verdict}, but its expectations make it {' or '.join(implied)}"
+    return ""
+
+
+def _verdicts(expectation: list[Evaluated]) -> tuple[str, ...]:
+    """The verdicts evaluated expectations allow (``assay.evidence.judge.verdict_from``, without the record)."""
+    outcomes = {e.outcome for e in expectation}
+    if any(e.regime and e.outcome != "holds" for e in expectation):
+        return ("out-of-regime",)
+    if "fails" in outcomes:
+        return ("failed", "known-failing")
+    if "inconclusive" in outcomes:
+        return ("inconclusive",)
+    return ("passed", "failed")  # failed: a declared known failure that held
 
 
 def to_json(result: Result) -> str:
