@@ -160,29 +160,41 @@ class Settle:
 def settle_plans(
     kb: KnowledgeBase, ledger: Ledger, device: str, claims: list[str] | None = None
 ) -> tuple[list[Settle], list[str]]:
-    """The settling runs of the checks on ``device`` that have an inconclusive expectation and a fresh result, whose
-    verifier reads seeds through the record, and of which at least one inconclusive expectation is decidable (at the
-    seeds the most demanding of those needs; the others are named as left open); cheapest first. Also, one line for
-    each check with an inconclusive expectation that will not be settled, and why."""
+    """The settling runs of the checks on ``device`` with a fresh result whose verifier reads seeds through the record:
+    each check with an inconclusive expectation that more seeds could decide (at the seeds the most demanding of them
+    needs; the others are named as left open), and each check with a seeded expectation fixed only with or after its
+    result (post-hoc, with-result, moved) and not yet confirmed, on as many fresh seeds as the record reads. Cheapest
+    first. Also, one line for each such check that will not be settled, and why. The seeds are the engine's: after
+    every seed any run of the check has read, from ``SETTLING_FROM`` on."""
+    from assay.ledger.registration import Registry
     from assay.status import run_reason
 
-    inputs = InputParts(kb.root)
+    inputs, registry = InputParts(kb.root), Registry(kb.root)
     chosen, skipped = [], []
     for cid in sorted(claims or kb.claims):
         for check in kb.claims[cid].checks:
             result = ledger.get((cid, check.id, device))
-            open_somewhere = result is not None and any(e.outcome == "inconclusive" for e in result.expectation)
-            if not open_somewhere or not result.measured or device not in check.devices:
+            if result is None or not result.measured or device not in check.devices:
+                continue
+            open_somewhere = any(e.outcome == "inconclusive" for e in result.expectation)
+            unfixed = _unfixed(registry, cid, check, ledger, result)
+            if not open_somewhere and not unfixed:
                 continue
             label = f"{cid}/{check.id}.{device}"
             if run_reason(ledger, (cid, check.id, device), inputs.parts(kb.claims[cid], check, device)) != "fresh":
                 skipped.append(f"{label}: its result is not fresh; rerun it first (assay verify --stale)")
                 continue
-            if result.settling is not None:
-                skipped.append(f"{label}: already settled with these inputs, and still inconclusive")
-                continue
             if check.seeds is None:
                 skipped.append(f"{label}: its verifier does not read its seeds from the record (seeds:)")
+                continue
+            first = max(SETTLING_FROM, max(_seen(registry, cid, check, result), default=-1) + 1)
+            if unfixed:
+                n = check.seeds.count
+                plan = f"{n} fresh seeds from {first} to confirm {', '.join(unfixed)} (fixed with or after its result)"
+                chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), _cost(result, n), plan))
+                continue
+            if result.settling is not None:
+                skipped.append(f"{label}: already settled with these inputs, and still inconclusive")
                 continue
             open_ = [p for p in open_plans(check, result) if p.outcome == "inconclusive"]
             decidable = [p for p in open_ if p.seeds_needed is not None and p.seconds is not None]
@@ -191,8 +203,6 @@ def settle_plans(
                 skipped.append(f"{label}: {undecided.why if undecided else 'no open expectation has a plan'}")
                 continue
             n = max(p.seeds_needed for p in decidable)
-            seen = [*check.seeds.values, *(result.seeds_used or [])]
-            first = max(SETTLING_FROM, max(seen, default=-1) + 1)
             words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in decidable)
             left = [p.expectation for p in open_ if p not in decidable]
             tail = f"; not decidable at this scale, and left open: {', '.join(left)}" if left else ""
@@ -200,6 +210,30 @@ def settle_plans(
             chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), max(p.seconds for p in decidable), plan))
     chosen.sort(key=lambda s: (s.seconds, s.claim, s.check))
     return chosen, skipped
+
+
+def _unfixed(registry, cid: str, check: Check, ledger: Ledger, result: Result) -> list[str]:
+    """The seeded expectations of ``check`` that a supported verdict cannot rest on yet: fixed with or after their
+    result and not confirmed on fresh seeds (none where the history is missing: nothing here could tell)."""
+    seeded = {e.metric for e in result.expectation if e.seeds != "value" and not e.control and not e.regime}
+    if not seeded or check.role == "apparatus":
+        return []
+    results = {d: ledger.get((cid, check.id, d)) for d in check.devices}
+    return [g.metric for g in registry.of(cid, check, results) if g.metric in seeded and not g.fixed]
+
+
+def _seen(registry, cid: str, check: Check, result: Result) -> set[int]:
+    """Every seed a run of ``check`` has read: the record's, the result's, and every committed result's."""
+    seen = {*check.seeds.values, *(result.seeds_used or [])}
+    if registry.history.available:
+        for versions in registry.history.check(cid, check.id).results.values():
+            seen |= {s for _, v in versions if v is not None for s in v.seeds}
+    return seen
+
+
+def _cost(result: Result, n: int) -> float:
+    per_seed = _seconds_per_seed(result)
+    return per_seed * n if per_seed is not None else float(result.cpu_s or result.duration_s)
 
 
 def report(kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None) -> list[str]:

@@ -12,9 +12,11 @@ import json
 from assay import vocabulary
 from assay.diagnostics import UsageProblem, printable
 from assay.experiment import Check
+from assay.ledger.result import FLAGGED, Counterpart
 from assay.model import Claim
 from assay.overview import States
 from assay.power import open_plans
+from assay.precision import beside
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import CheckState, ClaimState
 
@@ -98,18 +100,24 @@ def _measured(c: CheckState, check: Check | None = None) -> list[str]:
         expected = f"{e.op} {e.value:g}" + (f" within {e.tol:g}" if e.tol is not None else "")
         seeds = f" ({e.seeds_holding} of {e.seeds_total} seeds)" if e.seeds_holding is not None else ""
         mark = " [control]" if e.control else ""
-        line = f"{e.metric} = {e.measured:.4g}, expected {expected}: {e.outcome}{seeds}{mark}"
+        line = f"{e.metric} = {beside(e.measured, e.value)}, expected {expected}: {e.outcome}{seeds}{mark}"
         if e.against:
             told = "discriminates" if e.discriminates else "does not discriminate" if e.discriminates is False else "?"
-            line += f"; {told} (" + ", ".join(f"{x.metric} = {x.measured:.4g}: {x.outcome}" for x in e.against) + ")"
+            line += f"; {told} (" + ", ".join(_counterpart(x, e.value) for x in e.against) + ")"
         out.append(line)
         g = registered.get(e.metric)
         if g is not None and g.kind != "registered":
-            out.append(f"  {g.kind}: {g.why}")
+            out.append(f"  {g.shown}: {g.why}")
         if e.metric in plans:
             p = plans[e.metric]
             out.append(f"  plan: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}; {p.words}")
     return out
+
+
+def _counterpart(x: Counterpart, threshold: float) -> str:
+    """``m0 = 0.02: fails``, and why it challenges nothing where it is flagged (a constant, a derived value)."""
+    flag = f", but {FLAGGED[x.flag]}" if x.flag else ""
+    return f"{x.metric} = {beside(x.measured, threshold)}: {x.outcome}{flag}"
 
 
 def _clip(text: str, n: int) -> str:

@@ -59,9 +59,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--array-parallelism", type=int, metavar="N", help="tasks of the array running at once")
     p.add_argument(
         "--settle",
+        "--confirm",
+        dest="settle",
         action="store_true",
-        help="rerun each check with an inconclusive expectation once on the planned number of fresh seeds (assay plan), "
-        "read alone; with --budget, the plans that fit, cheapest first",
+        help="run each check on fresh seeds the engine chooses (after every seed read), read alone: a check with an "
+        "inconclusive expectation on the number of seeds that would decide it (assay plan), and a check whose seeded "
+        "expectation was fixed with or after its result on as many as the record reads, to confirm it; with --budget, "
+        "the plans that fit, cheapest first",
     )
     p.add_argument("--dry-run", action="store_true", help="print the plan and its shards; run nothing")
     p.add_argument("--resume", action="store_true", help="take over the last run (build/verify/state.json) and merge it")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from assay.evidence.judge import VerifierError
+from assay.experiment import SETTLING_FROM
 from assay.ledger.result import Settling
 
 
@@ -27,6 +28,13 @@ def load(path: str | None) -> dict[str, Any]:
         plan = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(plan, dict) or not all(isinstance(v.get("seeds"), list) for v in plan.values()):
             raise ValueError("expected {CLAIM/CHECK: {seeds: [...], ...}}")
+        for label, planned in plan.items():
+            low = [s for s in planned["seeds"] if isinstance(s, bool) or not isinstance(s, int) or s < SETTLING_FROM]
+            if low:  # a record's own seeds lie below SETTLING_FROM: a plan naming them would confirm nothing new
+                raise ValueError(
+                    f"{label} names seed {low[0]!r}: a settling run's seeds are the engine's, from {SETTLING_FROM} on, "
+                    "after every seed any run of the check has read"
+                )
         return plan
     except (OSError, ValueError, AttributeError) as e:
         raise pytest.UsageError(f"--settle-plan {path}: cannot be read ({e}); run assay verify --settle to write one") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay import reading
 from assay.diagnostics import Diagnostic
 from assay.experiment import Check
 from assay.fingerprints import input_hash
@@ -49,10 +50,25 @@ def moved(old: Result | None, new: Result) -> Unstable | None:
         return None
     if new.settling is not None or old.settling is not None:  # other seeds: another measurement, not a rerun
         return None
-    if old.verdict == new.verdict:
+    if old.verdict == new.verdict or not _measured_apart(old, new):
         return None
     seen = old.unstable.verdicts if old.unstable else [old.verdict]
     return Unstable(verdicts=[*seen, new.verdict], since=old.unstable.since if old.unstable else new.finished)
+
+
+def _measured_apart(old: Result, new: Result) -> bool:
+    """Whether ``old``'s measurements, judged as ``new`` was (its comparisons and readings), come out otherwise than
+    ``new``'s: a verdict that moved only because the record's expectations moved between the runs is no instability
+    (registration sees that move), one that moved because the numbers did is."""
+    for e in new.expectation:
+        m = old.metrics.get(e.metric)
+        if m is None:
+            return True
+        how = e.seeds if e.seeds != "value" else None
+        level = (e.level or 0.95) if e.seeds == "mean" else None
+        if reading.read(e.op, e.value, e.tol, how, level, m.value, list(m.seeds))["outcome"] != e.outcome:
+            return True
+    return not new.expectation
 
 
 def largest_change(old: Result, new: Result) -> str:

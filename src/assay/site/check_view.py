@@ -10,6 +10,7 @@ from assay.experiment import Check
 from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
 from assay.power import open_plans
+from assay.precision import beside
 from assay.site.markup import OPS, anchor, number, quantity
 from assay.site.views import ClaimView, Version
 from assay.status import CheckState
@@ -228,7 +229,8 @@ def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | N
         paper = replace(paper, differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
     within = f" within {number(e.tol)}" if e.tol is not None else ""
     outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
-    measured = f"{number(e.measured)} {unit}" if unit else number(e.measured)
+    shown = beside(e.measured, e.value) if isinstance(e.measured, float) else number(e.measured)
+    measured = f"{shown} {unit}" if unit else shown
     return Measure(
         e.metric,
         measured,
