@@ -93,9 +93,14 @@ def write_result(
     *,
     parts: dict[str, str] | None = None,
     environment: dict | None = None,
+    seeds: dict[str, list[float]] | None = None,
+    seeds_used: list[int] | None = None,
+    settling: dict | None = None,
+    finished: str = "2026-01-01T00:00:00Z",
     **metrics: float,
 ) -> Path:
-    """Write a fresh, valid ledger result as the pytest plugin would (``parts`` overrides input parts)."""
+    """Write a fresh, valid ledger result as the pytest plugin would (``parts`` overrides input parts; ``seeds``: the
+    per-seed values of some metrics, whose value is then their mean; ``settling``: a settling run's block)."""
     from assay.evidence.judge import VerifierError, evaluate
     from assay.fingerprints import input_hash
     from assay.ledger import store
@@ -107,8 +112,10 @@ def write_result(
     claim = kb.claims[claim_id]
     check = claim.check(check_id)
     now = InputParts(kb.root).parts(claim, check, device)
+    seeds = seeds or {}
+    metrics = {**metrics, **{k: sum(v) / len(v) for k, v in seeds.items()}}
     try:  # the expectation as the plugin evaluates it, where every metric it reads was given
-        evaluated = evaluate(claim, check, metrics) if verdict != "error" else []
+        evaluated = evaluate(claim, check, metrics, seeds) if verdict != "error" else []
     except VerifierError:
         evaluated = []
     now.update(parts or {})
@@ -119,12 +126,14 @@ def write_result(
         device=device,
         verdict=verdict,
         tier=check.tier,
-        metrics={k: Metric(value=v) for k, v in metrics.items()},
+        metrics={k: Metric(value=v, seeds=seeds.get(k, [])) for k, v in metrics.items()},
         expectation=evaluated,
         duration_s=1.0,
         environment=Environment(**(environment or ENVIRONMENT)),
         inputs=Inputs(hash=input_hash(now), parts=now),
-        finished="2026-01-01T00:00:00Z",
+        finished=finished,
+        seeds_used=seeds_used,
+        settling=settling,
         last_error=(RunError(kind="error", message="boom", finished="2026-01-01T00:00:00Z") if verdict == "error" else None),
     )
     return store.write_result(kb.root, result)

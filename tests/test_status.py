@@ -182,8 +182,6 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
 # --- evidence that could have failed: counterparts, identities, the source's size, apparatus ----------
 
 
-
-
 def _leak(root, **metrics) -> tuple[str, str]:
     """The valid fixture's SOTA-364 assertion 'leak' on cpu (its analytic check passing), and why."""
     write_result(root, "SOTA-364", "bn-cross-sample", "cpu", "passed", cross_sample_jacobian=0.1)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, UsageProblem, capped
-from assay.ledger import problems, registration, store
+from assay.ledger import challenges, problems, registration, store
 from assay.records import across, knowledge_base, metric_rules, placeholders, verifiers
 from assay.records.knowledge_base import KnowledgeBase, record_names
 
@@ -35,7 +35,9 @@ def ahead(root: Path) -> None:
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
-    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb))
+    ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger))
+    found |= set(challenges.diagnostics(kb, ledger))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

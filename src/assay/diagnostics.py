@@ -133,6 +133,36 @@ _CODES = [
         "(`assay history`); it votes for nothing until a run on fresh seeds holds.",
     ),
     Code(
+        "reported-with-evidence",
+        "error",
+        "An assertion that reports what a source says (`source: {kind: reported}`) names a check as its evidence: a run "
+        "cannot contradict a quotation; it rests on its quote.",
+    ),
+    Code(
+        "reads-other-sentence",
+        "warning",
+        "An assertion reads all of a check whose expectations other assertions name as testing their own sentences: it "
+        "is judged only by the rest; name the ones that test its own `says:`.",
+    ),
+    Code(
+        "size-unstated",
+        "warning",
+        "An expectation read by an assertion whose words or citation state a size carries no `source_value` (nor "
+        "`no_size_because:`): a weaker threshold would pass unnoticed as full support.",
+    ),
+    Code(
+        "constant-counterpart",
+        "warning",
+        "A counterpart's per-seed values are one constant, or an exact function of the effect's own values: it is no "
+        "measurement of another condition, and challenges nothing.",
+    ),
+    Code(
+        "likely-identity",
+        "warning",
+        "A seeded expectation of a toy or reduced check has the same value on every seed (and so have its "
+        "counterparts): it holds by construction, it seems; mark it `identity: true`, or measure what varies.",
+    ),
+    Code(
         "unconfirmed",
         "warning",
         "A seeded expectation was fixed only together with or after its first result and no run on fresh seeds has "

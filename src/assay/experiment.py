@@ -80,6 +80,11 @@ class Expectation(BaseModel):
         description="It holds by construction (an identity of the code or the maths): shown, and support only in an "
         "analytic check.",
     )
+    no_size_because: Text | None = Field(
+        None,
+        description="Why it carries no `source_value` although the words or the citation of an assertion that reads it "
+        "state a number (the number is of another quantity, say): silences `size-unstated`.",
+    )
     regime: bool = Field(
         False,
         description="A regime expectation: what must hold of the run for its other expectations to mean anything (the "

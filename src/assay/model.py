@@ -197,7 +197,7 @@ class Relation(BaseModel):
     note: Text | None = Field(None, description="Why.")
 
 
-SourceKind = Literal["quoted", "paraphrased", "not-in-source", "contradicted"]
+SourceKind = Literal["quoted", "paraphrased", "reported", "not-in-source", "contradicted"]
 Stance = Literal["supports", "refutes"]
 
 
@@ -207,8 +207,10 @@ class SourceSays(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: SourceKind = Field(
-        description="`quoted` (a citation has these words), `paraphrased` (it says this in other words), "
-        "`not-in-source` (the filed text goes beyond the sources), `contradicted` (a source says otherwise)."
+        description="`quoted` (a citation has these words), `paraphrased` (it says this in other words), `reported` (the "
+        "assertion reports what a source says, and asserts nothing about the world itself: it rests on its quote, and "
+        "is cited only), `not-in-source` (the filed text goes beyond the sources), `contradicted` (a source says "
+        "otherwise)."
     )
     citations: list[Annotated[int, Field(ge=1)]] = Field(
         default_factory=list, description="The claim's citations that bear on it, by number (1 is the first)."

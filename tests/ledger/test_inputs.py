@@ -46,7 +46,11 @@ def test_the_parts_name_the_measurement_the_code_the_pins_and_the_device(kb_root
 
 def test_a_changed_measurement_definition_is_named(kb_root):
     path = kb_root / "claims" / "SOTA-364.yaml"
-    change = lambda: edit(path, "    verifier: verify/test_sota364.py::test_bn_couples_samples\n", "    verifier: verify/test_sota364.py::test_bn_couples_samples\n    seeds: {count: 3}\n")  # noqa: E731,E501
+    change = lambda: edit(
+        path,
+        "    verifier: verify/test_sota364.py::test_bn_couples_samples\n",
+        "    verifier: verify/test_sota364.py::test_bn_couples_samples\n    seeds: {count: 3}\n",
+    )  # noqa: E731,E501
     assert reasons_after(kb_root, change) == ["the definition of check bn-cross-sample in SOTA-364 changed"]
 
 

@@ -44,7 +44,11 @@ def test_the_committed_json_schema_is_the_models(tmp_path):
         ("figures", "x.svg", "'figures': input should be a valid list"),
         ("finished", 12, "'finished': input should be a valid string"),
         ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': input should be a finite number"),
-        ("verdict", "green", "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive', 'out-of-regime' or 'error'"),  # noqa: E501
+        (
+            "verdict",
+            "green",
+            "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive', 'out-of-regime' or 'error'",
+        ),  # noqa: E501
     ],
 )
 def test_a_field_of_the_wrong_type_is_a_shape_diagnostic_and_nothing_crashes(kb_root, field, value, message, capsys):

@@ -88,7 +88,7 @@ def evaluate(
         against = [_counterpart(claim, check, exp, name, metrics, seeds) for name in exp.against]
         out.append(
             Evaluated(
-                **exp.model_dump(exclude={"seeds", "interval", "against", "source_value", "identity"}),
+                **exp.model_dump(exclude={"seeds", "interval", "against", "source_value", "identity", "no_size_because"}),
                 **reading,
                 paper=paper,
                 unit=spec.unit if spec else None,

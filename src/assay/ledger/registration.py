@@ -102,34 +102,28 @@ def register(ch: CheckHistory, today: tuple[Spec, ...], today_results: dict[str,
         if version is not None and (not versions or versions[-1][1] != version):
             versions.append((WORKING_TREE, version))
     prints = {m: fp for v in today_results.values() if v is not None for m, fp in v.fingerprints}
-    return [_one(spec, specs, results, prints.get(spec.metric)) for spec in today]
+    return [_one(spec, k, specs, results, prints.get(spec.metric)) for k, spec in enumerate(today)]
 
 
-def _since(spec: Spec, specs: list[tuple[Commit, tuple[Spec, ...] | None]]) -> tuple[Commit, Spec | None]:
+def _since(spec: Spec, k: int, specs: list[tuple[Commit, tuple[Spec, ...] | None]]) -> tuple[Commit, Spec | None]:
     """The commit from which ``spec`` (its metric and everything it is) has stood unchanged up to now, and what the
-    record stated in its place just before (the same metric, else the same content under another name)."""
+    record stated in its place just before (the same metric, else what stood at its place: a rename)."""
     since, before = specs[-1][0], None
     for c, stated in reversed(specs):
         if stated is None or spec not in stated:
-            before = _counterpart_of(spec, stated)
+            same = [s for s in stated or () if s.metric == spec.metric]
+            before = same[0] if same else stated[k] if stated and k < len(stated) else None
             break
         since = c
     return since, before
 
 
-def _counterpart_of(spec: Spec, stated: tuple[Spec, ...] | None) -> Spec | None:
-    for s in stated or ():
-        if s.metric == spec.metric:
-            return s
-    return None
-
-
-def _one(spec: Spec, specs: list, results: dict[str, list[tuple[Commit, ResultVersion]]], fp: str | None) -> Registration:
+def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, ResultVersion]]], fp: str | None) -> Registration:
     """One expectation's registration: when what it is (its comparison, threshold, reading, seeds, counterparts and
     regime) last became what it is, against the results that measured it, under its name or another (a rename keeps
     the measurement's values)."""
     metric = spec.metric
-    since, before = _since(spec, specs)
+    since, before = _since(spec, k, specs)
     committed = since
     read: dict[str, list[tuple[Commit, ResultVersion, Point | None]]] = {}
     for device, versions in results.items():
@@ -264,14 +258,14 @@ class Registry:
         return tuple(of_check(self.history, claim, check, results))
 
 
-def diagnostics(kb) -> Iterator[Diagnostic]:
+def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
     """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result;
     ``unconfirmed`` at every seeded one fixed only with or after its result and not yet confirmed on fresh seeds (a
     verdict that reads it is provisional); ``no-history`` once where the history that decides this is missing."""
     from assay.ledger.store import read_ledger  # only where there is a history to read it against
 
     registry = Registry(kb.root)
-    ledger = read_ledger(kb.root)
+    ledger = read_ledger(kb.root) if ledger is None else ledger
     if not registry.history.available:
         measured = [
             (cid, f)

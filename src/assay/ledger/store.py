@@ -188,8 +188,10 @@ def _diagnose(rel: str, raw: bytes) -> Result:
         return Result.model_validate(data)
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"]) or "the file"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        if not err["loc"] and err["type"] == "value_error":  # a rule of the whole file (its judgement): its words alone
+            raise LedgerProblem("ledger-shape", f"{rel}: {err['ctx']['error']}{more}") from None
+        where = ".".join(str(p) for p in err["loc"]) or "the file"
         raise LedgerProblem("ledger-shape", f"{rel}: '{where}': {err['msg'].lower()}{more}") from None
 
 

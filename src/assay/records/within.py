@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator
 from assay.diagnostics import Diagnostic
 from assay.experiment import MetricSpec
 from assay.model import SERIES, Claim, Reported, series
-from assay.records import challenge
+from assay.records import challenge, meaning
 from assay.records.document import Loaded
 from assay.records.placeholders import placeholders
 from assay.records.spans import fields, locate, uncovered
@@ -33,6 +33,7 @@ def local(f: Loaded) -> list[Diagnostic]:
         found += list(_assertions(f, f.record))
         found += list(_metrics(f, f.record))
         found += list(challenge.diagnostics(f, f.record))
+        found += list(meaning.diagnostics(f, f.record))
     return found
 
 
