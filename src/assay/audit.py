@@ -12,6 +12,7 @@ import difflib
 import re
 from pathlib import Path
 
+from assay import prose
 from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, UsageProblem, capped
 from assay.ledger import challenges, problems, registration, store
@@ -37,7 +38,7 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
     ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
     found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger))
-    found |= set(challenges.diagnostics(kb, ledger))
+    found |= set(challenges.diagnostics(kb, ledger)) | set(prose.diagnostics(kb, ledger))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

@@ -163,6 +163,17 @@ _CODES = [
         "counterparts): it holds by construction, it seems; mark it `identity: true`, or measure what varies.",
     ),
     Code(
+        "unknown-reference",
+        "error",
+        "Prose cites `{CHECK.METRIC}` or `{reported.ID}` that the record or the ledger does not hold.",
+    ),
+    Code(
+        "number-not-in-ledger",
+        "warning",
+        "A literal decimal in prose matches no value the ledger or the record holds for the claim: write it as a "
+        "reference (`{CHECK.METRIC}`), or mark a number from elsewhere (`{source: N}`).",
+    ),
+    Code(
         "unconfirmed",
         "warning",
         "A seeded expectation was fixed only together with or after its first result and no run on fresh seeds has "

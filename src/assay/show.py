@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from assay import vocabulary
+from assay import prose, vocabulary
 from assay.diagnostics import UsageProblem, printable
 from assay.experiment import Check
 from assay.ledger.result import FLAGGED, Counterpart
@@ -58,7 +58,7 @@ def _claim(claim: Claim, st: ClaimState, states: States) -> None:
                 print(printable(f"    why ({device}): {why}"))
         record = filed[a.id]
         if record.says:
-            print(printable(f"    says: {record.says}"))
+            print(printable(f"    says: {prose.rendered(record.says, claim, st.checks)}"))
         print(printable(f"    filed: {_clip(' … '.join(record.filed), 160)}"))
         print(printable(f"    source: {record.source.kind}"))
         for e in record.evidence:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from assay import status, vocabulary
+from assay import prose, status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
 from assay.site import check_view, neighbourhood, search, table_key
@@ -174,7 +174,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),
         statement=paragraphs(claim.statement),
-        refined=paragraphs(claim.refined or ""),
+        refined=paragraphs(_prose(view, claim.refined or "")),
         conditions=list(claim.conditions),
         no_check_reason=claim.no_check_reason,
         stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
@@ -288,10 +288,10 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 _key(evidence, by_device),
                 _first_figure(evidence),
                 evidence,
-                a.refined,
+                _prose(view, a.refined),
                 a.cited_only,
                 marks.get(a.id, []),
-                a.says,
+                _prose(view, a.says),
                 why,
                 _group([s.name for _, s in verdicts]),
                 i,
@@ -363,6 +363,11 @@ def _discrepancy_marks(claim: Claim) -> dict[str, list[int]]:
             if any(p in s or s in p for p in pieces for s in spans):
                 marks.setdefault(a.id, []).append(n)
     return marks
+
+
+def _prose(view: ClaimView, text: str | None) -> str | None:
+    """A prose field with its references to the ledger rendered with their values (``assay.prose``)."""
+    return prose.rendered(text, view.claim, view.state.checks)
 
 
 def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:
