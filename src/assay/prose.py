@@ -77,7 +77,10 @@ def _value(m: re.Match, claim: Claim, results: dict[str, Result]) -> str | None:
     metric = result.metrics.get(m["metric"]) if result is not None else None
     if metric is None:
         return None
-    unit = f" {metric.unit}" if metric.unit and metric.unit not in ("fraction", "ratio") else ""
+    check = next((c for c in claim.checks if c.id == m["check"]), None)
+    spec = check.metric(m["metric"]) if check is not None else None
+    named = spec.unit if spec is not None else metric.unit
+    unit = f" {named}" if named and named not in ("fraction", "ratio") else ""
     seeds = list(metric.seeds)
     if len(seeds) < 2:
         return f"{_num(metric.value)}{unit}"
