@@ -18,8 +18,7 @@ import unicodedata
 from collections.abc import Iterator
 
 _GREEK = (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi "
-    "chi psi omega"
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega"
 ).split()
 
 
@@ -59,6 +58,7 @@ def _symbol(m: re.Match[str]) -> str:
 def plain(formula: str) -> str:
     """The symbols of ``formula`` (TeX, or the text of MathML's elements), as they are compared."""
     return _MARKS.sub("", _COMMAND.sub(_symbol, _SPACING.sub("", formula)))
+
 
 #: Where a delimited formula may begin: `$$`, `$`, `\\(` or `\\[`, none of them escaped by a backslash before it.
 _OPEN = re.compile(r"(?<!\\)(?:\$\$|\$(?=\S)|\\\(|\\\[)")

@@ -21,6 +21,7 @@ import hashlib
 import re
 
 from assay.records.formulas import unwrap
+
 #: Where a word may break: a soft hyphen, or what ``normalise`` makes of a hyphen at the end of a line.
 BREAK = "\u00ad"
 
