@@ -22,7 +22,7 @@ lock:  ## pin every dependency's exact version from a fresh install of pyproject
 	mv build/requirements.lock requirements.lock && rm -rf build/lock-venv
 
 verify: $(STAMP)  ## run the checks whose result is missing or stale; failures are evidence, not a build error
-	$(PY) -m pytest verify -n 2 --stale -q; rc=$$?; test $$rc -le 1 -o $$rc -eq 5  # 1: a check failed (evidence); 5: all fresh
+	$(PY) -m pytest verify -n 2 --dist loadgroup --stale -q; rc=$$?; test $$rc -le 1 -o $$rc -eq 5  # 1: a check failed (evidence); 5: all fresh; loadgroup: the checks of one experiment: on one worker
 
 site: $(STAMP)  ## build the site strictly into build/site (its pages work opened from disk)
 	$(VENV)/bin/mkdocs build --strict

@@ -35,8 +35,9 @@ def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
         },
     )
     definition["known_failing"] = check.known_failing is not None  # marking a control changes what is read, not run
-    if definition.get("seeds") is None:
-        definition.pop("seeds", None)  # likewise for checks whose seeds are not in the record
+    for unset in ("seeds", "experiment"):  # likewise for checks whose seeds are not in the record, or share no run
+        if definition.get(unset) is None:
+            definition.pop(unset, None)
     for exp in definition["expect"]:
         if not exp["against"]:
             del exp["against"]  # so the definitions of checks with no counterparts hash as they did before there were any
