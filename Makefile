@@ -7,7 +7,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: run verify site serve test browser slurm bench clean lock wheelhouse gpu-evidence
 
-run: verify serve  ## set up, verify what is not up to date, build and serve the site
+run: verify serve  ## set up, verify what is not up to date, build the site once (strict) and serve it
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,13 +22,13 @@ lock:  ## pin every dependency's exact version from a fresh install of pyproject
 	mv build/requirements.lock requirements.lock && rm -rf build/lock-venv
 
 verify: $(STAMP)  ## run the checks whose result is missing or stale; failures are evidence, not a build error
-	$(PY) -m pytest verify -n 2 --stale -q; rc=$$?; test $$rc -le 1 -o $$rc -eq 5  # 1: a check failed (evidence); 5: all fresh
+	$(PY) -m pytest verify -n 2 --dist loadgroup --stale -q; rc=$$?; test $$rc -le 1 -o $$rc -eq 5  # 1: a check failed (evidence); 5: all fresh; loadgroup: the checks of one experiment: on one worker
 
-site: $(STAMP)
+site: $(STAMP)  ## build the site strictly into build/site (its pages work opened from disk)
 	$(VENV)/bin/mkdocs build --strict
 
-serve: site
-	$(VENV)/bin/mkdocs serve --dev-addr $(ADDR)
+serve: $(STAMP)  ## build the site once, strictly, and serve it with live reload (mkdocs serve builds in memory)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr $(ADDR)
 
 browser:  ## Debian's chromium for the browser tests (Playwright drives it; nothing is downloaded at run time)
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)

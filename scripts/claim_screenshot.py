@@ -33,8 +33,10 @@ def main() -> None:
         browser.close()
     # 96 colours without dithering: a page of text and flat colours keeps its look at a third of the bytes
     image = Image.open(io.BytesIO(shot)).convert("RGB").quantize(colors=96, dither=Image.Dither.NONE)
-    image.save(args.out, optimize=True)
-    print(f"{args.out.relative_to(ROOT)}: {args.out.stat().st_size // 1024} KiB")
+    out = args.out.resolve()
+    image.save(out, optimize=True)
+    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out  # any --out, inside the repository or not
+    print(f"{shown}: {out.stat().st_size // 1024} KiB")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,19 @@ CLAIM_TEXTS = {
 }
 
 
+#: The stub's metrics named for what they measure, in the verifier and the record (`scaffold-threshold` otherwise).
+RENAMED = {'evidence.metric("effect"': 'evidence.metric("spread"', 'evidence.metric("control"': 'evidence.metric("zero_spread"'}
+#: The record's metrics renamed likewise, and thresholds set from a measurement (randn's sd is about 1, zeros' 0).
+MEASURED = {
+    "name: effect": "name: spread",
+    "name: control": "name: zero_spread",
+    '{metric: effect, op: ">", value: 0.5, against: [control]}': '{metric: spread, op: ">", value: 0.8, against: [zero_spread]}',
+    '{metric: control, op: "<", value: 0.5, control: true, against: [effect]}': (
+        '{metric: zero_spread, op: "<", value: 0.1, control: true, against: [spread]}'
+    ),
+}
+
+
 def filled(text: str, replacements: dict[str, str]) -> str:
     for placeholder, mine in replacements.items():
         assert placeholder in text, placeholder
@@ -67,12 +80,13 @@ def test_the_skeleton_fails_assay_check_with_placeholders_only_the_citation_and_
     assert cli.main(["--root", str(new_kb), "check"]) == 1
     out = capsys.readouterr().out.splitlines()
     found = [line for line in out if not line.startswith("  hint")]
-    assert {line.split("[")[1].split("]")[0] for line in found} == {"placeholder"}
+    # the thresholds and metric names the stub compares were never measured: a warning each (2 checks x 2)
+    assert {line.split("[")[1].split("]")[0] for line in found} == {"placeholder", "scaffold-threshold"}
     places = {line.split(": error")[0].rsplit(":", 2)[0] + ":" + line.split("'")[1] for line in found if "'" in line}
     assert "claims/SOTA-002.yaml:citations[0].locator" in places and "claims/SOTA-002.yaml:citations[0].quote" in places
     assert "claims/SOTA-002.yaml:checks[1].metrics[0].unit" in places and "claims/SOTA-002.yaml:checks[1].note" in places
     assert sum(line.startswith("verify/test_sota002.py:") for line in found) == 5  # the module's docstring, two per test
-    assert len(found) == 24
+    assert len(found) == 24 + 4
     run = verify(new_kb)  # the stub runs at once, before anything is replaced
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -85,8 +99,8 @@ def verify(root: Path) -> subprocess.CompletedProcess[str]:
 
 def test_once_its_placeholders_are_replaced_the_claim_checks_clean_and_its_stub_verifies(new_kb, capsys):
     record, module = new_kb / "claims" / "SOTA-002.yaml", new_kb / "verify" / "test_sota002.py"
-    record.write_text(filled(record.read_text(), CLAIM_TEXTS))
-    module.write_text(unmarked(filled(module.read_text(), {"the unit of the effect": "standard deviation"})))
+    record.write_text(filled(filled(record.read_text(), CLAIM_TEXTS), MEASURED))
+    module.write_text(unmarked(filled(module.read_text(), {"the unit of the effect": "standard deviation"} | RENAMED)))
     assert cli.main(["--root", str(new_kb), "check"]) == 0, capsys.readouterr().out
     assert "0 error(s), 0 warning(s) in 3 records" in capsys.readouterr().err
 
@@ -95,7 +109,7 @@ def test_once_its_placeholders_are_replaced_the_claim_checks_clean_and_its_stub_
     for check in ("blog-task", "zero-batch"):
         result = json.loads((new_kb / "results" / "SOTA-002" / f"{check}.cpu.json").read_text())
         assert result["verdict"] == "passed"
-        assert result["metrics"]["control"] == {"value": 0.0, "unit": "standard deviation", "seeds": [0.0] * 5}
+        assert result["metrics"]["zero_spread"] == {"value": 0.0, "unit": "standard deviation", "seeds": [0.0] * 5}
         assert all(e["discriminates"] for e in result["expectation"])
         assert [f["name"] for f in result["figures"]] == ["per_seed"]
 

@@ -192,6 +192,24 @@ _CODES = [
         "failed; it votes for nothing.",
     ),
     Code(
+        "uncountered-control",
+        "warning",
+        "A control expectation (`control: true`) of a check a supporting assertion reads names no counterpart "
+        "(`against:`), so nothing shows that the model with the effect would fail it.",
+    ),
+    Code(
+        "scaffold-threshold",
+        "warning",
+        "An expectation keeps the metric name or the threshold `assay new` wrote (a stand-in nobody measured); set it "
+        "from a measurement on pilot seeds (`pytest verify --measure`) and the source's size.",
+    ),
+    Code(
+        "tests-not-read",
+        "warning",
+        "A check's `tests:` quotes words of the claim, or an assertion's `says:`, that no assertion reading the check "
+        "quotes or says, so the check tests one part of the claim and votes on another.",
+    ),
+    Code(
         "weaker-than-source",
         "warning",
         "A threshold asks less than the size the source states (`source_value`): the assertion is at best "

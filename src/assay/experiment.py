@@ -212,6 +212,12 @@ class Check(BaseModel):
         description="The random seeds its verifier reads through the `seeds` fixture (an input like any other: a change "
         "makes the result stale). A settling run (`assay verify --settle`) hands it fresh ones instead.",
     )
+    experiment: Slug | None = Field(
+        None,
+        description="The training run it reads, shared with the other checks of the claim that name it: the verifiers "
+        "train it once per run (the `experiment` fixture) and each check is judged on its own; under pytest-xdist the "
+        "checks of one experiment run on one worker (`--dist loadgroup`).",
+    )
     role: Role = Field(
         "evidence",
         description="`apparatus`: a check of our own machinery against a reference (an equivalence, a count of our "

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from assay.evidence import forked, limits, measure, run, selection, settling
+from assay.evidence import forked, limits, measure, run, selection, settling, training
 from assay.evidence.judge import ExpectationInconclusive, ExpectationNotMet, PhaseOutcome, VerifierError, judge
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
@@ -161,6 +161,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(state, "assay-controller")  # only reads reports until a check ends
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Keep the verifiers of checks that share a training run on one xdist worker (``--dist loadgroup``)."""
+    marked = selection.claim_marker(item)
+    group = selection.experiment_group(item.config.stash[_KEY].kb, marked) if marked else None
+    if group:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist names a grouped test `<node id>@<group>`: state is keyed by it
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[_KEY]
     tied = [(item, m) for item in items if (m := selection.claim_marker(item))]
@@ -170,7 +179,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if config.getoption("measure"):
         return measure.collect(config, items, state.measuring)
     for item, (cid, check_id) in tied:
-        tie, problem = selection.tie(state.kb, item.nodeid, cid, check_id)
+        tie, problem = selection.tie(state.kb, selection.verifier_id(item), cid, check_id)
         if problem:
             item.stash[_PROBLEM] = problem
             continue
@@ -201,6 +210,19 @@ def seeds(request: pytest.FixtureRequest, evidence: Evidence) -> list[int]:
     marked = state.measuring.get(request.node.nodeid)
     evidence.seeds_used = measure.seeds(request.config, state.kb, marked) if marked else settling.seeds_for(state.settle, tie)
     return list(evidence.seeds_used)
+
+
+@pytest.fixture
+def experiment(request: pytest.FixtureRequest) -> training.Experiment:
+    """The training run the check shares (its ``experiment:``): ``experiment(train, *args)`` calls ``train`` once
+    per run and gives every check of the run what it returned, as JSON data (``assay.evidence.training``)."""
+    state = request.config.stash[_KEY]
+    marked = selection.claim_marker(request.node) or ("", request.node.name)
+    claim = state.kb.claims.get(marked[0])
+    check = claim.check(marked[1]) if claim else None
+    name = check.experiment if check and check.experiment else f"check {marked[1]}"  # no experiment: its own run
+    shared = getattr(request.config, "workerinput", {}).get("assay_notes") or state.notes()
+    return training.Experiment(Path(shared) / "experiments", marked[0], name, state.device)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -83,3 +83,22 @@ def test_more_than_fifty_warnings_in_a_file_are_counted_as_warnings_not_as_an_er
         "  hint: fix these and run assay check again",
     ]
     assert sum("warning[unchallenged]" in line for line in out) == 50
+
+
+def test_a_control_without_a_counterpart_warns_that_nothing_shows_the_effect_model_fails_it(diagnose):
+    assert diagnose("uncountered-control") == (
+        "claims/SOTA-364.yaml:50:9: warning[uncountered-control]: check 'shuffle-bn': control "
+        "'signature_acc_shuffled < 0.6' names no counterpart, so nothing shows that the model with the effect would "
+        "fail it\n"
+        "  hint: name under against: the same statistic measured on the model with the effect, recorded in the same run"
+    )
+
+
+def test_a_control_the_supporting_assertion_does_not_read_still_needs_its_counterpart(make_kb):
+    root = make_kb("uncountered-control")
+    out = _mended(
+        root,
+        "{check: shuffle-bn, stance: supports}",
+        "{check: shuffle-bn, stance: supports, metrics: [top1], because: the control is read below}",
+    )
+    assert [d.code for d in out] == ["uncountered-control"]

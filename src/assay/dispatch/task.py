@@ -77,6 +77,8 @@ def command(spec: TaskSpec) -> list[str]:
         spec.folder,
         "-n",
         str(max(1, spec.workers)),
+        "--dist",
+        "loadgroup",  # the checks of one experiment (experiment:) on one worker, as make verify runs them
         "-q",
         "-rN",
         *(["--settle-plan", str(Path(spec.folder) / SETTLE_FILE)] if (Path(spec.folder) / SETTLE_FILE).is_file() else []),

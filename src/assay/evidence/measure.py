@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from assay.evidence.selection import claim_marker
 from assay.statistics import mean_sd
@@ -101,8 +102,6 @@ def summary(tr: Any, measured: list[dict]) -> None:
         seeds = m["seeds_used"]
         tr.write_line(f"{m['claim']}/{m['check']}" + (f" on seeds {seeds[0]}..{seeds[-1]}" if seeds else ""))
         tr.write_line(f"  {'metric':<40} {'seeds':>5} {'mean':>10} {'sd':>10} {'min':>10} {'max':>10}  unit")
-        stub = ["    metrics:"]
-        expect = ["    expect:"]
         for name, v in sorted(m["metrics"].items()):
             values = v["seeds"] or [v["value"]]
             mean, sd = mean_sd(values)
@@ -110,12 +109,25 @@ def summary(tr: Any, measured: list[dict]) -> None:
                 f"  {name:<40} {len(values):>5} {mean:>10.4g} {sd:>10.3g} {min(values):>10.4g} {max(values):>10.4g}  "
                 f"{v['unit'] or '(no unit given)'}"
             )
-            stub.append(f"    - {{name: {name}, unit: {v['unit'] or 'UNIT'}, measures: WHAT IT MEASURES}}")
-            if len(values) > 1:
-                expect.append(
-                    f"    # {name}: mean - 3 sd = {mean - 3 * sd:.4g}, mean + 3 sd = {mean + 3 * sd:.4g} "
-                    f"(over {len(values)} seeds; a suggestion, not the source's size)"
-                )
         tr.write_line("  a YAML stub for the check (choose thresholds from the source and the spread, then add against:):")
-        for line in stub + expect:
+        for line in stub(m["metrics"]).splitlines():
             tr.write_line(line)
+
+
+def stub(metrics: dict[str, dict]) -> str:
+    """The check's ``metrics:`` as YAML (written by PyYAML, so a unit like `% top-1` is quoted), then ``expect:``
+    with the spread of each metric measured over several seeds as comments; indented to sit under a check."""
+    declared = [
+        {"name": name, "unit": v["unit"] or "UNIT", "measures": "WHAT IT MEASURES"} for name, v in sorted(metrics.items())
+    ]
+    text = yaml.safe_dump({"metrics": declared}, sort_keys=False, allow_unicode=True, default_flow_style=None, width=200)
+    lines = text.splitlines() + ["expect:"]
+    for name, v in sorted(metrics.items()):
+        values = v["seeds"] or [v["value"]]
+        if len(values) > 1:
+            mean, sd = mean_sd(values)
+            lines.append(
+                f"# {name}: mean - 3 sd = {mean - 3 * sd:.4g}, mean + 3 sd = {mean + 3 * sd:.4g} "
+                f"(over {len(values)} seeds; a suggestion, not the source's size)"
+            )
+    return "".join(f"    {line}\n" for line in lines)

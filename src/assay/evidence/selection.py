@@ -37,6 +37,20 @@ def claim_marker(item: pytest.Item) -> tuple[str, str] | None:
     return (str(args[0]) if args else "", str(args[1]) if len(args) > 1 else "")
 
 
+def verifier_id(item: pytest.Item) -> str:
+    """The test as a check's ``verifier:`` names it: its node id without the ``@group`` that pytest-xdist's
+    ``--dist loadgroup`` adds to a test marked ``xdist_group`` (``experiment_group``)."""
+    groups = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    return item.nodeid.removesuffix("@" + "_".join(sorted(groups))) if groups else item.nodeid
+
+
+def experiment_group(kb: KnowledgeBase, marked: tuple[str, str]) -> str | None:
+    """The xdist group of a verifier whose check shares a training run (``experiment:``): one per claim and run."""
+    claim = kb.claims.get(marked[0])
+    check = claim.check(marked[1]) if claim else None
+    return f"{claim.id}.{check.experiment}" if claim and check and check.experiment else None
+
+
 def shard_of(nodeid: str, n: int) -> int:
     """The shard (0-based, of ``n``) a test belongs to: the same on every machine."""
     return int(hashlib.sha256(nodeid.encode()).hexdigest(), 16) % n
@@ -76,7 +90,7 @@ def wanted(item: pytest.Item, claims: set[str], shard: tuple[int, int]) -> bool:
     if claims and (marker is None or marker[0] not in claims):
         return False
     i, n = shard
-    return marker is None or shard_of(item.nodeid, n) == i - 1
+    return marker is None or shard_of(verifier_id(item), n) == i - 1
 
 
 def full_float32(torch: Any) -> None:

@@ -52,8 +52,16 @@ def _counterparts(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
                         "where the comparison must not hold; declare it under the check's metrics:",
                     )
             reads = read.get(check.id, set())
-            tested = (reads is None or exp.metric in reads) and check.tier != "analytic" and check.role != "apparatus"
-            if tested and not exp.against and not exp.identity:
+            voting = check.tier != "analytic" and check.role != "apparatus" and not exp.against and not exp.identity
+            if voting and exp.control and check.id in read:
+                yield f.diag(
+                    at,
+                    "uncountered-control",
+                    f"check '{check.id}': control '{exp}' names no counterpart, so nothing shows that the model with "
+                    "the effect would fail it",
+                    "name under against: the same statistic measured on the model with the effect, recorded in the same run",
+                )
+            elif voting and (reads is None or exp.metric in reads):
                 yield f.diag(
                     at,
                     "unchallenged",

@@ -32,4 +32,6 @@ def record_parts(claim: Claim, check: Check) -> list[tuple[str, str]]:
     }
     if check.seeds is not None:
         definition["seeds"] = check.seeds.model_dump(mode="json")
+    if check.experiment is not None:  # the training run it reads, shared with the checks of the same experiment
+        definition["experiment"] = check.experiment
     return [(f"check:{claim.id}#{check.id}", digest(json.dumps(definition, sort_keys=True).encode()))]

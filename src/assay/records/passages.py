@@ -5,7 +5,9 @@ included) is one space; the ligatures ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ are their lett
 (‘ ’ ‚ ‛ “ ” „ ‟, and the primes ′ ″) are straight ones; "…" is "..."; zero-width characters are dropped; and a
 hyphen that ends a line between two letters, like a soft hyphen (U+00AD), is a place where a word may break: it
 matches nothing or a hyphen (`pre-⏎diction` is `prediction`, `self-⏎supervised` is `self-supervised`). Case,
-dashes and every other character are compared as they are.
+dashes and every other character are compared as they are. A formula between TeX's delimiters (`$f_k$`, `\\(f_k\\)`)
+is its symbols alone, as ``assay.records.formulas`` says (`fk`), so a quote that writes it in TeX matches a copy
+that renders it.
 
 A quote is in a passage when its normalised words are a span of the passage's. A quote that elides (`…`,
 `...`, `[…]` or `[...]`) is in a passage when its parts are, in order.
@@ -17,6 +19,8 @@ import difflib
 import functools
 import hashlib
 import re
+
+from assay.records.formulas import unwrap
 
 #: Where a word may break: a soft hyphen, or what ``normalise`` makes of a hyphen at the end of a line.
 BREAK = "\u00ad"
@@ -37,7 +41,7 @@ _ELISION = re.compile(r"\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*")
 
 def normalise(text: str) -> str:
     """``text`` as it is compared (see the module's docstring)."""
-    return _SPACE.sub(" ", _LINE_END_HYPHEN.sub(BREAK, text.translate(_FOLD))).strip()
+    return _SPACE.sub(" ", _LINE_END_HYPHEN.sub(BREAK, unwrap(text.translate(_FOLD)))).strip()
 
 
 def key(text: str) -> str:

@@ -199,6 +199,24 @@ def placeholders() -> Placeholders:
     return Placeholders(frozenset(texts), fields)
 
 
+@dataclass(frozen=True)
+class Scaffolded:
+    """What the check ``assay new`` writes compares: its metric names and its thresholds, as (op, value, control)."""
+
+    metrics: frozenset[str]
+    thresholds: frozenset[tuple[str, float, bool]]
+
+
+@cache
+def scaffolded() -> Scaffolded:
+    """The metric names and thresholds of the check ``assay new`` writes: stand-ins that nobody measured."""
+    check = yaml.safe_load(claim_text("X-000", "LIT-000", ["x"]))["checks"][0]
+    return Scaffolded(
+        frozenset(m["name"] for m in check["metrics"]),
+        frozenset((e["op"], float(e["value"]), bool(e.get("control", False))) for e in check["expect"]),
+    )
+
+
 def _strings(node: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
     if isinstance(node, dict):
         return [s for k, v in node.items() for s in _strings(v, path + (k,))]

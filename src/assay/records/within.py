@@ -15,8 +15,8 @@ from assay.experiment import MetricSpec
 from assay.model import SERIES, Claim, Reported, series
 from assay.records import challenge, meaning
 from assay.records.document import Loaded
-from assay.records.placeholders import placeholders
-from assay.records.spans import fields, locate, uncovered
+from assay.records.placeholders import placeholders, scaffolded
+from assay.records.spans import fields, locate, normalise, uncovered
 
 
 def suggest(name: str, known: Collection[str]) -> str | None:
@@ -32,6 +32,8 @@ def local(f: Loaded) -> list[Diagnostic]:
         found += list(_claim_references(f, f.record))
         found += list(_assertions(f, f.record))
         found += list(_metrics(f, f.record))
+        found += list(_scaffold_thresholds(f, f.record))
+        found += list(_tested_words(f, f.record))
         found += list(challenge.diagnostics(f, f.record))
         found += list(meaning.diagnostics(f, f.record))
     return found
@@ -184,6 +186,49 @@ def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
                     "link only a number of the same quantity in the same unit; otherwise drop reported: and the "
                     "paper's number stays on the page as context",
                 )
+
+
+def _scaffold_thresholds(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    """An expectation still comparing what ``assay new`` wrote: its metric name or its threshold, never measured."""
+    stand_ins = scaffolded()
+    for n, check in enumerate(claim.checks):
+        for k, exp in enumerate(check.expect):
+            left = [f"the metric name '{exp.metric}'"] if exp.metric in stand_ins.metrics else []
+            if (exp.op, exp.value, exp.control) in stand_ins.thresholds and exp.source_value is None:
+                left.append(f"the threshold {exp.op} {exp.value:g}")
+            if left:
+                yield f.diag(
+                    ("checks", n, "expect", k, "value" if len(left) > 1 or "threshold" in left[0] else "metric"),
+                    "scaffold-threshold",
+                    f"check '{check.id}': '{exp}' keeps {' and '.join(left)} as assay new wrote it",
+                    f"measure on pilot seeds (pytest verify --measure --claim {claim.id} --check {check.id}), name the "
+                    "metric for what it measures, and set the threshold from the spread and the source's size",
+                )
+
+
+def _tested_words(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
+    """A check's ``tests:`` that quotes the claim's words (or an assertion's ``says:``) that no assertion reading the
+    check quotes (or says). A ``tests:`` in words of its own is not compared: it restates, it does not point."""
+    text = fields(claim)
+    says = {normalise(a.says): a.id for a in claim.assertions if a.says}
+    for n, check in enumerate(claim.checks):
+        readers = [a for a in claim.assertions if any(e.check == check.id for e in a.evidence)]
+        words = normalise(check.tests)
+        where, sayer = locate(claim, words, text), says.get(words)
+        if not readers or (where is None and sayer is None) or sayer in {a.id for a in readers}:
+            continue
+        spans = [locate(claim, span, text) for a in readers for span in a.filed]
+        if where is not None and any(s and s[0] == where[0] and s[1] < where[2] and where[1] < s[2] for s in spans):
+            continue
+        owner = f"the says: of assertion '{sayer}'" if sayer else f"words of {claim.id}'s text"
+        yield f.diag(
+            ("checks", n, "tests"),
+            "tests-not-read",
+            f"check '{check.id}' tests {words!r}, {owner}, but no assertion that reads the check "
+            f"({', '.join(a.id for a in readers)}) quotes or says them",
+            "make tests: the words (of filed:, or the says:) of an assertion that names the check as evidence, or name "
+            "the check in the evidence of the assertion these words belong to",
+        )
 
 
 def comparable(spec: MetricSpec, r: Reported) -> bool:
