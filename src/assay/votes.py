@@ -1,0 +1,186 @@
+"""What one check says of one assertion on one device: the vote, and why, from a check's state.
+
+The rules of ``assay.status`` for a single piece of evidence (a regime that did not hold, a control that failed, the
+expectations an assertion reads, whether what held could have failed, whether it was fixed before its result);
+``assay.status`` combines the votes of an assertion's checks into its verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from assay.diagnostics import Diagnostic
+from assay.experiment import Check, Expectation
+from assay.ledger.registration import Registration
+from assay.ledger.result import FLAGGED, Evaluated, Result
+from assay.model import Support
+from assay.precision import beside
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """A check's status on one device, with why it is stale and how its machine differed from the lock."""
+
+    claim: str
+    check: str
+    device: str
+    status: str  # a key of CHECK
+    stale: list[str]
+    result: Result | None
+    off_lock: list[str] = field(default_factory=list)
+    problem: Diagnostic | None = None  # the ledger file exists and cannot be read
+    registration: tuple[Registration, ...] = ()  # per expectation of the record, in order (empty: no history)
+    no_history: str = ""  # why registration cannot be decided here ('' when the history is read, or not asked for)
+
+    @property
+    def post_hoc(self) -> list[str]:
+        """The metrics whose expectation is post-hoc and not yet confirmed on fresh seeds: they vote for nothing."""
+        return [r.metric for r in self.registration if not r.votes]
+
+    @property
+    def flags(self) -> list[str]:
+        """Keys of FLAGS that apply."""
+        return [name for name, on in (("off-lock", self.off_lock), ("unstable", self.result and self.result.unstable)) if on]
+
+
+#: What a check's outcome means for an assertion, by stance: for (+1), against (-1), neutral (0: a refuting
+#: check that did not refute), undecided (None: the seeds disagree).
+VOTE = {
+    ("supports", "holds"): 1,
+    ("supports", "fails"): -1,
+    ("supports", "inconclusive"): None,
+    ("refutes", "holds"): -1,
+    ("refutes", "fails"): 0,
+    ("refutes", "inconclusive"): None,
+}
+
+
+@dataclass(frozen=True)
+class Vote:
+    """What one check says of an assertion on one device: for (+1), against (-1), neutral (0), undecided (None);
+    why, in one line; whether its threshold is weaker than the size the source states; whether the run was out of
+    the regime its words need; and whether what it rests on was fixed only with or after its result."""
+
+    value: int | None
+    why: str
+    direction_only: bool = False
+    out_of_regime: bool = False
+    provisional: bool = False
+
+
+def _outcome(read: list[Evaluated]) -> str:
+    outcomes = [e.outcome for e in read]
+    return "fails" if "fails" in outcomes else "inconclusive" if "inconclusive" in outcomes else "holds"
+
+
+def vote(support: Support, state: CheckState, check: Check | None, elsewhere: frozenset[str] = frozenset()) -> Vote | None:
+    """The vote of ``support``'s check, from how the expectations the assertion reads came out (``VOTE``); None when
+    nothing was measured. ``elsewhere``: the metrics of the check that other assertions of the claim name as testing
+    their own sentences; an assertion that names none of the check's metrics reads the rest.
+
+    In order: a regime expectation that did not hold makes the run out-of-regime; a control that did not hold makes
+    it undecided, never against; an assertion is against only from effect expectations it reads. An expectation that
+    holds votes for only if it could have failed: its counterparts all fail it and none is a constant or a function
+    of the effect's own values (``discriminates``); it is no identity, and no seeded value whose seeds all agree, outside
+    an analytic single value; it is at best direction-only when its threshold asks less than the source's size; and
+    the verdict is provisional unless it and its counterparts were fixed before the result or confirmed on fresh seeds."""
+    r = state.result
+    measured = state.status in ("passed", "failed", "known-failing", "inconclusive", "out-of-regime")
+    if not measured or r is None or not r.measured:
+        return None
+    every = _read(state, [], check)
+    regime = [ev for ev, _ in every if ev.regime and ev.outcome != "holds"]
+    if regime:
+        return Vote(None, f"out of regime: {_said(regime[0])}", out_of_regime=True)
+    controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
+    if controls:
+        return Vote(None, f"its control failed: {_said(controls[0])}")
+    blind = next((ev for ev, _ in every if ev.control and ev.discriminates is False), None)
+    if blind is not None:
+        met = next((c for c in blind.against if c.outcome != "fails"), None)
+        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+        return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({blind.metric})")
+    named = support.metrics or [ev.metric for ev, _ in every if ev.metric not in elsewhere] or [ev.metric for ev, _ in every]
+    read = [(ev, spec) for ev, spec in _read(state, named, check) if not ev.regime and not ev.control]
+    if not read:
+        return Vote(None, f"{support.check}: it reads no effect expectation (only a control or the regime), which cannot support")
+    outcome = _outcome([ev for ev, _ in read])
+    value = VOTE[(support.stance, outcome)]
+    if outcome != "holds" or value == 0:
+        on = [ev.metric for ev, _ in read if ev.outcome == outcome]
+        where = f" ({', '.join(on[:2])}{', …' if len(on) > 2 else ''})" if on else ""
+        why = {"fails": f"{support.check}: an expectation it reads failed{where}", "inconclusive": f"the seeds disagree{where}"}
+        return Vote(value, why.get(outcome) or f"the refuting check {support.check} did not refute")
+    held = f"the refuting check {support.check} held" if support.stance == "refutes" else f"{support.check} holds"
+    if value == -1:
+        return Vote(value, held)
+    return _support(support, state, check, read, held)
+
+
+def _said(e: Evaluated) -> str:
+    return f"{e.metric} = {beside(e.measured, e.value)}, expected {e.op} {e.value:g} ({e.outcome})"
+
+
+def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str) -> Vote:
+    """The vote for an assertion whose effect expectations all held: only as much as they could have failed."""
+    analytic = check is not None and check.tier == "analytic"
+    if analytic and all(ev.seeds == "value" for ev, _ in read):
+        return Vote(1, f"{held} analytically")
+    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity and ev.seeds == "value" and analytic)]
+    identities = [ev for ev, spec in voting if spec is not None and spec.identity]
+    if identities and len(identities) == len(voting):
+        return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
+    voting = [(ev, spec) for ev, spec in voting if not (spec is not None and spec.identity)]
+    hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc]
+    if hacked:
+        return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
+    for ev, _ in voting:
+        values = state.result.metrics[ev.metric].seeds if ev.metric in state.result.metrics else []
+        if len(values) >= 2 and max(values) == min(values):
+            return Vote(
+                None,
+                f"{ev.metric} is the same on all {len(values)} seeds: a seeded measurement with no spread decides nothing "
+                "(an identity? mark it identity: true)",
+            )
+    for ev, _ in voting:
+        flagged = next((c for c in ev.against if c.flag is not None), None)
+        if flagged is not None:
+            return Vote(None, f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({ev.metric})")
+        if ev.discriminates is False:
+            met = next((c for c in ev.against if c.outcome != "fails"), None)
+            how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+            return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({ev.metric})")
+    if not any(ev.discriminates for ev, _ in voting):
+        return Vote(None, f"unchallenged: no counterpart shows that {support.check} could have failed")
+    unfixed = _unfixed(state, voting)
+    weaker = [spec for _, spec in voting if spec is not None and spec.weaker_than_source()]
+    if weaker:
+        says = weaker[0].source_value.says if weaker[0].source_value else ""
+        why = f"holds in direction; {weaker[0]} is weaker than the source's size ({says})"
+        return Vote(1, unfixed or why, True, provisional=bool(unfixed))
+    return Vote(1, unfixed or f"{held} and its counterparts fail it", provisional=bool(unfixed))
+
+
+def _unfixed(state: CheckState, voting: list) -> str:
+    """Why a supporting reading is provisional: a seeded expectation it reads was fixed only with or after its result
+    and not confirmed on fresh seeds, or the history that would tell is missing; '' when it is fixed."""
+    seeded = [ev for ev, _ in voting if ev.seeds != "value"]
+    if not seeded:
+        return ""  # an exact value with no seeds needs no confirming run
+    if not state.registration:
+        missing = state.no_history or "registration was not read"
+        return f"provisional: {missing}; when its expectations were fixed cannot be told (confirm on fresh seeds)"
+    by_metric = {g.metric: g for g in state.registration}
+    for ev in seeded:
+        g = by_metric.get(ev.metric)
+        if g is not None and not g.fixed:
+            return f"provisional: {ev.metric} is {g.kind} ({g.why})"
+    return ""
+
+
+def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Evaluated, Expectation | None]]:
+    """The evaluated expectations the assertion reads (those on the metrics ``on``, or all), each beside the record's
+    expectation it evaluated (the result was judged again against the record, so they are in the record's order)."""
+    evaluated = state.result.expectation if state.result is not None else []
+    specs = list(check.expect) if check is not None and len(check.expect) == len(evaluated) else [None] * len(evaluated)
+    return [(ev, spec) for ev, spec in zip(evaluated, specs) if not on or ev.metric in on]
