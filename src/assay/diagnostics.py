@@ -242,8 +242,9 @@ _CODES = [
     Code(
         "ledger-figure",
         "warning",
-        "A result names a figure that is missing or is not the one it drew (a run killed "
-        "between the two writes); the figure is not shown.",
+        "A result names a figure that is missing, is not the one it drew (a run killed between the two "
+        "writes), or holds what could run or fetch (a script, a stylesheet, a reference outside itself); "
+        "the figure is not shown.",
     ),
 ]
 

@@ -106,6 +106,11 @@ def page_url(doc: str) -> str:
     return doc[:-3] + ".html" if doc.endswith(".md") else doc
 
 
+def figure_page(svg: str) -> str:
+    """The page that shows the figure ``svg`` (docs-relative) full size, in an ``<img>``: ``f.svg`` -> ``f.html``."""
+    return svg.removesuffix(".svg") + ".html"
+
+
 def href(here: str, target: str) -> str:
     """A relative link from the page ``here`` to ``target`` (both docs-relative; ``#anchor`` kept).
 
