@@ -114,6 +114,13 @@ _CODES = [
         "mark, so the record cannot read as cited or checked.",
     ),
     Code(
+        "unbounded-formula",
+        "error",
+        "A formula in record text uses a command that draws, links or defines a macro (`\\rule`, `\\href`, `\\url`, "
+        "`\\includegraphics`, `\\htmlStyle`, `\\def`), or a size larger than a few lines of text: it could paint "
+        "over the page, its verdict included.",
+    ),
+    Code(
         "unreadable-input",
         "error",
         "A file a check `reads` is missing, a folder, or not a regular file inside the knowledge base; its result could "
