@@ -116,9 +116,9 @@ _CODES = [
     Code(
         "unbounded-formula",
         "error",
-        "A formula in record text uses a command that draws, links or defines a macro (`\\rule`, `\\href`, `\\url`, "
-        "`\\includegraphics`, `\\htmlStyle`, `\\def`), or a size larger than a few lines of text: it could paint "
-        "over the page, its verdict included.",
+        "A formula in record text uses a command that draws, links, paints outside its place or defines a macro "
+        "(`\\rule`, `\\href`, `\\url`, `\\includegraphics`, `\\htmlStyle`, `\\smash`, `\\llap`, `\\def`), or a "
+        "size larger than a few lines of text: it could paint over the page, its verdict included.",
     ),
     Code(
         "unreadable-input",

@@ -233,7 +233,7 @@ def test_a_ledger_file_that_says_passed_beside_an_expectation_that_fails_is_refu
 
 def test_ledger_files_and_figures_are_readable_by_the_group_and_others_as_the_umask_says(kb_root):
     ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
-    with_figure, svgs = _with_figure(ours, "<svg>drawn</svg>")
+    with_figure, svgs = _with_figure(ours, "<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>")
     path = store.write_result(kb_root, with_figure, svgs)
     mask = os.umask(0o022)
     os.umask(mask)

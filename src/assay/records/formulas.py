@@ -2,9 +2,10 @@
 
 Record text reaches every page, and KaTeX renders its formulas: ``$...$`` (``INLINE``, as the site finds them) and
 ``\\( \\)``, ``\\[ \\]`` (KaTeX's own delimiters). A formula may not use a ``REFUSED`` command (a rule is a box of
-any size and colour, a link or an image leaves the page, a macro definition can hide either), nor a size over
-``MAX_EM`` em, which a title could use to paint over its own verdict. The site bounds formulas as well: KaTeX's
-``maxSize`` (``site/assets/assay.js``) and CSS that keeps a formula inside its own box.
+any size and colour, a link or an image leaves the page, a smash or a lap paints outside the formula's place, a macro
+definition can hide any of them), nor a size over ``MAX_EM`` em, which a title could use to paint over its own
+verdict. The site bounds formulas as well: KaTeX's ``maxSize`` (``site/assets/assay.js``) and CSS that keeps a
+formula inside its own box.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ REFUSED = {
     "includegraphics": "loads an image",
     **dict.fromkeys(("htmlStyle", "htmlClass", "htmlId", "htmlData"), "writes HTML attributes"),
     **dict.fromkeys(
+        ("smash", "llap", "rlap", "clap", "mathllap", "mathrlap", "mathclap"), "paints outside the formula's own place"
+    ),
+    **dict.fromkeys(
         ("def", "gdef", "edef", "xdef", "let", "futurelet", "newcommand", "renewcommand", "providecommand", "global"),
         "defines a macro, which can hide a refused command or size",
     ),
 }
 #: How a record's formula keeps within its place on the page.
-BOUNDED_HINT = f"write the formula with neither (sizes up to {MAX_EM:g}em); a box or a link is no part of record text"
+BOUNDED_HINT = f"write the formula without it, with sizes up to {MAX_EM:g}em: record text holds no boxes, links or macros"
 _COMMAND = re.compile(r"\\(" + "|".join(sorted(REFUSED, key=len, reverse=True)) + r")(?![A-Za-z])")
 #: TeX's units in points (KaTeX's ``units.js``); em and its kin are relative to the font.
 _PT = {"pt": 1, "mm": 7227 / 2540, "cm": 7227 / 254, "in": 72.27, "bp": 803 / 800, "pc": 12, "dd": 1238 / 1157}
