@@ -269,8 +269,14 @@ def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_report
 
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     r = Result.model_validate_json(path.read_text())
-    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
-    ledger_store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
+    fig = Figure(
+        name="curve",
+        file="log-n-cap.cpu.curve.svg",
+        sha256=fingerprints.sha256(b"<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>"),
+    )
+    ledger_store.write_result(
+        kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>"}
+    )
     read: list[str] = []
     real = ledger_problems.read_regular
     monkeypatch.setattr(ledger_problems, "read_regular", lambda root, p, *a: read.append(p.name) or real(root, p, *a))
@@ -283,7 +289,7 @@ def test_a_figure_is_hashed_once_per_change_and_a_changed_figure_is_still_report
 
     assert problems() == [] and read == [fig.file]
     assert problems() == [] and read == [fig.file]  # kept: not read again
-    (path.parent / fig.file).write_text("<svg>another</svg>")
+    (path.parent / fig.file).write_text("<svg xmlns='http://www.w3.org/2000/svg'>another</svg>")
     assert problems() == [f"{fig.file} is not the figure this result drew (its hash differs)"]
     assert read == [fig.file, fig.file]
 

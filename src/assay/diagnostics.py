@@ -114,6 +114,13 @@ _CODES = [
         "mark, so the record cannot read as cited or checked.",
     ),
     Code(
+        "unbounded-formula",
+        "error",
+        "A formula in record text uses a command that draws, links, paints outside its place or defines a macro "
+        "(`\\rule`, `\\href`, `\\url`, `\\includegraphics`, `\\htmlStyle`, `\\smash`, `\\llap`, `\\def`), or a "
+        "size larger than a few lines of text: it could paint over the page, its verdict included.",
+    ),
+    Code(
         "unreadable-input",
         "error",
         "A file a check `reads` is missing, a folder, or not a regular file inside the knowledge base; its result could "
@@ -313,8 +320,9 @@ _CODES = [
     Code(
         "ledger-figure",
         "warning",
-        "A result names a figure that is missing or is not the one it drew (a run killed "
-        "between the two writes); the figure is not shown.",
+        "A result names a figure that is missing, is not the one it drew (a run killed between the two "
+        "writes), or holds what could run or fetch (a script, a stylesheet, a reference outside itself); "
+        "the figure is not shown.",
     ),
 ]
 

@@ -131,6 +131,9 @@ def test_the_plugin_writes_its_result_under_the_ledgers_lock(kb_root):
     assert done == [("written", "log-n-cap.cpu: passed")]
 
 
+SVG_NS = 'xmlns="http://www.w3.org/2000/svg"'  # a figure is SVG by its namespace (assay.svg), not by its tag's name
+
+
 def _with_figure(result, svg: str):
     sha = fingerprints.sha256(svg.encode())
     fig = Figure(name="curve", file=store.figure_file(result.check, result.device, "curve", sha), sha256=sha)
@@ -139,9 +142,9 @@ def _with_figure(result, svg: str):
 
 def test_a_full_disk_during_a_rerun_keeps_the_kept_results_figure(kb_root, monkeypatch):
     ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
-    first, svgs = _with_figure(ours, "<svg>the kept measurement</svg>")
+    first, svgs = _with_figure(ours, f"<svg {SVG_NS}>the kept measurement</svg>")
     store.write_result(kb_root, first, svgs)
-    rerun, svgs = _with_figure(ours.model_copy(update={"notes": ["a longer note"]}), "<svg>smaller</svg>")
+    rerun, svgs = _with_figure(ours.model_copy(update={"notes": ["a longer note"]}), f"<svg {SVG_NS}>smaller</svg>")
     real_write = store.write_atomic
 
     def full_disk(path: Path, data) -> None:
@@ -233,7 +236,7 @@ def test_a_ledger_file_that_says_passed_beside_an_expectation_that_fails_is_refu
 
 def test_ledger_files_and_figures_are_readable_by_the_group_and_others_as_the_umask_says(kb_root):
     ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
-    with_figure, svgs = _with_figure(ours, "<svg>drawn</svg>")
+    with_figure, svgs = _with_figure(ours, "<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>")
     path = store.write_result(kb_root, with_figure, svgs)
     mask = os.umask(0o022)
     os.umask(mask)

@@ -107,10 +107,14 @@ def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_
 def test_figures_travel_with_the_result_that_names_them(kb_root, tmp_path, capsys):
     other = copy_of(kb_root, tmp_path)
     r = result(other)
-    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg/>"))
-    store.write_result(other, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg/>"})
+    fig = Figure(
+        name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg xmlns='http://www.w3.org/2000/svg'/>")
+    )
+    store.write_result(other, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg xmlns='http://www.w3.org/2000/svg'/>"})
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
-    assert (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.curve.svg").read_text() == "<svg/>"
+    assert (
+        kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.curve.svg"
+    ).read_text() == "<svg xmlns='http://www.w3.org/2000/svg'/>"
 
 
 def test_an_unreadable_incoming_file_is_reported_and_nothing_else_is_lost(kb_root, tmp_path, capsys):

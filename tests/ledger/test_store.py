@@ -92,10 +92,18 @@ def test_a_ledger_file_linked_outside_the_knowledge_base_is_not_read(kb_root, tm
 def test_a_figure_whose_file_differs_from_its_hash_is_not_published(kb_root):
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     r = result(path)
-    fig = Figure(name="curve", file="log-n-cap.cpu.curve.svg", sha256=fingerprints.sha256(b"<svg>drawn</svg>"))
-    store.write_result(kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg>drawn</svg>"})
+    fig = Figure(
+        name="curve",
+        file="log-n-cap.cpu.curve.svg",
+        sha256=fingerprints.sha256(b"<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>"),
+    )
+    store.write_result(
+        kb_root, r.model_copy(update={"figures": [fig]}), {fig.file: "<svg xmlns='http://www.w3.org/2000/svg'>drawn</svg>"}
+    )
     assert problems.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == []
-    (path.parent / fig.file).write_text("<svg>another run's</svg>")  # a run killed between the two writes
+    (path.parent / fig.file).write_text(
+        "<svg xmlns='http://www.w3.org/2000/svg'>another run's</svg>"
+    )  # a run killed between the two writes
     assert problems.figure_problems(kb_root, result(path).key, tuple((f.file, f.sha256) for f in result(path).figures)) == [
         "log-n-cap.cpu.curve.svg is not the figure this result drew (its hash differs)"
     ]

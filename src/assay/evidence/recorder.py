@@ -15,6 +15,7 @@ from typing import Any
 from assay.evidence.judge import VerifierError
 from assay.experiment import Check
 from assay.ledger.result import NAME
+from assay.svg import NotSVG, sanitise
 
 #: The most a verifier may record, so that the ledger file the plugin writes is one its reader reads
 #: (``assay.files.MAX_BYTES``): per-seed values of one metric, characters of all notes, bytes of one figure.
@@ -77,8 +78,9 @@ class Evidence:
 
     def validate(self) -> None:
         """Everything a verifier can reach of this record, checked before it is judged or written: names are
-        snake_case, values have their types, and nothing is larger than the ledger keeps. Raises ``VerifierError``
-        (an error of the check alone; its last measurement stays)."""
+        snake_case, values have their types, nothing is larger than the ledger keeps, and each figure is what
+        ``assay.svg.sanitise`` keeps of it. Raises ``VerifierError`` (an error of the check alone; its last
+        measurement stays)."""
         for what, names in (("metric", self.metrics), ("unit of", self.units), ("seeds of", self.seeds)):
             for name in names:
                 _check_name(what.split()[0], name)
@@ -90,6 +92,10 @@ class Evidence:
                 )
             if len(svg.encode("utf-8", "replace")) > MAX_FIGURE_BYTES:
                 raise VerifierError(f"figure {name!r} is over {MAX_FIGURE_BYTES // 2**20} MiB; draw fewer points")
+            try:  # what could run or fetch never reaches the ledger; matplotlib's output is kept as it wrote it
+                self.figures[name] = sanitise(svg.encode("utf-8", "replace")).decode("utf-8")
+            except NotSVG as e:
+                raise VerifierError(f"figure {name!r} cannot be shown: {e}; record figures with evidence.figure()") from None
         for name, values in self.seeds.items():
             if not isinstance(values, list) or len(values) > MAX_SEEDS:
                 raise VerifierError(f"metric {name!r} has more than {MAX_SEEDS} per-seed values, or they are not a list")

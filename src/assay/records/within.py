@@ -15,6 +15,7 @@ from assay.experiment import MetricSpec
 from assay.model import SERIES, Claim, Reported, series
 from assay.records import challenge, meaning
 from assay.records.document import Loaded
+from assay.records.formula_limits import BOUNDED_HINT, unbounded
 from assay.records.placeholders import placeholders, scaffolded
 from assay.records.spans import fields, locate, normalise, uncovered
 
@@ -27,7 +28,7 @@ def suggest(name: str, known: Collection[str]) -> str | None:
 
 def local(f: Loaded) -> list[Diagnostic]:
     """Every diagnostic of the rules within the record file ``f``."""
-    found = list(_identity(f)) + list(_placeholders(f))
+    found = list(_identity(f)) + list(_placeholders(f)) + list(_formulas(f.data, (), f))
     if isinstance(f.record, Claim):
         found += list(_claim_references(f, f.record))
         found += list(_assertions(f, f.record))
@@ -55,6 +56,20 @@ def _identity(f: Loaded) -> Iterator[Diagnostic]:
         )
     if SERIES[prefix].folder != f.folder:
         yield f.diag(("id",), "wrong-folder", f"'{rid}' is a {prefix} record and belongs in {SERIES[prefix].folder}/")
+
+
+def _formulas(node: object, loc: tuple, f: Loaded) -> Iterator[Diagnostic]:
+    """Each formula of the record's text that asks KaTeX for more than its place on the page
+    (``assay.records.formula_limits``)."""
+    if isinstance(node, str):
+        for problem in unbounded(node) if "\\" in node else ():
+            yield f.diag(loc, "unbounded-formula", f"{_dotted(loc)}: {problem}", BOUNDED_HINT)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _formulas(value, (*loc, key), f)
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            yield from _formulas(value, (*loc, n), f)
 
 
 def _claim_references(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:

@@ -11,8 +11,8 @@ from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
 from assay.power import open_plans
 from assay.precision import beside
-from assay.site.markup import OPS, anchor, number, quantity
-from assay.site.views import ClaimView, Version
+from assay.site.markup import OPS, anchor, figure_page, number, quantity
+from assay.site.views import ClaimView, Version, caption
 from assay.status import CheckState
 from assay.vocabulary import Status
 
@@ -26,10 +26,15 @@ OUTCOME = {
 
 @dataclass(frozen=True)
 class Figure:
-    href: str
+    href: str  # the SVG, shown in an <img>
     caption: str
     check: str
     device: str
+
+    @property
+    def page(self) -> str:
+        """Where "full size" leads: the figure's own page, never the SVG opened as a document."""
+        return figure_page(self.href)
 
 
 @dataclass(frozen=True)
@@ -204,11 +209,6 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
 def check_status(name: str) -> Status:
     """A check status by name (``inconclusive`` is the assertion's colour until the check vocabulary has it)."""
     return vocabulary.CHECK.get(name) or vocabulary.ASSERTION.get(name) or vocabulary.CHECK["not-run"]
-
-
-def caption(check: Check, name: str) -> str:
-    """A figure the verifier gave no caption: what its check tests, and its name in words."""
-    return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
 
 
 def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | None] | None = None) -> Measure:

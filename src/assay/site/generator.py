@@ -26,7 +26,7 @@ from typing import TextIO
 
 from assay import bulk
 from assay.export import bibtex_all, csl_all, write_json
-from assay.site import claim_page, code, dashboard, explorer, pages, reference, source_page
+from assay.site import claim_page, code, dashboard, explorer, figure_page, pages, reference, source_page
 from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, page_url, record_doc, script_safe, visible_bidi
 from assay.site.pages import Options, Output
 from assay.site.views import SiteIndex, index
@@ -85,7 +85,7 @@ class Site:
             Output("assay.bib", bibtex_all(ix.kb)),
             Output("assay.csl.json", csl_all(ix.kb)),
         ]
-        return out + [Output(path, svg) for path, svg in ix.figures]
+        return out + [o for f in ix.figures for o in figure_page.outputs(f)]
 
     def export(self, out: TextIO) -> None:
         """``assay.json``: every record with its status and history, as ``assay export json`` writes it (a claim at

@@ -20,6 +20,7 @@ from markupsafe import Markup, escape
 from assay import vocabulary
 from assay.diagnostics import BIDI_CONTROLS
 from assay.model import series_of
+from assay.records.formula_limits import INLINE
 from assay.vocabulary import Status
 
 _ICONS = Path(__import__("material").__file__).parent / "templates" / ".icons"
@@ -41,8 +42,6 @@ def code_spans(text: str) -> str:
 
 
 _CODE = re.compile(r"`([^`\n]+)`")
-#: ``$f_k$``: TeX between single dollars, as Pandoc reads it (no space inside either dollar, none glued to a word).
-_DOLLARS = re.compile(r"(?<![\w$\\])\$([^\s$](?:[^$\n]*[^\s$])?)\$(?![\w$])")
 #: ``L_N``, ``x_{t+k}``, ``R^2``, ``z_i^T``, ``E_p[f]``, ``(y - f)^2``: a short name, a number or a closing bracket with
 #: a subscript and/or a superscript. Not inside a longer name (``gap_to_log_n``, ``n16_i8_gap``), a path or a file
 #: name (``verify/test_x.py``): the lookbehind and lookahead keep those as they are.
@@ -74,7 +73,7 @@ def rich(text: Any) -> Markup:
             out.append(f"<code>{escape(piece)}</code>")
         else:
             escaped = str(escape(piece))  # as the templates escape (``&#34;``), so a page escapes one way
-            parts = _DOLLARS.split(escaped)
+            parts = INLINE.split(escaped)  # the formulas a record's rule judges (assay.records.formula_limits)
             out.append("".join(_formula_text(p) if j % 2 else _scripts(p) for j, p in enumerate(parts)))
     return Markup("".join(out))
 
@@ -104,6 +103,11 @@ def code_like(text: str) -> bool:
 def page_url(doc: str) -> str:
     """The built file of a docs-relative page (``claims/X.md`` -> ``claims/X.html``)."""
     return doc[:-3] + ".html" if doc.endswith(".md") else doc
+
+
+def figure_page(svg: str) -> str:
+    """The page that shows the figure ``svg`` (docs-relative) full size, in an ``<img>``: ``f.svg`` -> ``f.html``."""
+    return svg.removesuffix(".svg") + ".html"
 
 
 def href(here: str, target: str) -> str:

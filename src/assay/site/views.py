@@ -17,7 +17,7 @@ from pathlib import Path
 import networkx as nx
 
 from assay.cache import CACHE_FROM
-from assay.experiment import Tier
+from assay.experiment import Check, Tier
 from assay.graph import build
 from assay.ledger import history
 from assay.ledger.inputs import InputParts
@@ -29,6 +29,7 @@ from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
 from assay.status import CheckState, ClaimState, ClaimVerdict, closure
+from assay.svg import sanitise
 from assay.timeline import versions
 
 TIER_ORDER: tuple[str, ...] = typing.get_args(Tier)  # the model's order: analytic, toy, reduced, full
@@ -174,6 +175,24 @@ class Claims(Mapping[str, ClaimView]):
         self.states.release(cid)
 
 
+@dataclass(frozen=True)
+class FigureFile:
+    """A figure a result drew, as the site publishes it: the SVG at ``path`` (docs-relative), and what its own page
+    (``assay.site.figure_page``) says of it."""
+
+    path: str
+    svg: bytes
+    claim: str
+    check: str
+    device: str
+    caption: str
+
+
+def caption(check: Check, name: str) -> str:
+    """A figure the verifier gave no caption: what its check tests, and its name in words."""
+    return f"{name.replace('_', ' ').capitalize()}: {check.tests}"
+
+
 @dataclass
 class SiteIndex:
     """Everything a page needs about the whole knowledge base: each claim's ``Summary``, and its full view
@@ -195,7 +214,7 @@ class SiteIndex:
     anthologies: dict[int, list[Source]] = field(default_factory=lambda: defaultdict(list))
     governs: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)  # (source, compared with) -> the link
-    figures: list[tuple[str, bytes]] = field(default_factory=list)  # (docs-relative path, SVG) of each figure a result drew
+    figures: list[FigureFile] = field(default_factory=list)  # each figure a result drew that a page may show
     past: history.History | None = None  # the repository's history, read once per build (unavailable outside git)
 
     @cached_property
@@ -227,9 +246,11 @@ def index(root: Path) -> SiteIndex:
         _links(ix, cid, claim)
         for c in checks:
             for fig in c.result.figures if c.result is not None else ():
-                svg = figure_bytes(kb.root, c.result, fig)  # None when missing or not the one the result drew
-                if svg is not None:
-                    ix.figures.append((f"figures/{cid}/{fig.file}", svg))
+                svg = figure_bytes(kb.root, c.result, fig)  # None when missing, not the one the result drew, or unsafe
+                if svg is not None:  # published as the ledger's writer keeps a figure (assay.svg), by the same rule
+                    spec = claim.check(c.check)
+                    words = fig.caption or (caption(spec, fig.name) if spec else fig.name)
+                    ix.figures.append(FigureFile(f"figures/{cid}/{fig.file}", sanitise(svg), cid, c.check, c.device, words))
         states.release(cid)
     closed = closure(kb, {cid: s.status == "verified" for cid, s in summaries.items()})
     for cid, s in summaries.items():

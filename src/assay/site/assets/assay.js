@@ -78,7 +78,9 @@
       load("vendor/katex/auto-render.min.js", function () {
         window.renderMathInElement(root, {
           delimiters: [{left: "\\[", right: "\\]", display: true}, {left: "\\(", right: "\\)", display: false}],
-          throwOnError: false, trust: false, strict: "ignore",
+          // record text is bounded where it is written (assay.records.formula_limits: no \rule, \href, macros, sizes
+          // over MAX_EM); here too: every size capped at the same 10em, and few macro expansions
+          throwOnError: false, trust: false, strict: "ignore", maxSize: 10, maxExpand: 500,
           ignoredClasses: ["assay-listing", "highlight", "assay-yaml"]
         });
         document.body.dataset.mathReady = "1";
