@@ -50,6 +50,16 @@ def kb(tmp_path: Path) -> Path:
     for rel in ("claims/SOTA-001.yaml", "sources/LIT-001.yaml", "verify/test_sota001_example.py"):
         (root / rel).unlink()
     shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    # the guide's path: the record, its expectations and the verifier are committed before the ledger's run
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "g",
+        "GIT_AUTHOR_EMAIL": "g@g",
+        "GIT_COMMITTER_NAME": "g",
+        "GIT_COMMITTER_EMAIL": "g@g",
+    }
+    for command in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "the claim, before its run"]):
+        subprocess.run(command, cwd=root, env=env, check=True, capture_output=True)
     return root
 
 

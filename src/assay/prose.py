@@ -5,10 +5,11 @@ wherever the text is shown, so that a rerun that changes the value changes the p
 - ``{CHECK.METRIC}``: the metric as the check's result holds it (the cpu result first): its mean, and how it was
   read (the interval of a `mean` reading, the seeds of an `all` one);
 - ``{reported.ID}``: a number the claim's sources report, with its unit;
-- ``{source: 0.76}``: a literal number from elsewhere (a source's figure the record does not keep as `reported`).
+- ``{source: 0.76}``: a literal number from elsewhere (a source's figure the record does not keep as `reported`);
+  ``{pilot: 0.23}``: one measured on pilot seeds (``pytest verify --measure``) before the expectations were fixed.
 
-A reference to a check, metric or reported number the record or the ledger does not hold is an error
-(``unknown-reference``); a literal decimal that matches none of the claim's measured, reported or threshold values
+A reference to a check, metric or reported number the record does not hold, or to a metric a check's result lacks,
+is an error (``unknown-reference``; a check with no result yet shows the reference as written); a literal decimal that matches none of the claim's measured, reported or threshold values
 and is not marked is a warning (``number-not-in-ledger``).
 """
 
@@ -24,7 +25,7 @@ from assay.model import Claim
 from assay.statistics import mean_interval
 
 REFERENCE = re.compile(
-    r"\{(?:reported\.(?P<reported>[a-z0-9-]+)|(?P<check>[a-z0-9-]+)\.(?P<metric>[a-z][a-z0-9_]*)|source:\s*(?P<lit>[^{}]+))\}"
+    r"\{(?:reported\.(?P<reported>[a-z0-9-]+)|(?P<check>[a-z0-9-]+)\.(?P<metric>[a-z][a-z0-9_]*)|(?:source|pilot):\s*(?P<lit>[^{}]+))\}"
 )
 #: A literal decimal in prose (integers are counts of seeds, steps, layers: left alone).
 DECIMAL = re.compile(r"(?<![\w.{])[-−]?\d+\.\d+(?![\w.])")
@@ -112,7 +113,8 @@ def diagnostics(kb, ledger) -> Iterator[Diagnostic]:
         known = _known(claim, results.values())
         for at, text in fields(claim):
             for m in REFERENCE.finditer(text):
-                if _value(m, claim, results) is None:
+                unrun = m["check"] is not None and m["check"] not in results and not _undeclared(m, claim)
+                if _value(m, claim, results) is None and not unrun:  # a check not run yet: shown as written till then
                     yield f.diag(
                         at,
                         "unknown-reference",

@@ -95,11 +95,6 @@ def vote(support: Support, state: CheckState, check: Check | None, elsewhere: fr
     controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
     if controls:
         return Vote(None, f"its control failed: {_said(controls[0])}")
-    blind = next((ev for ev, _ in every if ev.control and ev.discriminates is False), None)
-    if blind is not None:
-        met = next((c for c in blind.against if c.outcome != "fails"), None)
-        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
-        return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({blind.metric})")
     named = support.metrics or [ev.metric for ev, _ in every if ev.metric not in elsewhere] or [ev.metric for ev, _ in every]
     read = [(ev, spec) for ev, spec in _read(state, named, check) if not ev.regime and not ev.control]
     if not read:
@@ -114,15 +109,24 @@ def vote(support: Support, state: CheckState, check: Check | None, elsewhere: fr
     held = f"the refuting check {support.check} held" if support.stance == "refutes" else f"{support.check} holds"
     if value == -1:
         return Vote(value, held)
-    return _support(support, state, check, read, held)
+    return _support(support, state, check, read, held, every)
 
 
 def _said(e: Evaluated) -> str:
     return f"{e.metric} = {beside(e.measured, e.value)}, expected {e.op} {e.value:g} ({e.outcome})"
 
 
-def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str) -> Vote:
-    """The vote for an assertion whose effect expectations all held: only as much as they could have failed."""
+def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str, every: list) -> Vote:
+    """The vote for an assertion whose effect expectations all held: only as much as they could have failed (a
+    control its counterpart meets too cannot tell the models apart: it blocks support, not a contradiction)."""
+    blind = next((ev for ev, _ in every if ev.control and ev.discriminates is False), None)
+    if blind is not None:
+        flagged = next((c for c in blind.against if c.flag is not None), None)
+        if flagged is not None:
+            return Vote(None, f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({blind.metric})")
+        met = next((c for c in blind.against if c.outcome != "fails"), None)
+        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+        return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({blind.metric})")
     analytic = check is not None and check.tier == "analytic"
     if analytic and all(ev.seeds == "value" for ev, _ in read):
         return Vote(1, f"{held} analytically")
@@ -134,7 +138,7 @@ def _support(support: Support, state: CheckState, check: Check | None, read: lis
     hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc]
     if hacked:
         return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
-    for ev, _ in voting:
+    for ev, _ in voting if not analytic else ():  # an exact fact has no spread; a toy's measurement must
         values = state.result.metrics[ev.metric].seeds if ev.metric in state.result.metrics else []
         if len(values) >= 2 and max(values) == min(values):
             return Vote(

@@ -86,6 +86,8 @@ def evaluate(
         spec = check.metric(exp.metric)
         reading = read_seeds(exp, metrics[exp.metric], seeds.get(exp.metric, []))
         against = [_counterpart(claim, check, exp, name, metrics, seeds) for name in exp.against]
+        if check.tier == "analytic":  # an exact fact of the other condition may be one constant (0 by construction)
+            against = [c.model_copy(update={"flag": None}) if c.flag == "constant" else c for c in against]
         out.append(
             Evaluated(
                 **exp.model_dump(exclude={"seeds", "interval", "against", "source_value", "identity", "no_size_because"}),

@@ -20,7 +20,7 @@ def cross_sample(norm: nn.Module, x: torch.Tensor) -> float:
 def test_group_norm_keeps_samples_apart(evidence, device, seeds):
     """Group norm's cross-sample Jacobian is zero; batch norm's, in training mode, is not."""
     gn, bn = [], []
-    for seed in seeds:  # the check's seeds: {count: 5} in the record, 0-4
+    for seed in seeds:  # the check's seeds: {count: 5, first: 20} in the record, 20-24 (0-19 were the pilot's)
         torch.manual_seed(seed)
         x = torch.randn(4, 4, 2, 2).to(device)  # x: N x C x H x W, drawn on the CPU: the same numbers on every device
         # Wu & He, Abstract: GN computes the mean and variance within each group of channels, one sample at a time
