@@ -9,8 +9,9 @@ wherever the text is shown, so that a rerun that changes the value changes the p
   ``{pilot: 0.23}``: one measured on pilot seeds (``pytest verify --measure``) before the expectations were fixed.
 
 A reference to a check, metric or reported number the record does not hold, or to a metric a check's result lacks,
-is an error (``unknown-reference``; a check with no result yet shows the reference as written); a literal decimal that matches none of the claim's measured, reported or threshold values
-and is not marked is a warning (``number-not-in-ledger``).
+is an error (``unknown-reference``; a check with no result yet shows the reference as written); a literal decimal
+that matches none of the claim's measured, reported or threshold values and is not marked is a warning
+(``number-not-in-ledger``).
 """
 
 from __future__ import annotations
