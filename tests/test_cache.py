@@ -222,7 +222,7 @@ def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_cha
     assert now == _briefs(kb_root, cache=False)
     assert "the lock's pin of numpy changed from unpinned to 0.0.1" in now["THEORY-085"].stale[0][2]
     claim = kb_root / "claims" / "THEORY-085.yaml"
-    claim.write_text(claim.read_text().replace("tier: analytic", "tier: toy", 1))  # its definition, in its own file
+    claim.write_text(claim.read_text().replace('unit: "fraction"', 'unit: "ratio"', 1))  # its measurement, in its own file
     now = _briefs(kb_root, cache=True)
     assert now == _briefs(kb_root, cache=False)
     assert "the definition of check log-n-cap in THEORY-085 changed" in now["THEORY-085"].stale[0][2]

@@ -152,7 +152,9 @@ def test_show_gives_each_expectation_as_measured_with_its_counterparts(kb_root, 
 
 
 def test_show_explains_a_stale_result(kb_root, capsys):
-    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"code:verify/test_theory085.py": "0" * 16})
+    write_result(
+        kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"code:verify/test_theory085.py": "0" * 16}, excess=0.0
+    )
     assert assay(kb_root, "show", "THEORY-085") == 0
     out = capsys.readouterr().out
     assert "  status: stale — A result was computed from inputs that have changed since; rerun it.\n" in out
@@ -184,7 +186,7 @@ def test_show_of_an_unknown_id_is_one_line_and_exit_2(kb_root, capsys):
 
 def test_status_lists_claims_by_status_and_why_a_result_is_stale(kb_root, capsys):
     (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\n")
-    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"pin:torch": "1.0"})
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"pin:torch": "1.0"}, excess=0.0)
     assert assay(kb_root, "status") == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
@@ -198,7 +200,9 @@ def test_status_lists_claims_by_status_and_why_a_result_is_stale(kb_root, capsys
         "cited-only (1): No check tests it: every part of it is cited only, and the record says why.",
         "  THEORY-090   Larger batches give contrastive learning more negatives",
     ]
-    assert err.startswith("legend: verified = Every assertion is supported on every device that ran")
+    warning, legend = err.splitlines()[:2]
+    assert warning.startswith("warning[no-history]: claims/THEORY-085.yaml:2: when each expectation was fixed cannot be told")
+    assert legend.startswith("legend: verified = Every assertion is supported on every device that ran")
 
 
 # --- graph --------------------------------------------------------------------------------------

@@ -156,7 +156,17 @@ def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr("assay.cache.RACY_S", -1.0)
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
-    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", top1=1.0)
+    write_result(
+        kb_root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cpu",
+        "failed",
+        top1=1.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
     whole = export.as_json(*load_states(kb_root))
     for _ in range(2):
         kb = load(kb_root, cache=True)

@@ -120,13 +120,33 @@ def test_one_check_failing_beside_one_passing_makes_the_claim_partly_verified(kb
 
 def test_a_failure_on_one_device_outweighs_a_pass_on_another(kb_root):
     verify_all(kb_root)
-    record(kb_root, "SOTA-364", "shuffle-bn", "cuda", "failed", top1=10.0)
+    record(
+        kb_root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cuda",
+        "failed",
+        top1=10.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
     assert summary(kb_root)["SOTA-364"] == ("partly-verified", "open")
 
 
 def test_checks_that_all_failed_contradict_the_claim(kb_root):
     record(kb_root, "SOTA-364", "bn-cross-sample", "cpu", "failed", cross_sample_jacobian=0.0)
-    record(kb_root, "SOTA-364", "shuffle-bn", "cpu", "known-failing", top1=10.0)
+    record(
+        kb_root,
+        "SOTA-364",
+        "shuffle-bn",
+        "cpu",
+        "known-failing",
+        top1=10.0,
+        top1_nofix=20.0,
+        signature_acc_shuffled=0.3,
+        signature_acc_nofix=0.9,
+    )
     assert summary(kb_root)["SOTA-364"] == ("contradicted", "open")
 
 
@@ -149,12 +169,15 @@ def test_a_result_is_stale_when_a_module_the_verifier_imports_changes(kb_root):
     assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
 
 
-def test_a_result_is_stale_when_its_check_changes_but_not_when_a_citation_does(kb_root):
+def test_a_result_is_stale_when_its_measurement_changes_and_re_judged_when_its_expectation_does(kb_root):
     verify_all(kb_root)
     path = kb_root / "claims" / "THEORY-085.yaml"
     path.write_text(path.read_text().replace("locator: Eq. (1)", "locator: Eq. (2)"))
     assert summary(kb_root)["THEORY-085"] == ("verified", "closed")
-    path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))
+    path.write_text(path.read_text().replace("tol: 1.0e-6", "tol: 1.0e-5"))  # the judgement: re-judged, no rerun
+    assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [[]]
+    assert [e.tol for e in states(kb_root)["THEORY-085"].checks[0].result.expectation] == [1.0e-5]
+    path.write_text(path.read_text().replace('unit: "fraction"', 'unit: "ratio"'))  # what the verifier records
     assert [c.stale for c in states(kb_root)["THEORY-085"].checks] == [
         ["the definition of check log-n-cap in THEORY-085 changed"]
     ]

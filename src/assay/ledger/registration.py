@@ -266,22 +266,20 @@ def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
 
     registry = Registry(kb.root)
     ledger = read_ledger(kb.root) if ledger is None else ledger
-    if not registry.history.available:
-        measured = [
-            (cid, f)
-            for cid, f in sorted(kb.claim_files.items())
-            if any((r := ledger.get((cid, c.id, d))) is not None and r.measured for c in f.record.checks for d in c.devices)
-        ]
-        if measured:
-            yield measured[0][1].diag(
-                (),
-                "no-history",
-                f"when each expectation was fixed cannot be told ({registry.history.why}): every verdict that reads a "
-                f"seeded expectation reads provisional ({len(measured)} claim(s) with results)",
-                "read the knowledge base from a clone with its full history (git fetch --unshallow)",
-            )
+    with_results = sorted({key[0] for key in ledger.results} & set(kb.claim_files))  # keys alone: nothing is thawed
+    if not with_results:
         return
-    for cid, f in sorted(kb.claim_files.items()):
+    if not registry.history.available:
+        yield kb.claim_files[with_results[0]].diag(
+            (),
+            "no-history",
+            f"when each expectation was fixed cannot be told ({registry.history.why}): every verdict that reads a "
+            f"seeded expectation reads provisional ({len(with_results)} claim(s) with results)",
+            "read the knowledge base from a clone with its full history (git fetch --unshallow)",
+        )
+        return
+    for cid in with_results:
+        f = kb.claim_files[cid]
         for n, check in enumerate(f.record.checks):
             results = {d: ledger.get((cid, check.id, d)) for d in check.devices}
             seeded = {e.metric for r in results.values() if r is not None for e in r.expectation if e.seeds != "value"}
