@@ -1,7 +1,9 @@
-"""Attacks on the ledger through what another machine sends: a forged input hash, an impossible time."""
+"""Attacks on the ledger through what another machine sends: a forged input hash, an impossible time, a judgement
+its own measurements do not give, a settling block on seeds already read, a time from the future."""
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import json
 import os
@@ -13,8 +15,8 @@ import pytest
 
 from assay import cli, fingerprints
 from assay.evidence import run
-from assay.ledger import merge, problems, store
-from assay.ledger.result import Figure
+from assay.ledger import merge, problems, store, vetting
+from assay.ledger.result import Figure, Settling
 from assay.ledger.store import LedgerProblem
 from tests.conftest import write_result
 
@@ -44,9 +46,9 @@ def test_a_forged_input_hash_does_not_win_a_merge_over_a_fresh_pass(kb_root, tmp
     other = _incoming(kb_root, tmp_path, **{"inputs.parts": forged, "finished": "2026-06-01T00:00:00Z", "verdict": "failed"})
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
     out = capsys.readouterr().out
+    theirs = f"{other.as_posix()}/results/THEORY-085/log-n-cap.cpu.json"
     assert out.startswith(
-        "results/THEORY-085/log-n-cap.cpu.json:1:1: error[ledger-shape]: results/THEORY-085/log-n-cap.cpu.json: "
-        "'inputs.hash' is not the hash of its parts\n"
+        f"{theirs}:1:1: error[ledger-shape]: {theirs}: 'inputs.hash' is not the hash of its parts\n"
         "  hint: rerun the check with pytest verify; ledger files are written by the plugin, not by hand\n"
     )
     kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))
@@ -236,3 +238,110 @@ def test_ledger_files_and_figures_are_readable_by_the_group_and_others_as_the_um
     os.umask(mask)
     for written in (path, path.with_name(with_figure.figures[0].file)):
         assert written.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
+
+
+def _theirs(other: Path) -> str:
+    return f"{other.as_posix()}/results/{KEY[0]}/{KEY[1]}.{KEY[2]}.json"
+
+
+_RERUN = "  hint: rerun the check on that machine with this record (pytest verify --claim THEORY-085), then merge again\n"
+
+
+def test_a_forged_pass_with_a_later_date_and_no_settling_block_does_not_replace_our_failure(kb_root, tmp_path, capsys):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "failed", excess=1.0))
+    holds = dict(ours.expectation[0].model_dump(mode="json"), outcome="holds", holds=True)
+    other = _incoming(kb_root, tmp_path, verdict="passed", finished="2026-06-01T00:00:00Z", expectation=[holds])
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = _theirs(other)
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-misjudged]: {theirs}: its stored outcome of 'excess == 0 within 1e-06' is holds, but its own "
+        "measurements give fails\n" + _RERUN
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+def test_an_expectation_stored_as_holding_while_its_per_seed_values_fail_is_refused(kb_root, tmp_path, capsys):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "failed", excess=1.0))
+    every_seed = dict(
+        ours.expectation[0].model_dump(mode="json"),
+        measured=0.0,
+        outcome="holds",
+        holds=True,
+        seeds="all",
+        seeds_holding=3,
+        seeds_total=3,
+    )
+    other = _incoming(
+        kb_root,
+        tmp_path,
+        verdict="passed",
+        expectation=[every_seed],
+        metrics={"excess": {"value": 0.0, "unit": None, "seeds": [0.5, 0.5, 0.5]}},  # no seed is 0
+        finished="2026-06-01T00:00:00Z",
+    )
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = _theirs(other)
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-misjudged]: {theirs}: its stored outcome of 'excess == 0 within 1e-06 on every "
+        "seed' is holds, but its own measurements give fails\n" + _RERUN
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+def test_a_verdict_that_its_own_expectation_does_not_give_is_refused(kb_root, tmp_path, capsys):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    other = _incoming(kb_root, tmp_path, verdict="known-failing", finished="2026-06-01T00:00:00Z")
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = _theirs(other)
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-misjudged]: {theirs}: its verdict is 'known-failing', but its expectation as its "
+        "own measurements give it makes 'passed'\n" + _RERUN
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+@pytest.mark.parametrize(
+    ("ours_read", "settled", "why"),
+    [
+        ([0, 1, 2], [0, 1, 2], "its settling seeds [0, 1, 2] are not fresh: a settling run reads seeds from 1000 on"),
+        (
+            [1000, 1001],
+            [1000, 1001],
+            "its settling seeds [1000, 1001] were read before ([1000, 1001]); a settling run reads fresh ones",
+        ),
+    ],
+    ids=["below-the-settling-range", "read-by-our-result"],
+)
+def test_a_settling_block_on_seeds_already_read_does_not_exempt_another_verdict_from_the_conflict_rules(
+    kb_root, tmp_path, capsys, ours_read, settled, why
+):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    store.write_result(kb_root, ours := ours.model_copy(update={"seeds_used": ours_read}))
+    other = tmp_path / "other"
+    shutil.copytree(kb_root, other)
+    failing = store.read_result(other, write_result(other, *KEY, "failed", excess=1.0))  # honestly judged
+    settling = {"plan": "fresh seeds", "seeds": settled, "before_verdict": "inconclusive", "before_finished": ours.finished}
+    forged = failing.model_copy(update={"seeds_used": settled, "settling": Settling(**settling)})
+    store.write_result(other, forged.model_copy(update={"finished": "2026-06-01T00:00:00Z"}))
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = _theirs(other)
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-settling]: {theirs}: {why}\n"
+        "  hint: settle the check with assay verify --settle on that machine, then merge again\n"
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+def test_a_run_error_from_the_future_is_refused_and_our_measurement_keeps_no_error(kb_root, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(vetting, "clock", lambda: dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    error = {"kind": "crash", "message": "died", "finished": "2099-01-01T00:00:00Z"}
+    other = _incoming(kb_root, tmp_path, verdict="error", metrics={}, expectation=[], last_error=error)
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = _theirs(other)
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-future]: {theirs}: its 'last_error.finished' is 2099-01-01T00:00:00Z, later than "
+        "this machine's clock (2026-07-01T00:05:00Z with 300 s of skew allowed); a later time would win the merge\n"
+        "  hint: set that machine's clock right and rerun the check there, then merge again\n"
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
