@@ -128,9 +128,9 @@ class _Run:
             return
         if kind == "compared":
             self.compared.append(line)
-        elif kind in ("written", "unstable"):
+        elif kind in ("written", "unstable", "refused"):
             self.written.setdefault(runs[-1].claim, []).append(line)
-            self.problems += [f"{runs[-1].claim}/{line}"] if kind == "unstable" else []
+            self.problems += [f"{runs[-1].claim}/{line}"] if kind != "written" else []  # each fails the run
 
 
 _KEY = pytest.StashKey[_Run]()

@@ -1,5 +1,6 @@
 """Attacks on the ledger through what another machine sends: a forged input hash, an impossible time, a judgement
-its own measurements do not give, a settling block on seeds already read, a time from the future."""
+its own measurements do not give, a settling block on seeds already read, a time from the future; and a result past the
+ledger's bounds, which no reader would read."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import pytest
 
 from assay import cli, fingerprints
 from assay.evidence import run
+from assay.evidence.judge import VerifierError
+from assay.evidence.recorder import Evidence
 from assay.ledger import merge, problems, store, vetting
-from assay.ledger.result import Figure, Settling
+from assay.ledger.result import Figure, Metric, Settling
 from assay.ledger.store import LedgerProblem
 from tests.conftest import write_result
 
@@ -345,3 +348,85 @@ def test_a_run_error_from_the_future_is_refused_and_our_measurement_keeps_no_err
         "  hint: set that machine's clock right and rerun the check there, then merge again\n"
     )
     assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+def _recorded(**fields) -> Evidence:
+    ev = Evidence()
+    ev.metric("excess", 0.0)
+    for name, value in fields.items():
+        setattr(ev, name, value)
+    return ev
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"units": {"excess": "u" * 100_000}},
+            "the unit of metric 'excess' has 100000 characters, more than the 4096 a result keeps",
+        ),
+        ({"notes": ["n"] * 10_000}, "10000 notes were recorded, more than the 1000 a result keeps"),
+        (
+            {"figures": {"curve": "<svg/>"}, "captions": {"curve": "c" * 2**20}},
+            "the caption of figure 'curve' has 1048576 characters, more than the 4096 a result keeps",
+        ),
+        (
+            {"metrics": {f"m{i}": 0.0 for i in range(600)}, "seeds": {f"m{i}": [0.0] * 1000 for i in range(600)}},
+            "the metrics hold 600000 per-seed values together, more than the 100000 a result keeps",
+        ),
+    ],
+    ids=["unit-of-100-kb", "10000-notes", "caption-of-1-mb", "600-metrics-by-1000-seeds"],
+)
+def test_evidence_past_a_bound_of_the_ledger_is_the_verifiers_error_as_it_is_recorded(fields, message):
+    with pytest.raises(VerifierError) as info:
+        _recorded(**fields).validate()
+    assert str(info.value) == message
+
+
+def test_a_result_within_each_bound_but_past_the_files_size_is_an_error_beside_the_kept_measurement(kb_root):
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0))
+    # each within its bound: 999 metrics, 4,000 characters of name and unit, 99,900 per-seed values in all
+    wide = {("m" * 4000) + str(i): Metric(value=0.0, unit="u" * 4000, seeds=[0.5] * 100) for i in range(999)}
+    report = run.RunReport(
+        claim=ours.claim,
+        check=ours.check,
+        device=ours.device,
+        tier=ours.tier,
+        when="call",
+        outcome="passed",
+        metrics={**ours.metrics, **wide},
+        expectation=ours.expectation,
+        parts=ours.inputs.parts,
+        environment=ours.environment,
+    )
+    done = run.record(kb_root, [report], None, duration=1.0, commit="c0ffee", compare=False)
+    why = "the result cannot be kept: it is 8.9 MiB as written"
+    assert done[0] == "refused" and done[1].startswith(f"log-n-cap.cpu: error ({why}")
+    kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))  # readable, with the last measurement
+    assert (kept.verdict, kept.metrics, kept.finished) == ("passed", ours.metrics, ours.finished)
+    assert kept.last_error.message == (
+        f"{why}, more than the 8 MiB a ledger file holds; record less (fewer metrics, seeds or notes, shorter text)"
+    )
+
+
+def test_the_writer_refuses_a_result_no_reader_would_read_and_leaves_the_kept_one(kb_root):
+    path = write_result(kb_root, *KEY, "passed", excess=0.0)
+    before = path.read_bytes()
+    ours = store.read_result(kb_root, path)
+    long_unit = ours.model_copy(update={"metrics": {"excess": Metric(value=0.0).model_copy(update={"unit": "u" * 5000})}})
+    with pytest.raises(store.Unkeepable) as info:  # model_copy never validated it: the writer reads it back
+        store.write_result(kb_root, long_unit)
+    assert str(info.value) == "'metrics.excess.unit': string should have at most 4096 characters"
+    assert path.read_bytes() == before
+
+
+def test_a_ledger_file_with_a_text_past_its_bound_is_refused_when_read(kb_root):
+    path = write_result(kb_root, *KEY, "passed", excess=0.0)
+    data = json.loads(path.read_text())
+    data["figures"] = [{"name": "curve", "file": "log-n-cap.cpu.curve.svg", "sha256": "0" * 64, "caption": "c" * 2**20}]
+    path.write_text(json.dumps(data))
+    with pytest.raises(LedgerProblem) as info:
+        store.read_result(kb_root, path)
+    assert info.value.message == (
+        "results/THEORY-085/log-n-cap.cpu.json: 'figures.0.caption': string should have at most 4096 characters"
+    )

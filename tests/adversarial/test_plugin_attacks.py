@@ -346,3 +346,26 @@ def test_an_oversized_record_is_an_error_beside_the_last_measurement_not_a_lost_
     assert data["last_error"]["message"].startswith(
         "VerifierError: the notes hold 9437184 characters, more than the 65536 a result keeps"
     )
+
+
+def test_a_result_past_the_ledgers_size_within_each_bound_is_an_error_beside_the_last_measurement_and_fails_the_run(
+    pytester, monkeypatch
+):
+    wide = (  # 999 metrics, each name and unit within its bound, 99,900 per-seed values: 8.9 MiB as written
+        "evidence.metric('gap', 2.0)\n"
+        "for i in range(int(__import__('os').environ['WIDE'])):\n"
+        "    evidence.metric('m' * 4000 + str(i), 0.0, unit='u' * 4000, seeds=[0.5] * 100)"
+    )
+    root = two_checks(pytester, wide)
+    monkeypatch.setenv("WIDE", "0")
+    pytester.runpytest("verify").assert_outcomes(passed=2)
+    monkeypatch.setenv("WIDE", "998")
+    result = pytester.runpytest("verify")
+    result.assert_outcomes(passed=2)  # the verifier did nothing wrong by its own bounds; the ledger refuses the file
+    assert result.ret == 1
+    data = ledger(root, "bad")
+    assert (data["verdict"], sorted(data["metrics"])) == ("passed", ["gap"])  # the last measurement, readable
+    assert data["last_error"]["message"] == (
+        "the result cannot be kept: it is 8.9 MiB as written, more than the 8 MiB a ledger file holds; record less "
+        "(fewer metrics, seeds or notes, shorter text)"
+    )
