@@ -58,16 +58,17 @@ class Evidence:
     @classmethod
     def seeded(cls) -> Evidence:
         """A new record, with torch, numpy and random seeded with its ``seed`` first."""
-        import random
-
-        import numpy as np
-        import torch
-
         ev = cls()
-        random.seed(ev.seed)
-        np.random.seed(ev.seed)
-        torch.manual_seed(ev.seed)
+        _seed_all(ev.seed)
         return ev
+
+    def restart(self) -> None:
+        """Forget what was recorded, keeping the seeds handed out, and seed torch, numpy and random again: the
+        verifier runs afresh (once more, alone, after a limit stopped it on a loaded machine)."""
+        handed = self.seeds_used
+        self.__init__()  # type: ignore[misc]
+        self.seeds_used = handed
+        _seed_all(self.seed)
 
     def validate(self) -> None:
         """Everything a verifier can reach of this record, checked before it is judged or written: names are
@@ -120,6 +121,17 @@ class Evidence:
 
     def note(self, text: str) -> None:
         self.notes.append(str(text))
+
+
+def _seed_all(seed: int) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
 
 
 def _check_name(what: str, name: object) -> None:
