@@ -13,7 +13,7 @@ import pytest
 from assay import cli, fingerprints
 from assay.ledger import store, vetting
 from assay.ledger.merge import pick
-from assay.ledger.result import Figure, Inputs, Result, RunError, Unstable
+from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
 from tests.conftest import write_result
 
 KEY = ("THEORY-085", "log-n-cap", "cpu")
@@ -231,3 +231,19 @@ def test_a_finish_time_in_the_future_does_not_win_the_merge(kb_root, tmp_path, c
     store.write_result(other, result(other, finished="2026-07-01T12:04:00Z"))  # within the skew: a clock a little ahead
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
     assert capsys.readouterr().out == "replaced: THEORY-085/log-n-cap/cpu: theirs finished later\n"
+
+
+def test_a_result_is_rejudged_as_the_plugin_judges_it_a_known_failing_check_included(kb_root):
+    from assay.records.knowledge_base import load
+
+    claim = load(kb_root).claims[KEY[0]]
+    check = claim.check(KEY[1])
+    declared = check.model_copy(update={"known_failing": "the cap does not hold at this scale"})
+    failing = Result.model_validate_json(write_result(kb_root, *KEY, "failed", excess=1.0).read_text())
+    passing = result(kb_root)
+    undecided = passing.model_copy(update={"metrics": {"excess": Metric(value=0.0, seeds=[0.0, 1.0])}})
+    verdicts = [
+        vetting.rejudged(claim, c, r)[1]
+        for c, r in [(check, passing), (check, failing), (declared, failing), (declared, passing), (check, undecided)]
+    ]
+    assert verdicts == ["passed", "failed", "known-failing", "failed", "inconclusive"]
