@@ -430,3 +430,23 @@ def test_a_ledger_file_with_a_text_past_its_bound_is_refused_when_read(kb_root):
     assert info.value.message == (
         "results/THEORY-085/log-n-cap.cpu.json: 'figures.0.caption': string should have at most 4096 characters"
     )
+
+
+def test_two_settling_runs_on_the_same_fresh_seeds_with_different_verdicts_are_a_conflict(kb_root, tmp_path, capsys):
+    fresh = [1000, 1001, 1002]
+    block = Settling(plan="fresh seeds", seeds=fresh, before_verdict="inconclusive", before_finished="2026-01-01T00:00:00Z")
+    settled = {"seeds_used": fresh, "settling": block}
+    ours = store.read_result(kb_root, write_result(kb_root, *KEY, "passed", excess=0.0)).model_copy(update=settled)
+    store.write_result(kb_root, ours)
+    other = tmp_path / "other"
+    shutil.copytree(kb_root, other)
+    theirs = store.read_result(other, write_result(other, *KEY, "failed", excess=1.0))
+    store.write_result(other, theirs.model_copy(update={**settled, "finished": "2026-06-01T00:00:00Z"}))
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
+    assert capsys.readouterr().out == (
+        "replaced: THEORY-085/log-n-cap/cpu: theirs finished later; the verdict moved with the same inputs\n"
+        "conflict: THEORY-085/log-n-cap/cpu: ours passed (2026-01-01T00:00:00Z), theirs failed (2026-06-01T00:00:00Z) "
+        "with the same inputs; theirs finished later; the verdict moved with the same inputs\n"
+    )
+    kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))
+    assert (kept.verdict, kept.unstable.verdicts) == ("failed", ["passed", "failed"])  # the same seeds: no new measurement

@@ -48,12 +48,20 @@ def moved(old: Result | None, new: Result) -> Unstable | None:
     """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
     if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
         return None
-    if new.settling is not None or old.settling is not None:  # other seeds: another measurement, not a rerun
+    if other_seeds(old, new):  # another measurement, not a rerun
         return None
     if old.verdict == new.verdict:
         return None
     seen = old.unstable.verdicts if old.unstable else [old.verdict]
     return Unstable(verdicts=[*seen, new.verdict], since=old.unstable.since if old.unstable else new.finished)
+
+
+def other_seeds(a: Result, b: Result) -> bool:
+    """Whether one of two results is a settling run that read other seeds than the other: then they are two
+    measurements, and different verdicts are no instability. (A merge believes a settling block only once it is
+    vetted: ``assay.ledger.vetting``.)"""
+    settling = a.settling is not None or b.settling is not None
+    return settling and not set(a.seeds_used or []) & set(b.seeds_used or [])
 
 
 def largest_change(old: Result, new: Result) -> str:
@@ -255,15 +263,13 @@ def _merge_locked(
 
 
 def _conflict(ours: Result, theirs: Result, current: str) -> bool:
-    """Two fresh measurements of the same inputs with different verdicts; a settling run (vetted: ``assay.ledger.vetting``)
-    read other seeds, so it is another measurement, not a conflict."""
+    """Two fresh measurements of the same inputs with different verdicts, on the same seeds (``other_seeds``)."""
     return (
         ours.measured
         and theirs.measured
         and ours.inputs.hash == theirs.inputs.hash == current
         and ours.verdict != theirs.verdict
-        and ours.settling is None
-        and theirs.settling is None
+        and not other_seeds(ours, theirs)
     )
 
 
