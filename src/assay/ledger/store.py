@@ -63,19 +63,15 @@ def locked(root: Path, claim: str) -> Iterator[None]:
 
 
 class Unkeepable(OSError):
-    """A result that no reader would read back: past a bound of the record (``assay.ledger.result``) or, as written,
-    past the bytes a reader reads. Nothing was written."""
+    """A result no reader would read back (past a bound of ``assay.ledger.result``); nothing was written."""
 
 
 def serialised(result: Result) -> str:
     """``result`` as its ledger file holds it. Raises ``Unkeepable`` where a reader would refuse that file: a result
     made with ``model_copy`` was never validated, so it is read back here as every reader reads it."""
     text = to_json(result)
-    size = len(text.encode("utf-8"))
-    if size > MAX_FILE_BYTES:
-        raise Unkeepable(
-            f"it is {size / 2**20:.1f} MiB as written, more than the {MAX_FILE_BYTES // 2**20} MiB a ledger file holds"
-        )
+    if (size := len(text.encode("utf-8"))) > MAX_FILE_BYTES:
+        raise Unkeepable(f"it is {size / 2**20:.1f} MiB as written, more than the {MAX_FILE_BYTES >> 20} MiB a ledger file holds")
     try:
         Result.model_validate_json(text)
     except ValidationError as e:
