@@ -179,7 +179,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """Merge result folders (another machine's checkout, a shard's output) into results/, by the ledger's rules.
 
     Per check and device: a result matching this repository's inputs beats one that does not; then the
-    later finished wins; an error never replaces a completed measurement. Conflicts are printed.
+    later finished wins; an error never replaces a completed measurement. Conflicts are printed. An incoming
+    result is believed only as far as it can be recomputed: one whose outcomes or verdict do not follow from its own
+    measurements, with a time past this machine's clock, a settling block on seeds read before, or a figure it cannot
+    bring is refused with a diagnostic naming its file, and ours is kept. A DIR with no results/ is a usage error.
     Idempotent: merging the same folder twice changes nothing the second time.
 
     example: assay merge ../gpu-box/results

@@ -324,6 +324,31 @@ _CODES = [
         "writes), or holds what could run or fetch (a script, a stylesheet, a reference outside itself); "
         "the figure is not shown.",
     ),
+    # merging another machine's ledger (assay merge): what an incoming result says of itself is not believed
+    Code(
+        "merge-misjudged",
+        "error",
+        "An incoming result's stored outcomes or verdict do not follow from its own per-seed measurements under this "
+        "record's expectations; it is not merged, and ours is kept.",
+    ),
+    Code(
+        "merge-future",
+        "error",
+        "An incoming result holds a time later than this machine's clock (beyond a small skew), which would win the "
+        "merge; it is not merged, and ours is kept.",
+    ),
+    Code(
+        "merge-settling",
+        "error",
+        "An incoming result says it is a settling run, but the seeds it read are not fresh (not its settling seeds, "
+        "below the settling range, or read before) or it settled no inconclusive result; it is not merged.",
+    ),
+    Code(
+        "merge-figure",
+        "error",
+        "An incoming result names a figure that cannot be brought with it (missing, a link, not the figure it names, "
+        "or not a safe SVG); it is not merged, and ours is kept with its figures.",
+    ),
 ]
 
 CATALOGUE: dict[str, Code] = {c.name: c for c in _CODES}

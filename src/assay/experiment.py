@@ -188,8 +188,9 @@ class Check(BaseModel):
         30,
         gt=0,
         le=3600,
-        description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error. "
-        "A busy machine does not count against it; the wall-clock limit is far above it "
+        description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error, or three "
+        "times what its last measured result used where that is more (`assay.evidence.limits.cpu_limit`); stopped on "
+        "a loaded machine, it is run once more alone first. The wall-clock limit is far above it "
         "(`assay.evidence.limits.wall_limit`), so only a hang trips that.",
     )
     reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = (

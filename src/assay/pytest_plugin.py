@@ -8,9 +8,11 @@ what they call lives in ``assay.evidence`` and ``assay.ledger``."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,10 @@ from assay.evidence import forked, limits, measure, run, selection, settling, tr
 from assay.evidence.judge import ExpectationInconclusive, ExpectationNotMet, PhaseOutcome, VerifierError, judge
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
+from assay.ledger import store
 from assay.ledger.environment import git_commit
 from assay.ledger.inputs import InputParts
+from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, load
 
@@ -76,6 +80,21 @@ class _Run:
         notes = getattr(self.config, "workerinput", {}).get("assay_notes") or (self.sender and str(self.notes_dir))
         return limits.HardStop(notes) if notes is not None else None
 
+    @property
+    def shared(self) -> str | None:
+        """The folder the processes of an xdist run share (``limits.running``); None where checks run one at a time."""
+        return getattr(self.config, "workerinput", {}).get("assay_notes")
+
+    def cpu_limit(self, claim: Claim, check: Check) -> float:
+        """The check's CPU limit: its timeout, or a margin over the CPU its last measured result used in the
+        repository's ledger (``limits.cpu_limit``), scaled for a settling run by its seeds."""
+        try:
+            last = store.read_result(self.root, store.ledger_path(self.root, claim.id, check.id, self.device))
+        except (LedgerProblem, OSError):
+            last = None
+        recorded = last.cpu_s if last is not None and last.measured else None
+        return settling.cpu_limit(self.settle, claim, check, limits.cpu_limit(check.timeout, recorded))
+
     @functools.cached_property
     def commit(self) -> str:
         return git_commit(self.root)
@@ -128,9 +147,9 @@ class _Run:
             return
         if kind == "compared":
             self.compared.append(line)
-        elif kind in ("written", "unstable"):
+        elif kind in ("written", "unstable", "refused"):
             self.written.setdefault(runs[-1].claim, []).append(line)
-            self.problems += [f"{runs[-1].claim}/{line}"] if kind == "unstable" else []
+            self.problems += [f"{runs[-1].claim}/{line}"] if kind != "written" else []  # each fails the run
 
 
 _KEY = pytest.StashKey[_Run]()
@@ -270,12 +289,30 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     state, tie = _tied(item)
     if tie is None:
         return (yield)
-    cpu = settling.cpu_limit(state.settle, *tie)  # a settling run's seeds scale the check's timeout
+    cpu = state.cpu_limit(*tie)
     wall = limits.wall_limit(cpu, float(item.config.getini("assay_wall_floor_s")))
+    try:
+        with limits.running(state.shared), _limited(item, state, (cpu, wall)):
+            return (yield)
+    except limits.CpuOverrun as e:
+        loaded = limits.contended(e.used, e.elapsed)
+        if loaded is None:
+            raise
+    # stopped at its CPU limit on a loaded machine: once more, alone, before it is an error (limits)
+    if _EVIDENCE in item.stash:
+        item.stash[_EVIDENCE].restart()
+    with limits.running(state.shared, alone=True), _limited(item, state, (cpu, wall), f"the first run stopped at it, {loaded}"):
+        item.runtest()
+
+
+@contextlib.contextmanager
+def _limited(item: pytest.Item, state: _Run, limit: tuple[float, float], rerun: str = "") -> Iterator[None]:
+    """The verifier under its CPU and wall limits, watched from outside for native code, its cost measured."""
+    cpu, wall = limit
     with limits.watched(state.hard_stop, run.note_name(item.nodeid), cpu, wall), limits.measured(state.device) as measured:
         item.stash[_MEASURED] = measured  # filled in when the verifier ends, however it ends
-        with limits.limited(cpu, wall):
-            return (yield)
+        with limits.limited(cpu, wall, rerun=rerun):
+            yield
 
 
 @pytest.hookimpl(tryfirst=True)

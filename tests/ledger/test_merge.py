@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import errno
 import json
 import shutil
 from pathlib import Path
@@ -9,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from assay import cli, fingerprints
-from assay.ledger import store
+from assay.ledger import store, vetting
 from assay.ledger.merge import pick
-from assay.ledger.result import Figure, Inputs, Result, RunError, Unstable
+from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
 from tests.conftest import write_result
 
 KEY = ("THEORY-085", "log-n-cap", "cpu")
@@ -90,7 +92,8 @@ def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_
     ours = result(kb_root)
     store.write_result(kb_root, ours)
     other = copy_of(kb_root, tmp_path)
-    store.write_result(other, ours.model_copy(update={"verdict": "failed", "finished": "2026-02-01T00:00:00Z"}))
+    failing = Result.model_validate_json(write_result(other, *KEY, "failed", excess=1.0).read_text())
+    store.write_result(other, failing.model_copy(update={"finished": "2026-02-01T00:00:00Z"}))
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
     out = capsys.readouterr().out
     assert (
@@ -124,14 +127,127 @@ def test_an_unreadable_incoming_file_is_reported_and_nothing_else_is_lost(kb_roo
     (other / "results" / "SOTA-364" / "shuffle-bn.cpu.json").write_text("{not json")
     assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("results/SOTA-364/shuffle-bn.cpu.json:1:1: error[bad-ledger]: ")
+    theirs = f"{other.as_posix()}/results/SOTA-364/shuffle-bn.cpu.json"
+    assert out.startswith(f"{theirs}:1:1: error[bad-ledger]: {theirs} is not JSON (")  # their file, not ours
     assert "added: THEORY-085/log-n-cap/cpu: new\n" in out
 
 
-@pytest.mark.parametrize("where", ["nowhere", "a-file"])
-def test_a_folder_without_results_is_skipped_with_a_line(kb_root, tmp_path, capsys, where):
+@pytest.mark.parametrize(
+    ("where", "what"), [("nowhere", "not there"), ("a-file", "a file"), ("a-folder", "a folder without results/ in it")]
+)
+def test_a_merge_of_a_file_or_a_folder_without_results_is_a_usage_error_and_merges_nothing(
+    kb_root, tmp_path, capsys, where, what
+):
+    other = copy_of(kb_root, tmp_path)
+    write_result(other, *KEY, "passed", excess=0.0)
     target = tmp_path / where
     if where == "a-file":
         target.write_text("x")
-    assert cli.main(["--root", str(kb_root), "merge", str(target)]) == 0
-    assert capsys.readouterr().out == f"skipped: {target}: no results/ folder here\n"
+    elif where == "a-folder":
+        target.mkdir()
+    assert cli.main(["--root", str(kb_root), "merge", str(other), str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "",
+        f"assay: error: {target} is {what}, so it holds no results to merge; give another checkout's folder or its "
+        "results/ folder (assay merge ../gpu-box/results)\n",
+    )
+    assert not (kb_root / "results" / KEY[0]).exists()  # checked before anything is merged
+
+
+def _with_figure(root: Path, r: Result, svg: str, sha: str | None = None) -> Result:
+    """``r`` naming one figure, written under ``root`` with the text ``svg`` (``sha``: the hash it claims, if not svg's)."""
+    sha = sha or fingerprints.sha256(svg.encode())
+    fig = Figure(name="curve", file=store.figure_file(r.check, r.device, "curve", sha), sha256=sha)
+    with_figure = r.model_copy(update={"figures": [fig]})
+    store.write_result(root, with_figure)
+    (store.ledger_path(root, *KEY).with_name(fig.file)).write_text(svg)
+    return with_figure
+
+
+def test_an_incoming_figure_that_is_not_the_one_it_names_refuses_the_result_and_keeps_ours_with_its_figure(
+    kb_root, tmp_path, capsys
+):
+    ours = _with_figure(kb_root, result(kb_root), "<svg>ours</svg>")
+    other = copy_of(kb_root, tmp_path)
+    later = result(other, finished="2026-03-01T00:00:00Z")
+    theirs = _with_figure(other, later, "<svg>tampered</svg>", sha=fingerprints.sha256(b"<svg>drawn</svg>"))
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    their_json = store.ledger_path(other, *KEY).as_posix()
+    their_svg = store.ledger_path(other, *KEY).with_name(theirs.figures[0].file).as_posix()
+    assert capsys.readouterr().out == (
+        f"{their_svg}:1:1: error[merge-figure]: {their_json} names the figure {their_svg}, which is missing, not a "
+        "regular file inside its folder, not the figure it names (its hash) or not a safe SVG; the result is not merged, "
+        "ours is kept\n"
+        "  hint: copy the result with its figures (its whole results/<claim>/ folder), or rerun the check there\n"
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+    folder = store.ledger_path(kb_root, *KEY).parent
+    assert [p.name for p in folder.glob("*.svg")] == [ours.figures[0].file]
+    assert (folder / ours.figures[0].file).read_text() == "<svg>ours</svg>"
+
+
+def test_a_write_that_fails_is_reported_as_such_and_its_conflict_is_not_counted(kb_root, tmp_path, capsys, monkeypatch):
+    ours = result(kb_root)
+    store.write_result(kb_root, ours)
+    other = copy_of(kb_root, tmp_path)
+    failing = Result.model_validate_json(write_result(other, *KEY, "failed", excess=1.0).read_text())
+    store.write_result(other, failing.model_copy(update={"finished": "2026-02-01T00:00:00Z"}))
+
+    def read_only(path: Path, data) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(store, "write_atomic", read_only)
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "error: THEORY-085/log-n-cap/cpu: could not write results/THEORY-085/: Read-only file system\n"
+    assert err == "0 added, 0 replaced, 0 kept, 0 conflict(s), 0 skipped\n"
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+
+
+def test_an_incoming_result_for_a_check_the_record_no_longer_has_is_skipped_and_not_written(kb_root, tmp_path, capsys):
+    other = copy_of(kb_root, tmp_path)
+    gone = result(other).model_copy(update={"check": "gone-check"})
+    store.write_result(other, gone)
+    store.ledger_path(other, *KEY).unlink()  # only the result of the check the record no longer has
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
+    theirs = store.ledger_path(other, "THEORY-085", "gone-check", "cpu").as_posix()
+    assert capsys.readouterr().out == (
+        f"skipped: THEORY-085/gone-check/cpu: not a check and device of this knowledge base ({theirs})\n"
+    )
+    assert not store.ledger_path(kb_root, "THEORY-085", "gone-check", "cpu").exists()
+
+
+def test_a_finish_time_in_the_future_does_not_win_the_merge(kb_root, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(vetting, "clock", lambda: dt.datetime(2026, 7, 1, 12, 0, 0, tzinfo=dt.timezone.utc))
+    ours = result(kb_root)
+    store.write_result(kb_root, ours)
+    other = copy_of(kb_root, tmp_path)
+    store.write_result(other, result(other, finished="2026-07-01T12:06:00Z"))  # six minutes ahead of our clock
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    theirs = store.ledger_path(other, *KEY).as_posix()
+    assert capsys.readouterr().out == (
+        f"{theirs}:1:1: error[merge-future]: {theirs}: its 'finished' is 2026-07-01T12:06:00Z, later than this machine's "
+        "clock (2026-07-01T12:05:00Z with 300 s of skew allowed); a later time would win the merge\n"
+        "  hint: set that machine's clock right and rerun the check there, then merge again\n"
+    )
+    assert store.read_result(kb_root, store.ledger_path(kb_root, *KEY)) == ours
+    store.write_result(other, result(other, finished="2026-07-01T12:04:00Z"))  # within the skew: a clock a little ahead
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
+    assert capsys.readouterr().out == "replaced: THEORY-085/log-n-cap/cpu: theirs finished later\n"
+
+
+def test_a_result_is_rejudged_as_the_plugin_judges_it_a_known_failing_check_included(kb_root):
+    from assay.records.knowledge_base import load
+
+    claim = load(kb_root).claims[KEY[0]]
+    check = claim.check(KEY[1])
+    declared = check.model_copy(update={"known_failing": "the cap does not hold at this scale"})
+    failing = Result.model_validate_json(write_result(kb_root, *KEY, "failed", excess=1.0).read_text())
+    passing = result(kb_root)
+    undecided = passing.model_copy(update={"metrics": {"excess": Metric(value=0.0, seeds=[0.0, 1.0])}})
+    verdicts = [
+        vetting.rejudged(claim, c, r)[1]
+        for c, r in [(check, passing), (check, failing), (declared, failing), (declared, passing), (check, undecided)]
+    ]
+    assert verdicts == ["passed", "failed", "known-failing", "failed", "inconclusive"]

@@ -14,14 +14,8 @@ from typing import Any
 
 from assay.evidence.judge import VerifierError
 from assay.experiment import Check
-from assay.ledger.result import NAME
+from assay.ledger.result import MAX_FIGURE_BYTES, MAX_FIGURES, MAX_METRICS, MAX_NOTES, MAX_SEEDS, MAX_TEXT, NAME, beyond_bounds
 from assay.svg import NotSVG, sanitise
-
-#: The most a verifier may record, so that the ledger file the plugin writes is one its reader reads
-#: (``assay.files.MAX_BYTES``): per-seed values of one metric, characters of all notes, bytes of one figure.
-MAX_SEEDS = 10_000
-MAX_NOTES_CHARS = 64 * 1024
-MAX_FIGURE_BYTES = 2 * 2**20
 
 
 @dataclass
@@ -65,16 +59,17 @@ class Evidence:
     @classmethod
     def seeded(cls) -> Evidence:
         """A new record, with torch, numpy and random seeded with its ``seed`` first."""
-        import random
-
-        import numpy as np
-        import torch
-
         ev = cls()
-        random.seed(ev.seed)
-        np.random.seed(ev.seed)
-        torch.manual_seed(ev.seed)
+        _seed_all(ev.seed)
         return ev
+
+    def restart(self) -> None:
+        """Forget what was recorded, keeping the seeds handed out, and seed torch, numpy and random again: the
+        verifier runs afresh (once more, alone, after a limit stopped it on a loaded machine)."""
+        handed = self.seeds_used
+        self.__init__()  # type: ignore[misc]
+        self.seeds_used = handed
+        _seed_all(self.seed)
 
     def validate(self) -> None:
         """Everything a verifier can reach of this record, checked before it is judged or written: names are
@@ -101,9 +96,24 @@ class Evidence:
                 raise VerifierError(f"metric {name!r} has more than {MAX_SEEDS} per-seed values, or they are not a list")
         if not all(isinstance(n, str) for n in [*self.notes, *self.captions.values(), *self.units.values()]):
             raise VerifierError("notes, captions and units must be text")
-        size = sum(len(n) for n in self.notes)
-        if size > MAX_NOTES_CHARS:
-            raise VerifierError(f"the notes hold {size} characters, more than the {MAX_NOTES_CHARS} a result keeps")
+        self._within_bounds()
+
+    def _within_bounds(self) -> None:
+        """The ledger's bounds (``assay.ledger.result``) on what was recorded: counts, and the length of each text."""
+        for what, count, most in (
+            ("metrics", len(self.metrics), MAX_METRICS),
+            ("notes", len(self.notes), MAX_NOTES),
+            ("figures", len(self.figures), MAX_FIGURES),
+        ):
+            if count > most:
+                raise VerifierError(f"{count} {what} were recorded, more than the {most} a result keeps")
+        for what, texts in (("the unit of metric", self.units), ("the caption of figure", self.captions)):
+            for name, text in texts.items():
+                if len(text) > MAX_TEXT:
+                    raise VerifierError(f"{what} {name!r} has {len(text)} characters, more than the {MAX_TEXT} a result keeps")
+        why = beyond_bounds(self.notes, (len(v) for v in self.seeds.values()))
+        if why is not None:
+            raise VerifierError(why)
 
     def check_units(self, check: Check) -> None:
         """A metric recorded with a unit other than the one its check declares is the verifier's error."""
@@ -117,6 +127,17 @@ class Evidence:
 
     def note(self, text: str) -> None:
         self.notes.append(str(text))
+
+
+def _seed_all(seed: int) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
 
 
 def _check_name(what: str, name: object) -> None:

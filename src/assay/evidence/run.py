@@ -270,6 +270,21 @@ def result_of(
     )
 
 
+def unkept(run: RunReport, why: Exception, *, verdict: str, message: str, kind: Any, duration: float, commit: str) -> Result:
+    """The error result of a run judged ``verdict`` whose result no reader would read back (``why``: past a bound of
+    the ledger, ``assay.ledger.result``). It keeps nothing the run recorded, so that it is itself within the bounds;
+    a run that errored (a verifier past the bounds, say) keeps its own message."""
+    if verdict != "error":
+        said = store.first_error(why) if isinstance(why, ValidationError) else str(why)
+        message, kind = (
+            clip(f"the result cannot be kept: {said}; record less (fewer metrics, seeds or notes, shorter text)"),
+            "error",
+        )
+    recorded = {"metrics": {}, "expectation": [], "notes": [], "figures": {}, "captions": {}, "seeds_used": []}
+    bare = run.model_copy(update=recorded)
+    return result_of([bare], verdict="error", message=message, duration=duration, kind=kind, commit=commit)
+
+
 def _controller_environment(device: str) -> Environment:
     """The controller's machine, for a run whose worker died before it could say (xdist runs on one machine)."""
     from assay.ledger.environment import capture
@@ -289,21 +304,28 @@ def record(
 ) -> tuple[str, str]:
     """Judge a check's phase reports (and the crash that ended it) into its result, and write it over the ledger's
     by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``; ``unstable``:
-    written, and its verdict moved with the same inputs; ``compared``; or ``skipped``: a skip is no evidence, and
-    must not overwrite evidence from another machine) and its line.
+    written, and its verdict moved with the same inputs; ``refused``: past a bound of the ledger, written as an
+    error beside the last measurement; ``compared``; or ``skipped``: a skip is no evidence, and must not overwrite
+    evidence from another machine) and its line.
     Raises ``OSError`` naming the file that could not be written."""
     outcomes = [PhaseOutcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
     verdict, message = verdict_of(outcomes)
     if verdict == "skipped":
         return "skipped", ""
     kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
-    new = result_of(runs, verdict=verdict, message=message, duration=duration, kind=kind, commit=commit, settling=settling)
+    judged = {"verdict": verdict, "message": message, "duration": duration, "kind": kind, "commit": commit}
+    try:
+        new, refused = result_of(runs, **judged, settling=settling), False
+        store.serialised(new)  # what no reader would read back is never written
+    except (ValidationError, store.Unkeepable) as e:  # past a bound of the ledger: an error beside the last measurement
+        new, refused = unkept(runs[-1], e, **judged), verdict != "error"
     path = store.ledger_path(ledger_root, new.claim, new.check, new.device)
     try:
         with store.locked(ledger_root, new.claim):
-            return _record_over(ledger_root, path, new, runs, compare)
+            done, line = _record_over(ledger_root, path, new, runs, compare)
     except OSError as e:
         raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
+    return ("refused", f"{line} ({new.message})") if refused and done != "compared" else (done, line)
 
 
 def _record_over(ledger_root: Path, path: Path, new: Result, runs: list[RunReport], compare: bool) -> tuple[str, str]:

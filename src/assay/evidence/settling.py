@@ -56,12 +56,14 @@ def seeds_for(plan: dict[str, Any], tie: tuple | None) -> list[int]:
     return check.seeds.values
 
 
-def cpu_limit(plan: dict[str, Any], claim: Any, check: Any) -> float:
-    """The check's CPU limit (its ``timeout``), scaled for a settling run by its seeds over the record's."""
+def cpu_limit(plan: dict[str, Any], claim: Any, check: Any, limit: float | None = None) -> float:
+    """The check's CPU limit (``limit``, else its ``timeout``), scaled for a settling run by its seeds over the
+    record's."""
+    limit = float(check.timeout if limit is None else limit)
     planned = plan.get(f"{claim.id}/{check.id}")
     if planned is None or check.seeds is None:
-        return float(check.timeout)
-    return float(check.timeout) * max(1.0, len(planned["seeds"]) / check.seeds.count)
+        return limit
+    return limit * max(1.0, len(planned["seeds"]) / check.seeds.count)
 
 
 def of(plan: dict[str, Any], report: Any) -> Settling | None:

@@ -8,16 +8,17 @@ these rules.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay import reading
-from assay.diagnostics import Diagnostic
+from assay.diagnostics import Diagnostic, UsageProblem
 from assay.experiment import Check
 from assay.fingerprints import input_hash
-from assay.ledger import store
+from assay.ledger import store, vetting
 from assay.ledger.inputs import InputParts
-from assay.ledger.result import Key, Result, Unstable
+from assay.ledger.result import Figure, Key, Result, Unstable
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
@@ -48,7 +49,7 @@ def moved(old: Result | None, new: Result) -> Unstable | None:
     """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
     if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
         return None
-    if new.settling is not None or old.settling is not None:  # other seeds: another measurement, not a rerun
+    if other_seeds(old, new):  # another measurement, not a rerun
         return None
     if old.verdict == new.verdict or not _measured_apart(old, new):
         return None
@@ -69,6 +70,14 @@ def _measured_apart(old: Result, new: Result) -> bool:
         if reading.read(e.op, e.value, e.tol, how, level, m.value, list(m.seeds))["outcome"] != e.outcome:
             return True
     return not new.expectation
+
+
+def other_seeds(a: Result, b: Result) -> bool:
+    """Whether one of two results is a settling run that read other seeds than the other: then they are two
+    measurements, and different verdicts are no instability. (A merge believes a settling block only once it is
+    vetted: ``assay.ledger.vetting``.)"""
+    settling = a.settling is not None or b.settling is not None
+    return settling and not set(a.seeds_used or []) & set(b.seeds_used or [])
 
 
 def largest_change(old: Result, new: Result) -> str:
@@ -184,19 +193,40 @@ def incoming_root(folder: Path) -> Path | None:
 
 
 def merge(kb: KnowledgeBase, folders: list[Path]) -> MergeReport:
-    """Merge the results under each of ``folders`` into ``kb``'s ledger, in order."""
+    """Merge the results under each of ``folders`` into ``kb``'s ledger, in order. Raises ``UsageProblem`` before
+    anything is merged where one of them holds no ``results/`` (a file, a folder that is not there)."""
+    sources = [_source(Path(folder)) for folder in folders]
     report = MergeReport()
     inputs = InputParts(kb.root)
-    for folder in folders:
-        source = incoming_root(folder)
-        if source is None:
-            report.skipped.append(f"{folder}: no results/ folder here")
-            continue
+    for source in sources:
         incoming = store.read_ledger(source)
-        report.problems += incoming.diagnostics
+        report.problems += [_named_theirs(d, source) for d in incoming.diagnostics]
         for key, theirs in sorted(incoming.results.items()):
             _merge_one(kb, inputs, source, key, theirs, report)
     return report
+
+
+def _source(folder: Path) -> Path:
+    source = incoming_root(folder)
+    if source is None:
+        what = "a file" if folder.is_file() else "a folder without results/ in it" if folder.is_dir() else "not there"
+        raise UsageProblem(
+            f"{folder} is {what}, so it holds no results to merge; give another checkout's folder or its results/ "
+            "folder (assay merge ../gpu-box/results)"
+        )
+    return source
+
+
+def _named_theirs(d: Diagnostic, source: Path) -> Diagnostic:
+    """A diagnostic of the ledger read under ``source``, naming the incoming file there (path and message), not ours:
+    the reader names a file by its path under the root it read, which is ours too."""
+    shown = (source / d.path).as_posix()
+    message = shown + d.message[len(d.path) :] if d.message.startswith(d.path) else d.message
+    return dataclasses.replace(d, path=shown, message=message)
+
+
+def _theirs_path(source: Path, key: Key) -> str:
+    return store.ledger_path(source, *key).as_posix()
 
 
 def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:
@@ -204,12 +234,12 @@ def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, th
     claim = kb.claims.get(key[0])
     check = claim.check(key[1]) if claim else None
     if claim is None or check is None or key[2] not in check.devices:
-        report.skipped.append(f"{label}: not a check and device of this knowledge base")
+        report.skipped.append(f"{label}: not a check and device of this knowledge base ({_theirs_path(source, key)})")
         return
     try:
         with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
             _merge_locked(kb, inputs, (claim, check), source, theirs, report)
-    except OSError as e:
+    except OSError as e:  # nothing of it was counted: a conflict is counted only once the result is written
         report.failed.append(f"{label}: could not write results/{key[0]}/: {e.strerror or e}")
 
 
@@ -223,31 +253,70 @@ def _merge_locked(
         ours = store.read_result(kb.root, path) if path.exists() else None
     except LedgerProblem:
         ours = None  # an unreadable file of ours is replaced
+    refused = vetting.refusal(claim, check, theirs, ours)
+    if refused is not None:  # nothing it says of itself is believed that its own measurements do not bear out
+        shown = _theirs_path(source, key)
+        report.problems.append(Diagnostic(shown, 1, 1, refused.code, f"{shown}: {refused.message}", refused.hint))
+        return
     current = input_hash(inputs.parts(claim, check, key[2]))
     chosen, why = pick(ours, theirs, current)
-    if (
-        ours is not None
-        and ours.measured
+    conflict = (
+        f"{label}: ours {ours.verdict} ({ours.finished}), theirs {theirs.verdict} ({theirs.finished}) with the same inputs; {why}"
+        if ours is not None and _conflict(ours, theirs, current)
+        else None
+    )
+    if chosen is not None:
+        svgs, missing = _figures(kb.root, source, chosen, ours, theirs)
+        if missing is not None:
+            report.problems.append(_figure_refused(source, theirs, missing))
+            return
+        store.write_result(kb.root, chosen, svgs)  # raises OSError: then neither this result nor its conflict counts
+        (report.added if ours is None else report.replaced).append(f"{label}: {why}")
+    else:
+        report.kept.append(f"{label}: {why}")
+    if conflict is not None:
+        report.conflicts.append(conflict)
+
+
+def _conflict(ours: Result, theirs: Result, current: str) -> bool:
+    """Two fresh measurements of the same inputs with different verdicts, on the same seeds (``other_seeds``)."""
+    return (
+        ours.measured
         and theirs.measured
         and ours.inputs.hash == theirs.inputs.hash == current
         and ours.verdict != theirs.verdict
-        and ours.settling is None
-        and theirs.settling is None  # a settling run read other seeds: another measurement, no conflict
-    ):
-        report.conflicts.append(
-            f"{label}: ours {ours.verdict} ({ours.finished}), theirs {theirs.verdict} "
-            f"({theirs.finished}) with the same inputs; {why}"
-        )
-    if chosen is None:
-        report.kept.append(f"{label}: {why}")
-        return
+        and not other_seeds(ours, theirs)
+    )
+
+
+def _figures(
+    root: Path, source: Path, chosen: Result, ours: Result | None, theirs: Result
+) -> tuple[dict[str, str], Figure | None]:
+    """The SVG of each figure ``chosen`` names that it brings (ours did not name it, and it is not here already), read
+    from ``source``; and the first figure it brings that cannot be read there (else None)."""
+    have = set(ours.figures) if ours is not None else set()
     svgs = {}
     for fig in chosen.figures:
-        data = store.figure_bytes(source, theirs, fig) if chosen.figures == theirs.figures else None
-        if data is not None:
-            svgs[fig.file] = data.decode("utf-8")
-    store.write_result(kb.root, chosen, svgs)
-    (report.added if ours is None else report.replaced).append(f"{label}: {why}")
+        if fig in have or store.figure_bytes(root, chosen, fig) is not None:
+            continue
+        data = store.figure_bytes(source, theirs, fig) if fig in theirs.figures else None
+        if data is None:
+            return svgs, fig
+        svgs[fig.file] = data.decode("utf-8")
+    return svgs, None
+
+
+def _figure_refused(source: Path, theirs: Result, fig: Figure) -> Diagnostic:
+    shown = store.ledger_path(source, *theirs.key).with_name(fig.file).as_posix()
+    return Diagnostic(
+        shown,
+        1,
+        1,
+        "merge-figure",
+        f"{_theirs_path(source, theirs.key)} names the figure {shown}, which is missing, not a regular file inside its "
+        "folder, not the figure it names (its hash) or not a safe SVG; the result is not merged, ours is kept",
+        "copy the result with its figures (its whole results/<claim>/ folder), or rerun the check there",
+    )
 
 
 def compare(old: Result | None, new: Result) -> tuple[str, Result | None]:

@@ -1,22 +1,52 @@
 """The ledger's record: one typed ``Result`` per check and device, declared once (its JSON Schema is generated).
 
 Everything in it is data that cannot execute when read: numbers are finite, names are snake_case, times are
-UTC timestamps.
+UTC timestamps. And everything in it is bounded (``MAX_TEXT`` and the rest, below): every string, every count, and
+the file as written.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from assay import reading
 from assay.experiment import SLUG, Device, Tier
+from assay.files import MAX_BYTES
 from assay.ids import CLAIM_ID
 
 FORMAT = 2
+
+
+# The bounds of a ledger file, declared once. The record refuses a result past any of them, so every reader refuses
+# such a file and the one writer (``assay.ledger.store.write_result``) writes none; a verifier's ``evidence`` is held
+# to them as it is recorded (``assay.evidence.recorder``), so that a run past them is an error of its check, beside
+# its last measurement.
+
+#: Characters of any one string of a result: a unit, a caption, a message, a name, an input's path.
+MAX_TEXT = 4096
+#: Characters of all its notes together (so of any one), and of a settling run's plan.
+MAX_NOTES_CHARS = 64 * 1024
+#: Metrics of one result.
+MAX_METRICS = 1_000
+#: Per-seed values of one metric; seeds read by one run.
+MAX_SEEDS = 10_000
+#: Per-seed values of all its metrics together.
+MAX_VALUES = 100_000
+#: Notes of one result.
+MAX_NOTES = 1_000
+#: Figures of one result.
+MAX_FIGURES = 100
+#: Entries of any other list or mapping (expectations, counterparts, input parts, packages, verdicts seen).
+MAX_ITEMS = 10_000
+#: Bytes of one figure's SVG.
+MAX_FIGURE_BYTES = 2 * 2**20
+#: Bytes of a ledger file as written: what every reader reads (``assay.files.MAX_BYTES``).
+MAX_FILE_BYTES = MAX_BYTES
 
 
 Verdict = Literal["passed", "failed", "known-failing", "inconclusive", "out-of-regime", "error"]
@@ -60,9 +90,21 @@ def _real_time(text: str) -> str:
 Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP), AfterValidator(_real_time)]
 
 
+def beyond_bounds(notes: Iterable[str], per_seed: Iterable[int]) -> str | None:
+    """Which bound over several fields the notes, or the numbers of per-seed values of the metrics, pass, in words;
+    None within them."""
+    chars = sum(len(n) for n in notes)
+    if chars > MAX_NOTES_CHARS:
+        return f"the notes hold {chars} characters, more than the {MAX_NOTES_CHARS} a result keeps"
+    values = sum(per_seed)
+    if values > MAX_VALUES:
+        return f"the metrics hold {values} per-seed values together, more than the {MAX_VALUES} a result keeps"
+    return None
+
+
 class _Part(BaseModel):
     # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, str_max_length=MAX_TEXT)
 
 
 class Metric(_Part):
@@ -70,7 +112,9 @@ class Metric(_Part):
 
     value: Finite = Field(description="The number the expectation reads (a mean or an extreme over seeds).")
     unit: str | None = Field(None, description="Its unit (`nats`, `fraction`, `MSE`), where the verifier gave one.")
-    seeds: list[Finite] = Field(default_factory=list, description="The per-seed values it summarises, where there are several.")
+    seeds: list[Finite] = Field(
+        default_factory=list, max_length=MAX_SEEDS, description="The per-seed values it summarises, where there are several."
+    )
 
 
 class PaperNumber(_Part):
@@ -134,7 +178,7 @@ class Evaluated(_Part):
     unit: str | None = Field(None, description="The metric's declared unit.")
     paper: PaperNumber | None = Field(None, description="The linked reported number, as the record had it.")
     against: list[Counterpart] = Field(
-        default_factory=list, description="The comparison evaluated on each counterpart the record names."
+        default_factory=list, max_length=MAX_ITEMS, description="The comparison evaluated on each counterpart the record names."
     )
     discriminates: bool | None = Field(
         None,
@@ -170,12 +214,16 @@ class Environment(_Part):
     python: str = Field(description="Python version.")
     platform: str = Field(description="Operating system and architecture.")
     hostname: str = Field(description="A hash of the host name: tells machines apart without naming them.")
-    packages: dict[str, str] = Field(description="Installed versions of the packages whose pins are inputs.")
+    packages: dict[str, str] = Field(
+        max_length=MAX_ITEMS, description="Installed versions of the packages whose pins are inputs."
+    )
     torch_build: str = Field(description="`cpu`, or the CUDA version torch was built for.")
     cudnn: str | None = Field(None, description="cuDNN version, on CUDA builds.")
     cpu_model: str = Field(description="CPU model name.")
     cpu_capability: str | None = Field(None, description="The instruction set torch dispatches to (`AVX2`, `AVX512`).")
-    blas: list[str] = Field(default_factory=list, description="BLAS/OpenMP libraries loaded, with version and architecture.")
+    blas: list[str] = Field(
+        default_factory=list, max_length=MAX_ITEMS, description="BLAS/OpenMP libraries loaded, with version and architecture."
+    )
     cores: int = Field(description="CPUs this process may run on.")
     threads: int = Field(description="torch intra-op threads.")
     gpu: Gpu | None = Field(None, description="The GPU, on `cuda` results.")
@@ -187,7 +235,7 @@ class Inputs(_Part):
     """What the result was computed from: each part hashed or versioned, and the hash of them all."""
 
     hash: str = Field(description="Hash of `parts`.")
-    parts: dict[str, str] = Field(description="Input name -> hash or version (see `assay.ledger.inputs`).")
+    parts: dict[str, str] = Field(max_length=MAX_ITEMS, description="Input name -> hash or version (see `assay.ledger.inputs`).")
 
 
 class RunError(_Part):
@@ -204,19 +252,27 @@ class RunError(_Part):
 class Unstable(_Part):
     """Reruns with the same inputs gave different verdicts."""
 
-    verdicts: list[Verdict] = Field(min_length=2, description="The verdicts seen, oldest first.")
+    verdicts: list[Verdict] = Field(min_length=2, max_length=MAX_ITEMS, description="The verdicts seen, oldest first.")
     since: Timestamp = Field(description="When the verdict first changed without its inputs changing.")
 
 
 class Settling(_Part):
     """What a settling run settled: the plan it followed, and the result it was run to decide, kept beside it."""
 
-    plan: str = Field(description="The plan in words (seeds read, mean and sd, the seeds planned and why).")
-    seeds: list[int] = Field(description="The fresh seeds it read: disjoint from every seed read before it.")
+    plan: str = Field(
+        max_length=MAX_NOTES_CHARS, description="The plan in words (seeds read, mean and sd, the seeds planned and why)."
+    )
+    seeds: list[int] = Field(
+        max_length=MAX_SEEDS, description="The fresh seeds it read: disjoint from every seed read before it."
+    )
     before_verdict: Verdict = Field(description="The verdict of the result it settled.")
     before_finished: Timestamp = Field(description="When that result was measured.")
-    before_seeds: list[int] = Field(default_factory=list, description="The seeds that result read, where it said.")
-    before_expectation: list[Evaluated] = Field(default_factory=list, description="Its expectation, as evaluated.")
+    before_seeds: list[int] = Field(
+        default_factory=list, max_length=MAX_SEEDS, description="The seeds that result read, where it said."
+    )
+    before_expectation: list[Evaluated] = Field(
+        default_factory=list, max_length=MAX_ITEMS, description="Its expectation, as evaluated."
+    )
 
 
 class Result(_Part):
@@ -229,10 +285,18 @@ class Result(_Part):
     verdict: Verdict = Field(description="The verdict of the measurement (`error` only when nothing was ever measured).")
     message: str = Field("", description="Why it failed or is known-failing; empty when it passed.")
     tier: Tier = Field(description="The check's evidence tier.")
-    metrics: dict[Name, Metric] = Field(default_factory=dict, description="Every metric the verifier recorded.")
-    expectation: list[Evaluated] = Field(default_factory=list, description="The check's expectation, as evaluated.")
-    notes: list[str] = Field(default_factory=list, description="Notes the verifier recorded.")
-    figures: list[Figure] = Field(default_factory=list, description="Figures, as SVG files beside this one.")
+    metrics: dict[Name, Metric] = Field(
+        default_factory=dict, max_length=MAX_METRICS, description="Every metric the verifier recorded."
+    )
+    expectation: list[Evaluated] = Field(
+        default_factory=list, max_length=MAX_ITEMS, description="The check's expectation, as evaluated."
+    )
+    notes: list[Annotated[str, StringConstraints(max_length=MAX_NOTES_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_NOTES, description="Notes the verifier recorded."
+    )
+    figures: list[Figure] = Field(
+        default_factory=list, max_length=MAX_FIGURES, description="Figures, as SVG files beside this one."
+    )
     duration_s: float = Field(ge=0, description="Wall time of setup, call and teardown.")
     cpu_s: float | None = Field(None, ge=0, description="CPU time of the verifier's process (and the children it waited for).")
     peak_memory_mb: float | None = Field(None, ge=0, description="Peak resident memory (CPU) or peak allocated memory (CUDA).")
@@ -244,7 +308,9 @@ class Result(_Part):
     )
     unstable: Unstable | None = Field(None, description="Set when a rerun with the same inputs changed the verdict.")
     seeds_used: list[int] | None = Field(
-        None, description="The random seeds the verifier read through the `seeds` fixture (None: it did not use it)."
+        None,
+        max_length=MAX_SEEDS,
+        description="The random seeds the verifier read through the `seeds` fixture (None: it did not use it).",
     )
     settling: Settling | None = Field(
         None, description="Set on a settling run: fresh seeds, read alone, and the inconclusive result it decided."
@@ -262,6 +328,14 @@ class Result(_Part):
         why = tampered(self)
         if why:
             raise ValueError(f"its stored judgement does not follow from its measurements: {why}")
+        return self
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Result:
+        """The bounds over several fields (each field's own are in its declaration)."""
+        why = beyond_bounds(self.notes, (len(m.seeds) for m in self.metrics.values()))
+        if why is not None:
+            raise ValueError(why)
         return self
 
     @property

@@ -25,7 +25,7 @@ from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, prefetch, read_in_stat, read_regular, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
-from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
+from assay.ledger.result import FORMAT, MAX_FILE_BYTES, Figure, Key, Result, to_json
 from assay.svg import unsafe
 
 _CLAIM_FOLDER = re.compile(CLAIM_ID)
@@ -62,12 +62,30 @@ def locked(root: Path, claim: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+class Unkeepable(OSError):
+    """A result no reader would read back (past a bound of ``assay.ledger.result``); nothing was written."""
+
+
+def serialised(result: Result) -> str:
+    """``result`` as its ledger file holds it. Raises ``Unkeepable`` where a reader would refuse that file: a result
+    made with ``model_copy`` was never validated, so it is read back here as every reader reads it."""
+    text = to_json(result)
+    if (size := len(text.encode("utf-8"))) > MAX_FILE_BYTES:
+        raise Unkeepable(f"it is {size / 2**20:.1f} MiB as written, more than the {MAX_FILE_BYTES >> 20} MiB a ledger file holds")
+    try:
+        Result.model_validate_json(text)
+    except ValidationError as e:
+        raise Unkeepable(first_error(e)) from None
+    return text
+
+
 def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None) -> Path:
     """Write the figures (``Figure.file`` -> SVG text) under their own names, then the result that names them, and
     only then remove this check's figures that it no longer names: at every moment the result on disk has its
     figures (a full disk fails the JSON and leaves the kept result and its figures as they were). Call it
-    holding ``locked``."""
+    holding ``locked``. Raises ``Unkeepable`` before anything is written where the result would not read back."""
     path = ledger_path(root, result.claim, result.check, result.device)
+    text = serialised(result)
     written = []
     try:
         for fig in result.figures:
@@ -76,7 +94,7 @@ def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None)
                 if not target.exists():
                     written.append(target)
                 write_atomic(target, svgs[fig.file])
-        write_atomic(path, to_json(result))
+        write_atomic(path, text)
     except BaseException:
         for target in written:
             target.unlink(missing_ok=True)
@@ -187,12 +205,17 @@ def _diagnose(rel: str, raw: bytes) -> Result:
     try:
         return Result.model_validate(data)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        if not err["loc"] and err["type"] == "value_error":  # a rule of the whole file (its judgement): its words alone
-            raise LedgerProblem("ledger-shape", f"{rel}: {err['ctx']['error']}{more}") from None
-        where = ".".join(str(p) for p in err["loc"]) or "the file"
-        raise LedgerProblem("ledger-shape", f"{rel}: '{where}': {err['msg'].lower()}{more}") from None
+        raise LedgerProblem("ledger-shape", f"{rel}: {first_error(e)}") from None
+
+
+def first_error(e: ValidationError) -> str:
+    """``'metrics.m.unit': string should have at most 4096 characters (and 1 more)``: where and what, of the first."""
+    err = e.errors(include_url=False)[0]
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    if not err["loc"] and err["type"] == "value_error":  # a rule of the whole file (its judgement): its words alone
+        return f"{err['ctx']['error']}{more}"
+    where = ".".join(str(p) for p in err["loc"]) or "the file"
+    return f"'{where}': {err['msg'].lower()}{more}"
 
 
 class LedgerProblem(Exception):
