@@ -35,7 +35,7 @@ def ahead(root: Path) -> None:
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
-    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb))
+    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb)) | set(knowledge_base.linked_out(kb.root))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from assay import bulk
 from assay.bulk import no_collection
+from assay.files import LinkOut, Unreadable, resolve_inside
 from assay.fingerprints import Stamp
 
 T = TypeVar("T")
@@ -100,11 +101,50 @@ def path_of(root: Path, kind: str) -> Path | None:
     """The file that keeps the parses of ``kind`` under the resolved ``root``; None where none may be kept (a cache
     folder inside the knowledge base could come with it: a commit, an archive)."""
     key = hashlib.sha256(f"{root}\0{kind}".encode()).hexdigest()[:24]
+    kept_in = _folder_outside(root)
+    return None if kept_in is None else kept_in / f"{key}.pickle"
+
+
+def _folder_outside(root: Path) -> Path | None:
+    """The cache folder, where it lies outside the knowledge base at the resolved ``root``; else None."""
     try:
-        path = folder() / f"{key}.pickle"
+        path = folder()
     except (RuntimeError, KeyError):  # no home folder to hold a cache
         return None
-    return None if _inside(path.parent, root) else path
+    return None if _inside(path, root) else path
+
+
+def read_plain(root: Path, name: str) -> bytes | None:
+    """The bytes of the cache file ``name`` that holds plain data (JSON: ``assay.ledger.history``'s summaries), where
+    the cache folder lies outside the knowledge base at ``root`` and the folder and the file are this user's alone,
+    checked as they are opened (``ParseCache`` reads its own so); else None."""
+    kept_in = _folder_outside(Path(root).resolve())
+    dir_fd = None if kept_in is None else _open_private_dir(kept_in)
+    if dir_fd is None:
+        return None
+    try:
+        return _read_in(dir_fd, name)
+    finally:
+        os.close(dir_fd)
+
+
+def write_plain(root: Path, name: str, data: bytes) -> None:
+    """``data`` written to the cache file ``name`` by the rules of ``read_plain``; a cache that cannot be written is
+    no error."""
+    kept_in = _folder_outside(Path(root).resolve())
+    if kept_in is None:
+        return
+    try:
+        kept_in.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dir_fd = _open_private_dir(kept_in)
+        if dir_fd is None:
+            return
+        try:
+            _write_in(dir_fd, name, data)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
 
 
 def kept(root: Path, kind: str) -> bool:
@@ -278,10 +318,15 @@ _KEPT = re.compile(r"^[0-9a-f]{24}\.pickle$")  # the only files the cache writes
 
 
 def _inside(path: Path, root: Path) -> bool:
+    """Whether the cache folder ``path`` lies inside the knowledge base (``files.resolve_inside``), where a cache could
+    come with a commit or an archive."""
     try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):
+        resolve_inside(root, path, strict=False)
+    except LinkOut:
+        return False
+    except Unreadable:
         return True  # unresolvable: as good as inside
+    return True
 
 
 def _ours(st: os.stat_result) -> bool:

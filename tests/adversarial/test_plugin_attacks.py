@@ -208,9 +208,40 @@ def test_a_results_link_leading_outside_is_refused_before_anything_is_written(py
     outside.mkdir()
     (root / "results").symlink_to(outside, target_is_directory=True)
     result = pytester.runpytest_subprocess("verify")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["assay: error: could not write results/SOTA-001/gap.cpu.json: *results/ is a link*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # refused before any check runs, not after each has run
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: results/ is a link to a folder outside the knowledge base; pytest verify runs and writes only inside "
+            "it (make results/ a folder of the knowledge base)"
+        ]
+    )
     assert list(outside.iterdir()) == []
+
+
+def test_a_verifier_module_linked_outside_is_not_run_and_writes_no_result(pytester, tmp_path):
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    outside = tmp_path / "test_kb.py"
+    (root / "verify" / "test_kb.py").rename(outside)
+    (root / "verify" / "test_kb.py").symlink_to(outside)
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_gap is not run: verify/test_kb.py is a link to a file outside the knowledge base "
+            "(see `assay check`)"
+        ]
+    )
+    assert not (root / "results").exists()
+
+
+def test_a_local_module_a_verifier_imports_through_a_link_outside_stops_its_check(pytester, tmp_path):
+    tests = "from verify import helper  # noqa: F401\n" + textwrap.dedent(GAP_TESTS)
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (root / "verify" / "helper.py").symlink_to(tmp_path / "helper.py")
+    result = pytester.runpytest_subprocess("verify")
+    result.stdout.fnmatch_lines(["*is not run: verify/helper.py is a link to a file outside the knowledge base*"])
+    assert not (root / "results").exists()
 
 
 @pytest.mark.parametrize(

@@ -8,14 +8,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assay.evidence import limits
 from assay.experiment import Check
+from assay.files import Unreadable, refuse_link_out
 from assay.model import Claim
-from assay.records.knowledge_base import KnowledgeBase
+from assay.records.knowledge_base import KnowledgeBase, is_knowledge_base
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -86,6 +88,21 @@ def full_float32(torch: Any) -> None:
     os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+
+
+def check_folders(root: Path, ledger_root: Path) -> None:
+    """Raise ``pytest.UsageError`` where the knowledge base's ``verify/`` or the ledger's ``results/`` is a link that
+    leaves its root (``files.refuse_link_out``): verifiers from outside would run with code Assay cannot read as an
+    input, so their results would never go stale, and a result would be written outside."""
+    if not is_knowledge_base(root):
+        return  # the plugin is inert outside a knowledge base
+    for base, folder in ((root, "verify"), (ledger_root, "results")):
+        try:
+            refuse_link_out(base, Path(folder))
+        except Unreadable as e:
+            raise pytest.UsageError(
+                f"{e}; pytest verify runs and writes only inside it (make {folder}/ a folder of the knowledge base)"
+            ) from None
 
 
 def check_wanted(kb: KnowledgeBase, wanted: list[str]) -> None:

@@ -135,7 +135,7 @@ class InputParts:
             try:  # streamed: a file of any size is an input in full
                 self._digests[path] = sha256_regular(self.root, path)[:16]
             except Unreadable as e:
-                self._digests[path] = f"unreadable: {e}"
+                self._digests[path] = f"{UNREADABLE}{e}"
         return self._digests[path]
 
     def _rel(self, path: Path) -> str:
@@ -189,6 +189,20 @@ class InputParts:
                     if candidate.is_file() and candidate.absolute().is_relative_to(self.root):
                         found.append(candidate.absolute())
         return found
+
+
+#: How a part reads where its file could not be read (``file_digest``): the reason is itself the input.
+UNREADABLE = "unreadable: "
+
+
+def unreadable_code(parts: dict[str, str]) -> list[str]:
+    """The code of a check that Assay could not read as an input (``path why``): a check that runs it would write a
+    result that never goes stale when that code changes, so it is not run."""
+    return [
+        f"{key[5:]} {value[len(UNREADABLE) :]}"
+        for key, value in parts.items()
+        if key.startswith("code:") and value.startswith(UNREADABLE)
+    ]
 
 
 def stale_reasons(recorded: dict[str, str], current: dict[str, str]) -> list[str]:

@@ -18,6 +18,7 @@ from assay import bulk
 from assay.cache import ParseCache, kept
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import Stamp, stamp
+from assay.records.knowledge_base import inside
 from assay.records.metric_calls import Recorded, read
 
 
@@ -124,6 +125,9 @@ def ahead(root: Path) -> None:
 
 
 def _modules(root: Path) -> list[Path]:
+    """The verifier modules under ``root``: none where verify/ is a link that leaves it (``knowledge_base.linked_out``)."""
+    if not inside(root, "verify"):
+        return []
     return sorted((root / "verify").glob("**/test_*.py"))
 
 
