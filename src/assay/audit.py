@@ -1,7 +1,8 @@
 """Every diagnostic of a knowledge base, as ``assay check`` prints them.
 
 The rules of the records (``assay.records.across``, with those within each file), of the metrics the verifiers
-record (``assay.records.metric_rules``) and of the verifier stubs nobody filled (``assay.records.placeholders``),
+record (``assay.records.metric_rules``), of the local modules they load (``assay.ledger.inputs``) and of the verifier
+stubs nobody filled (``assay.records.placeholders``),
 and of the ledger's files (``assay.ledger.store``) and of their history (``assay.ledger.registration``), sorted by
 file and line, at most ``PER_FILE`` of a file listed and the rest counted.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from assay.cache import CACHE_FROM
 from assay.diagnostics import Diagnostic, UsageProblem, capped
 from assay.ledger import problems, registration, store
+from assay.ledger.inputs import InputParts
 from assay.records import across, knowledge_base, metric_rules, placeholders, verifiers
 from assay.records.knowledge_base import KnowledgeBase, record_names
 
@@ -36,6 +38,8 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
     found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb)) | set(knowledge_base.linked_out(kb.root))
+    modules = {c.verifier.split("::")[0] for f in kb.claim_files.values() for c in f.outline.checks}
+    found |= set(InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM).imported_problems(modules))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

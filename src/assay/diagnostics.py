@@ -45,7 +45,12 @@ _CODES = [
         "error",
         "A file is a link leading outside the knowledge base, not a regular file, or too large; it is not read.",
     ),
-    Code("not-utf8", "error", "The file is not valid UTF-8; save it as UTF-8."),
+    Code(
+        "not-utf8",
+        "error",
+        "The file is not valid UTF-8, or a Python module declares another coding (`# -*- coding: utf-7 -*-`), in which "
+        "Python would run other text than Assay reads and shows; save it as UTF-8.",
+    ),
     Code("yaml-syntax", "error", "The YAML does not parse."),
     Code("yaml-duplicate-key", "error", "A mapping repeats a key; YAML would silently keep the last one."),
     Code("yaml-tag", "error", "A YAML tag (`!!python/object`, `!custom`) is used; records are plain data."),
@@ -55,7 +60,8 @@ _CODES = [
     Code(
         "bidi-control",
         "error",
-        "Text holds a bidirectional control character, which can make it show in another order than it reads.",
+        "Text (a record's, or a Python module's) holds a bidirectional control character, which can make it show in "
+        "another order than it reads.",
     ),
     Code("yaml-too-large", "error", "The document holds more items than any record does (it would expand without bound)."),
     Code(

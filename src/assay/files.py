@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import os
 import stat
 import tempfile
+import tokenize
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -104,6 +106,27 @@ def refuse_link_out(root: Path, path: Path) -> Path:
             shown = walked.relative_to(named).as_posix() + ("" if os.path.isfile(walked) else "/")
             raise LinkOut(f"{shown} {e}") from None
     return path.resolve()
+
+
+class Miscoded(Unreadable):
+    """A Python module whose coding cookie declares another coding than UTF-8 (``python_text``)."""
+
+
+def python_text(data: bytes) -> str:
+    """The text of a Python module as Assay reads it (its static rules, the site's code page), which must be the text
+    Python runs: UTF-8. Raises ``Miscoded`` where a coding cookie (PEP 263, ``# -*- coding: utf-7 -*-``) declares
+    another coding, in which Python would run other text than Assay reads (in UTF-7 ``+AAo-`` is a line break, so
+    what reads as a comment runs); ``UnicodeDecodeError`` where it is not UTF-8."""
+    try:
+        coding, lines = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # a coding Python does not know: it refuses to run the module at all
+        coding, lines = "utf-8", []
+    if coding not in ("utf-8", "utf-8-sig"):
+        raise Miscoded(
+            f"declares the coding {coding!r} on line {len(lines)}, in which Python runs other text than Assay reads; "
+            "Python modules of a knowledge base are UTF-8"
+        )
+    return data.decode("utf-8-sig" if coding == "utf-8-sig" else "utf-8")
 
 
 def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes, os.stat_result]:

@@ -377,3 +377,18 @@ def test_an_oversized_record_is_an_error_beside_the_last_measurement_not_a_lost_
     assert data["last_error"]["message"].startswith(
         "VerifierError: the notes hold 9437184 characters, more than the 65536 a result keeps"
     )
+
+
+def test_a_check_whose_helper_module_declares_utf7_is_not_run(pytester):
+    tests = "from verify import helper  # noqa: F401\n" + textwrap.dedent(GAP_TESTS)
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    (root / "verify" / "helper.py").write_text("# -*- coding: utf-7 -*-\nX = 1  # +AAo-X = 2\n")
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_gap is not run: verify/helper.py declares the coding 'utf-7' on line 1, in which "
+            "Python runs other text than Assay reads; Python modules of a knowledge base are UTF-8 (see `assay check`)"
+        ]
+    )
+    assert not (root / "results").exists()

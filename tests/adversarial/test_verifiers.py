@@ -93,3 +93,40 @@ def test_a_verifier_module_that_python_cannot_parse_is_skipped_not_a_crash(kb_ro
     (kb_root / "verify" / "test_garbage.py").write_bytes(source)
     assert "verify/test_garbage.py" not in {n.split("::")[0] for n in scan(kb_root)}
     assert [d.code for d in audit.run(load(kb_root))] == []
+
+
+def _prepend(path: Path, text: str) -> None:
+    path.write_text(text + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def test_a_latin1_coding_cookie_on_the_second_line_of_a_verifier_is_not_utf8(kb_root):
+    _prepend(kb_root / "verify" / "test_sota364.py", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\n")
+    assert [d.render() for d in audit.run(load(kb_root))] == [
+        "verify/test_sota364.py:1:1: error[not-utf8]: verify/test_sota364.py declares the coding 'iso-8859-1' on line 2, "
+        "in which Python runs other text than Assay reads; Python modules of a knowledge base are UTF-8\n"
+        "  hint: delete the coding line; save the module as UTF-8"
+    ]
+
+
+def test_a_utf7_coding_cookie_in_a_module_a_verifier_imports_is_not_utf8(kb_root):
+    _prepend(kb_root / "verify" / "helpers.py", "# -*- coding: utf-7 -*-\n")
+    assert [d.render() for d in audit.run(load(kb_root))] == [
+        "verify/helpers.py:1:1: error[not-utf8]: verify/helpers.py declares the coding 'utf-7' on line 1, in which Python "
+        "runs other text than Assay reads; Python modules of a knowledge base are UTF-8\n"
+        "  hint: delete the coding line; save the module as UTF-8"
+    ]
+
+
+def test_a_bidi_isolate_in_a_comment_of_a_module_a_verifier_imports_is_a_bidi_control(kb_root):
+    _prepend(kb_root / "verify" / "helpers.py", "# seed \u2067 reversed\n")
+    assert [d.render() for d in audit.run(load(kb_root))] == [
+        "verify/helpers.py:1:8: error[bidi-control]: U+2067, a bidirectional control, can make the text show in another "
+        "order than it reads\n  hint: delete it; write the text in the order it is read"
+    ]
+
+
+def test_the_site_shows_no_code_of_a_verifier_whose_coding_cookie_python_reads_otherwise(kb_root):
+    _prepend(kb_root / "verify" / "test_sota364.py", "# -*- coding: utf-7 -*-\n")
+    page = next(o for o in generate(kb_root) if o.path == "code/verify/test_sota364.py.md")
+    assert "declares the coding &#39;utf-7&#39; on line 1" in str(page.content)
+    assert "def test_shuffle_bn" not in str(page.content)

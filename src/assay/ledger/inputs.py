@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from assay.cache import UNCACHED, ParseCache
+from assay.diagnostics import Diagnostic
 from assay.experiment import Check
-from assay.files import Unreadable, read_regular, sha256_regular
+from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
 from assay.model import Claim
 from assay.records.parts import record_parts
-from assay.records.verifiers import FILE_IMPORT, imported_names
+from assay.records.verifiers import FILE_IMPORT, imported_names, source_problems
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -105,8 +107,22 @@ class InputParts:
         """``code:<path>`` -> hash for the verifier module ``module`` (root-relative) and what it loads."""
         if module not in self._code_parts:
             closure = self.closure(self.root / module)
-            self._code_parts[module] = {f"code:{self._rel(path)}": self.file_digest(path) for path in closure}
+            self._code_parts[module] = {f"code:{self._rel(path)}": self._code_digest(path) for path in closure}
         return self._code_parts[module]
+
+    def _code_digest(self, path: Path) -> str:
+        """``file_digest`` of a module, or why Assay cannot read it as the text Python runs (``files.python_text``):
+        a check whose code cannot be read so is not run (``unreadable_code``)."""
+        digest = self.file_digest(path)
+        if digest.startswith(UNREADABLE):
+            return digest
+        try:
+            python_text(read_regular(self.root, path))
+        except Unreadable as e:
+            return f"{UNREADABLE}{e}"
+        except UnicodeDecodeError:
+            pass  # Python refuses to run it too; pytest reports it where it collects the module
+        return digest
 
     def closure(self, module: Path) -> tuple[Path, ...]:
         """``module``, the conftest files above it, and every local module they import, transitively."""
@@ -121,6 +137,26 @@ class InputParts:
                     todo += self._direct_imports(path)
             self._closures[module] = tuple(sorted(seen))
         return self._closures[module]
+
+    def imported_problems(self, modules: Iterable[str]) -> list[Diagnostic]:
+        """What ``assay check`` says of the local modules the verifier ``modules`` (root-relative) load, besides the
+        verifier modules themselves (``records.verifiers`` reads those): one it cannot read inside the knowledge base,
+        and what a module's text says against it (``verifiers.source_problems``: a coding other than UTF-8,
+        bidirectional controls). A check that loads such a module is not run (``unreadable_code``)."""
+        verifier_modules = {self.root / m for m in modules}
+        loaded = {path for m in sorted(verifier_modules) for path in self.closure(self.root / m)} - verifier_modules
+        out = []
+        for path in sorted(loaded):
+            rel = self._rel(path)
+            try:
+                out += source_problems(rel, read_regular(self.root, path))
+            except Unreadable as e:
+                out.append(
+                    Diagnostic(
+                        rel, 1, 1, "unreadable-file", f"{rel} {e}", "a verifier loads only files inside the knowledge base"
+                    )
+                )
+        return out
 
     def _record_parts(self, claim: Claim, check: Check) -> list[tuple[str, str]]:
         key = (claim.id, check.id)

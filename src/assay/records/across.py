@@ -248,6 +248,7 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     tests = scan(kb.root, cache=len(kb.files) >= CACHE_FROM)
     for path, why in tests.unreadable.items():
         yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}", "verifiers are regular files inside the knowledge base")
+    yield from tests.problems
     claims = {cid: [(c.id, c.verifier) for c in f.outline.checks] for cid, f in kb.claim_files.items()}
     yield from _duplicate_verifiers(tests, {verifier for checks in claims.values() for _, verifier in checks})
     for cid, checks in claims.items():

@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from assay import bulk
 from assay.cache import ParseCache, kept
-from assay.files import Unreadable, read_regular
+from assay.diagnostics import Diagnostic, bidi_controls
+from assay.files import Miscoded, Unreadable, python_text, read_regular
 from assay.fingerprints import Stamp, stamp
 from assay.records.knowledge_base import inside
 from assay.records.metric_calls import Recorded, read
@@ -56,11 +57,13 @@ def _module_marker(tree: ast.Module) -> tuple[str | None, str | None] | None:
 
 
 class Index(dict[str, Verifier]):
-    """The tests of ``verify/`` by node id, and the modules that could not be read (path -> why)."""
+    """The tests of ``verify/`` by node id, the modules that could not be read (path -> why), and what the text of those
+    read says against them (``source_problems``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.unreadable: dict[str, str] = {}
+        self.problems: list[Diagnostic] = []
 
 
 def scan(root: Path, cache: bool = False) -> Index:
@@ -76,6 +79,7 @@ def scan(root: Path, cache: bool = False) -> Index:
             out.unreadable[rel] = reading
         else:
             out.update(reading.tests)
+            out.problems += reading.problems
     return out
 
 
@@ -85,6 +89,7 @@ class Reading(NamedTuple):
 
     tests: dict[str, Verifier]
     calls: bytes
+    problems: tuple[Diagnostic, ...] = ()  # what its text says against it (``source_problems``)
 
     def recorded(self) -> dict[str, Recorded]:
         """What each test records, by function name."""
@@ -97,7 +102,7 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     store = ParseCache(root, "verifiers") if cache else None
     out: dict[str, Reading | str] = {}
     todo = []
-    for path in _modules(root):
+    for path in modules(root):
         rel = path.relative_to(root).as_posix()
         direct = store is not None and path.parent.resolve() == path.parent  # no link on the way: a stamp holds
         out[rel] = store.get(rel, stamp(path)) if direct and not store.empty else None  # type: ignore[union-attr]
@@ -121,11 +126,12 @@ def ahead(root: Path) -> None:
     """Start reading every verifier module under the resolved ``root`` (``bulk.ahead``) if the verifiers' cache
     keeps none: ``readings`` takes what was read."""
     if not kept(root, "verifiers"):
-        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in _modules(root)], PARALLEL_FROM)
+        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in modules(root)], PARALLEL_FROM)
 
 
-def _modules(root: Path) -> list[Path]:
-    """The verifier modules under ``root``: none where verify/ is a link that leaves it (``knowledge_base.linked_out``)."""
+def modules(root: Path) -> list[Path]:
+    """The verifier modules under ``root`` (``verify/**/test_*.py``): none where verify/ is a link that leaves it
+    (``knowledge_base.linked_out``)."""
     if not inside(root, "verify"):
         return []
     return sorted((root / "verify").glob("**/test_*.py"))
@@ -160,13 +166,27 @@ def read_module(root: Path, rel: str) -> Reading | str:
     with bulk.no_collection():
         try:
             source = read_regular(root, root / rel)
-            try:
-                tree = ast.parse(source.decode("utf-8"))
-            except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-                return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL))
-            return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL))
         except Unreadable as e:
             return str(e)
+        problems = tuple(source_problems(rel, source))
+        try:
+            tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
+        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+            return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL), problems)
+        return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL), problems)
+
+
+def source_problems(rel: str, source: bytes) -> list[Diagnostic]:
+    """What a Python module's text says against it, at ``rel``: a coding cookie other than UTF-8 (``files.python_text``:
+    Python would run other text than the rules and the site read), and bidirectional controls (text that shows in
+    another order than it runs)."""
+    try:
+        text = python_text(source)
+    except Miscoded as e:
+        return [Diagnostic(rel, 1, 1, "not-utf8", f"{rel} {e}", "delete the coding line; save the module as UTF-8")]
+    except UnicodeDecodeError:
+        return []  # Python refuses to run it too; pytest reports it where it collects the module
+    return bidi_controls(text, rel)
 
 
 def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:
