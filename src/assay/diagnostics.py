@@ -187,6 +187,12 @@ _CODES = [
     Code("orphan-verifier", "error", "A verifier test is tied to a claim or check that does not exist."),
     Code("untied-verifier", "error", "A test in `verify/` carries no `claim` marker."),
     Code(
+        "parametrized-verifier",
+        "error",
+        "A verifier test is parametrized (`@pytest.mark.parametrize`), so pytest would run it several times for one "
+        "check; `pytest verify` refuses it.",
+    ),
+    Code(
         "duplicate-verifier",
         "error",
         "Two tests in `verify/` are marked for the same claim and check, so which one the result comes from is unclear.",

@@ -130,3 +130,20 @@ def test_the_site_shows_no_code_of_a_verifier_whose_coding_cookie_python_reads_o
     page = next(o for o in generate(kb_root) if o.path == "code/verify/test_sota364.py.md")
     assert "declares the coding &#39;utf-7&#39; on line 1" in str(page.content)
     assert "def test_shuffle_bn" not in str(page.content)
+
+
+def test_a_verifier_parametrized_through_its_modules_pytestmark_is_a_parametrized_verifier(kb_root):
+    module = kb_root / "verify" / "test_theory085.py"
+    module.write_text(
+        module.read_text(encoding="utf-8")
+        .replace("pytestmark = pytest.mark.claim(", 'pytestmark = [pytest.mark.parametrize("n", [8, 16]), pytest.mark.claim(', 1)
+        .replace('"log-n-cap")', '"log-n-cap")]', 1),
+        encoding="utf-8",
+    )
+    diagnostics = [d.render() for d in audit.run(load(kb_root))]
+    assert diagnostics == [
+        "verify/test_theory085.py:7:1: error[parametrized-verifier]: 'verify/test_theory085.py::"
+        "test_infonce_never_exceeds_log_n' is parametrized, so pytest would run it several times for the one check "
+        "THEORY-085/log-n-cap\n  hint: a check has one test: give the values to the verifier as its seeds (seeds: in the "
+        "record), or make each its own check with its own test"
+    ]

@@ -272,6 +272,16 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                 )
     for v in tests.values():
         path = v.nodeid.split("::")[0]
+        if v.parametrized and v.claim is not None:
+            yield Diagnostic(
+                path,
+                v.line,
+                1,
+                "parametrized-verifier",
+                f"'{v.nodeid}' is parametrized, so pytest would run it several times for the one check {v.claim}/{v.check}",
+                "a check has one test: give the values to the verifier as its seeds (seeds: in the record), or make each "
+                "its own check with its own test",
+            )
         if v.claim is None:
             yield Diagnostic(
                 path,

@@ -31,6 +31,7 @@ class Verifier:
     line: int
     claim: str | None
     check: str | None
+    parametrized: bool = False  # a ``parametrize`` marker on it or on its module: pytest would run it several times
 
 
 def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | None:
@@ -46,14 +47,22 @@ def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | 
     return None
 
 
-def _module_marker(tree: ast.Module) -> tuple[str | None, str | None] | None:
+def _module_markers(tree: ast.Module) -> list[ast.expr]:
+    """The markers of a module's ``pytestmark`` (its last assignment at the top of the module, as Python keeps it)."""
+    out: list[ast.expr] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
-            values = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-            found = _marker_args(list(values))
-            if found:
-                return found
-    return None
+            out = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+    return out
+
+
+def _parametrized(decorators: list[ast.expr]) -> bool:
+    """Whether a ``parametrize`` marker is among ``decorators`` (``@pytest.mark.parametrize(...)``, ``@mark.parametrize``)."""
+    for dec in decorators:
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(func, ast.Attribute) and func.attr == "parametrize":
+            return True
+    return False
 
 
 class Index(dict[str, Verifier]):
@@ -192,13 +201,15 @@ def source_problems(rel: str, source: bytes) -> list[Diagnostic]:
 def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:
     """The ``test*`` functions at the top of a parsed module (at ``rel``) with their claim markers, by node id."""
     out: dict[str, Verifier] = {}
-    module_marker = _module_marker(tree)
+    markers = _module_markers(tree)
+    module_marker = _marker_args(markers)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             claim, check = _marker_args(node.decorator_list) or module_marker or (None, None)
             if module_marker and not check and module_marker[0]:
                 claim = claim or module_marker[0]
-            out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check)
+            several = _parametrized(node.decorator_list) or _parametrized(markers)
+            out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check, several)
     return out
 
 
