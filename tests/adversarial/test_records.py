@@ -86,3 +86,14 @@ def test_a_record_that_would_expand_to_millions_of_items_is_refused_before_it_is
     ]
     assert time.process_time() - started < 5
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no node graph was built
+
+
+def test_an_anchor_that_no_alias_repeats_in_a_flow_list_is_refused(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    text = path.read_text()
+    line = text.splitlines().index("    devices: [cpu]") + 1
+    path.write_text(text.replace("    devices: [cpu]\n", "    devices: [&here cpu]\n", 1))
+    assert [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/SOTA-364.yaml"] == [
+        f"claims/SOTA-364.yaml:{line}:15: error[yaml-alias]: an anchor (&here) names a value for an alias to repeat\n"
+        "  hint: remove the anchor; records spell every value out"
+    ]
