@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from assay import cache
+from assay.records.yaml_safe import read_marks
 
 #: Bumped when a summary's shape changes: older cached summaries are then read again.
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4  # 4: records read by the safe reader, which refuses what PyYAML took
 
 #: The folders whose files make a check's history.
 WATCHED = ("claims", "results")
@@ -263,7 +262,9 @@ def _summary(path: str, data: bytes) -> dict[str, Any]:
     """What registration needs of one file's content; an unreadable file is an empty summary."""
     try:
         if path.startswith("claims/"):
-            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            # read as every record is (``yaml_safe``): an alias bomb, a tag or an anchor in a past commit is refused
+            # there, before anything expands, and that version has no history to give
+            doc = read_marks(data, path)[0]
             checks = {}
             for c in doc.get("checks") or [] if isinstance(doc, dict) else []:
                 if isinstance(c, dict) and isinstance(c.get("id"), str):
