@@ -156,8 +156,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # options that name things, and the folders a run reads and writes, are checked here, once, before any xdist
         # worker starts
         selection.check_folders(state.root, state.ledger_root)
-        if config.getoption("claim") and not config.getoption("measure"):  # a check not yet in the record is measured
-            selection.check_wanted(state.kb, config.getoption("claim"))
+        wanted = config.getoption("claim") or config.getoption("check")
+        if wanted and not config.getoption("measure"):  # a check not yet in the record is measured
+            selection.check_wanted(state.kb, config.getoption("claim"), config.getoption("check"))
         if config.getoption("device") == "cuda":
             selection.resolve_device("cuda")
         config.pluginmanager.register(state, "assay-controller")  # only reads reports until a check ends

@@ -9,7 +9,6 @@ skeleton fails ``assay check`` with placeholders only.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from assay.files import Unreadable, refuse_link_out
 from assay.ids import SOURCE_ID
 from assay.model import BY_KIND
 from assay.records.knowledge_base import next_id
+from assay.records.lookup import near
 from assay.records.placeholders import RECORD_TEMPLATES, claim_text, verifier_path, verifier_text
 
 #: The check a new claim gets when ``--check`` names none.
@@ -62,8 +62,7 @@ def _source(root: Path, given: str | None) -> str:
         have = f"sources here: {listed}" if known else "there is none yet: assay new source starts one"
         raise UsageProblem(f"assay new claim needs --source {lit.prefix}-NNN, the source its citation quotes ({have})")
     if given not in known:
-        close = difflib.get_close_matches(given, known, n=1)
-        raise UsageProblem(f"--source {given}: no such source" + (f"; did you mean {close[0]!r}?" if close else ""))
+        raise UsageProblem(f"--source {given}: no such source{near(given, known)}")
     return given
 
 

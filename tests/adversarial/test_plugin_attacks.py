@@ -249,8 +249,19 @@ def test_a_local_module_a_verifier_imports_through_a_link_outside_stops_its_chec
     [
         (["--shard", "abc"], "ERROR: --shard 'abc': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
         (["--shard", "3/2"], "ERROR: --shard '3/2': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
-        (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim"),
-        (["--claim", "SOTA-01"], "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim; did you mean 'SOTA-001'?"),
+        (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim of this knowledge base"),
+        (
+            ["--claim", "SOTA-01"],
+            "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim of this knowledge base; did you mean 'SOTA-001'?",
+        ),
+        (
+            ["--claim", "sota-1"],
+            "ERROR: --claim sota-1: 'sota-1' is not a claim of this knowledge base; did you mean 'SOTA-001'?",
+        ),
+        (
+            ["--claim", "SOTA-001", "--check", "gpa"],
+            "ERROR: --check gpa: no claim of --claim SOTA-001 has a check 'gpa'; did you mean 'gap'?",
+        ),
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_it(pytester, args, message):
@@ -353,7 +364,7 @@ def test_a_bad_claim_option_is_a_usage_error_under_xdist_too_not_an_internal_err
     make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
     result = pytester.runpytest_subprocess("verify", "-n", "2", "--claim", "NOPE")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim"])
+    result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim of this knowledge base"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 

@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from assay.diagnostics import UsageProblem
 from assay.evidence import limits
 from assay.experiment import Check
 from assay.files import Unreadable, refuse_link_out
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, is_knowledge_base
+from assay.records.lookup import near, record_ids
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -105,15 +107,18 @@ def check_folders(root: Path, ledger_root: Path) -> None:
             ) from None
 
 
-def check_wanted(kb: KnowledgeBase, wanted: list[str]) -> None:
-    """Raise ``pytest.UsageError`` for a ``--claim`` that names no valid claim, with a "did you mean"."""
-    import difflib
-
-    for cid in wanted:
-        if cid not in kb.claims:
-            close = difflib.get_close_matches(cid, list(kb.claims), n=1)
-            why = "is not a valid claim; see `assay check`" if cid in kb.by_id else "is not a claim"
-            raise pytest.UsageError(f"--claim {cid}: {cid!r} {why}" + (f"; did you mean {close[0]!r}?" if close else ""))
+def check_wanted(kb: KnowledgeBase, wanted: list[str], checks: list[str]) -> None:
+    """Raise ``pytest.UsageError`` for a ``--claim`` that names no valid claim, or a ``--check`` that names no check of
+    them, with a "did you mean" (``assay.records.lookup``)."""
+    try:
+        claims = record_ids(kb, wanted)
+        known = sorted({c.id for cid in claims or kb.claims for c in kb.claims[cid].checks})
+        whose = f"--claim {' '.join(claims)}" if claims else "this knowledge base"
+        for check in checks:
+            if check not in known:
+                raise UsageProblem(f"--check {check}: no claim of {whose} has a check {check!r}{near(check, known)}")
+    except UsageProblem as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[Claim, Check] | None, str]:
