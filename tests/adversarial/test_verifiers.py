@@ -132,6 +132,15 @@ def test_the_site_shows_no_code_of_a_verifier_whose_coding_cookie_python_reads_o
     assert "def test_shuffle_bn" not in str(page.content)
 
 
+def test_a_parametrized_verifier_is_an_error_saying_a_check_has_one_test(diagnose):
+    assert diagnose("parametrized-verifier") == (
+        "verify/test_theory085.py:8:1: error[parametrized-verifier]: 'verify/test_theory085.py::"
+        "test_infonce_never_exceeds_log_n' is parametrized, so pytest would run it several times for the one check "
+        "THEORY-085/log-n-cap\n  hint: a check has one test: give the values to the verifier as its seeds (seeds: in the "
+        "record), or make each its own check with its own test"
+    )
+
+
 def test_a_verifier_parametrized_through_its_modules_pytestmark_is_a_parametrized_verifier(kb_root):
     module = kb_root / "verify" / "test_theory085.py"
     module.write_text(

@@ -60,8 +60,9 @@ Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP), AfterValidator(
 
 
 class _Part(BaseModel):
-    # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes; and
+    # strict, as the records are (``experiment.PART``): a hand-edited `true` or `"0.5"` is never read as a number
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class Metric(_Part):

@@ -189,7 +189,7 @@ def _diagnose(rel: str, raw: bytes) -> Result:
     if data.get("format") != FORMAT:
         raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
     try:
-        return Result.model_validate(data)
+        return Result.model_validate_json(raw)  # again, for the first error's words: JSON's arrays are the tuples
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "the file"
