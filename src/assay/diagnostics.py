@@ -252,6 +252,12 @@ _CODES = [
         "or removed); nothing reads it.",
     ),
     Code(
+        "ledger-leftover",
+        "warning",
+        "A temporary file in `results/` that a run or a merge killed between writing a file and renaming it left; "
+        "nothing reads it, and it can be deleted.",
+    ),
+    Code(
         "ledger-figure",
         "warning",
         "A result names a figure that is missing or is not the one it drew (a run killed "

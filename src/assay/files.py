@@ -195,14 +195,25 @@ def _umask() -> int:
 _UMASK = _umask()
 
 
+#: The end of the name of ``write_atomic``'s temporary file, ``.<name>.<random>.tmp`` beside its target: what a run
+#: killed between the write and the rename leaves (``is_temporary``; a knowledge base's .gitignore leaves it out).
+TEMPORARY = ".tmp"
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file's ``name`` is that of a temporary file ``write_atomic`` makes."""
+    return name.startswith(".") and name.endswith(TEMPORARY)
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically: a temp file beside it, fsync, rename; cleaned up on failure.
 
-    The one writer of the ledger: a killed run leaves either the old file or the new one, never half.
+    The one writer of the ledger: a killed run leaves either the old file or the new one, never half (and, killed
+    before it could clean up, its temporary file: ``is_temporary``).
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would make it: mkstemp's 0600 would hide the ledger from its readers
         with os.fdopen(fd, "wb") as fh:

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -236,3 +237,22 @@ def test_ledger_files_and_figures_are_readable_by_the_group_and_others_as_the_um
     os.umask(mask)
     for written in (path, path.with_name(with_figure.figures[0].file)):
         assert written.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
+
+
+def test_a_figure_left_half_written_by_a_killed_run_is_reported_and_git_leaves_it_out(tmp_path, capsys):
+    root = tmp_path / "kb"
+    assert cli.main(["init", str(root)]) == 0
+    leftover = root / "results" / "SOTA-001" / ".main.cpu.curve.0123456789ab.svg.x1y2z3.tmp"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("<svg")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    added = subprocess.run(["git", "add", "-n", "results"], cwd=root, capture_output=True, text=True, check=True)
+    assert ".tmp" not in added.stdout
+    capsys.readouterr()
+    cli.main(["--root", str(root), "check"])
+    rel = "results/SOTA-001/.main.cpu.curve.0123456789ab.svg.x1y2z3.tmp"
+    assert (
+        f"{rel}:1:1: warning[ledger-leftover]: {rel} is a temporary file left by a run killed between writing a file of "
+        f"the ledger and renaming it; nothing reads it\n  hint: delete it (rm {rel}); it is no result, and .gitignore "
+        "keeps it out of a commit"
+    ) in capsys.readouterr().out

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from assay import bulk
 from assay.cache import ParseCache, kept
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, prefetch, read_in_stat, read_regular, refuse_link_out, write_atomic
+from assay.files import Unreadable, is_temporary, prefetch, read_in_stat, read_regular, refuse_link_out, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, Figure, Key, Result, to_json
@@ -347,6 +347,19 @@ def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
         for f in folders
         if f.is_dir()
     ]
+
+
+def leftovers(root: Path) -> list[str]:
+    """The temporary files (``files.is_temporary``) in the folders of ``results/`` under the resolved ``root``,
+    root-relative: what a run or a merge killed between a write and its rename left; nothing reads them."""
+    out = []
+    for folder, path, _ in _ledger_folders(root):
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        out += [f"results/{folder}/{name}" for name in sorted(names) if is_temporary(name)]
+    return out
 
 
 def _entries_in(folder: str, path: str, real: str) -> list[tuple[str, str, str]]:
