@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from assay import cache
+from assay import cache, cache_folder
 from assay.records.knowledge_base import load
 
 
@@ -63,7 +63,7 @@ def test_a_cache_folder_that_is_a_link_is_not_used(kb_root, monkeypatch, tmp_pat
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "link"))
     load(kb_root, cache=True)
     assert not marker.exists()
-    assert cache._open_private_dir(tmp_path / "link") is None
+    assert cache_folder.open_private(tmp_path / "link") is None
 
 
 def test_the_prune_removes_only_the_files_the_cache_wrote(kb_root, monkeypatch, tmp_path):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay import cache
+from assay import cache_folder
 from assay.records.yaml_safe import read_marks
 
 #: Bumped when a summary's shape changes: older cached summaries are then read again.
@@ -334,14 +334,14 @@ def _cache_name() -> str:
 
 
 def _load_cache(root: Path) -> dict[str, Any]:
-    """The summaries kept in the user's cache (``cache.read_plain``: never a file inside the knowledge base, where a
+    """The summaries kept in the user's cache (``cache_folder.read_plain``: never a file inside the knowledge base, where a
     commit could bring forged ones)."""
     try:
-        data = json.loads(cache.read_plain(root, _cache_name()) or b"{}")
+        data = json.loads(cache_folder.read_plain(root, _cache_name()) or b"{}")
         return data if isinstance(data, dict) else {}
     except ValueError:
         return {}
 
 
 def _save_cache(root: Path, summaries: dict[str, Any]) -> None:
-    cache.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())
+    cache_folder.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())
