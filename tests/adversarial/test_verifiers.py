@@ -156,3 +156,12 @@ def test_a_verifier_parametrized_through_its_modules_pytestmark_is_a_parametrize
         "THEORY-085/log-n-cap\n  hint: a check has one test: give the values to the verifier as its seeds (seeds: in the "
         "record), or make each its own check with its own test"
     ]
+
+
+def test_a_verify_folder_linked_outside_is_one_unreadable_file_and_not_a_missing_verifier_per_check(kb_root, tmp_path):
+    (kb_root / "verify").rename(tmp_path / "elsewhere")
+    (kb_root / "verify").symlink_to(tmp_path / "elsewhere")
+    assert [d.render() for d in audit.run(load(kb_root))] == [
+        "verify/:1:1: error[unreadable-file]: verify/ is a link to a folder outside the knowledge base; nothing in it is "
+        "read\n  hint: make verify/ a folder of the knowledge base: move its files in and remove the link"
+    ]
