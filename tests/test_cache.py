@@ -13,7 +13,7 @@ from assay import audit, bulk, cache
 from assay.cache import ParseCache
 from assay.records import knowledge_base, validation
 from assay.records.document import Loaded
-from assay.records.knowledge_base import load
+from assay.records.knowledge_base import linked_out, load
 
 
 @pytest.fixture
@@ -98,13 +98,26 @@ def test_another_version_of_the_engine_starts_afresh(make_kb, parsed, monkeypatc
 
 def test_a_record_reached_through_a_linked_folder_is_never_taken_from_the_cache(make_kb, parsed, tmp_path):
     root = make_kb()
-    (root / "claims").rename(tmp_path / "elsewhere")
-    (root / "claims").symlink_to(tmp_path / "elsewhere")
+    (root / "data").mkdir()
+    (root / "claims").rename(root / "data" / "claims")
+    (root / "claims").symlink_to(root / "data" / "claims")  # inside the root: read, but its stamps stand for nothing
     load(root, cache=True)
     parsed.clear()
     kb = load(root, cache=True)
     assert parsed == ["claims/SOTA-364.yaml", "claims/THEORY-085.yaml", "claims/THEORY-090.yaml"]
-    assert kb.by_id["SOTA-364"].diagnostics[0].message == "claims/SOTA-364.yaml is a link to a file outside the knowledge base"
+    assert kb.by_id["SOTA-364"].diagnostics == []
+
+
+def test_a_records_folder_linked_outside_is_not_read_at_all(make_kb, parsed, tmp_path):
+    root = make_kb()
+    (root / "claims").rename(tmp_path / "elsewhere")
+    (root / "claims").symlink_to(tmp_path / "elsewhere")
+    kb = load(root, cache=True)
+    assert parsed == ["sources/LIT-590.yaml", "sources/LIT-612.yaml", "decisions/ADR-011.yaml"]
+    assert [d.render() for d in linked_out(kb.root)] == [
+        "claims/:1:1: error[unreadable-file]: claims/ is a link to a folder outside the knowledge base; nothing in it is "
+        "read\n  hint: make claims/ a folder of the knowledge base: move its files in and remove the link"
+    ]
 
 
 def test_a_small_knowledge_base_keeps_no_cache_unless_asked(make_kb, parsed):

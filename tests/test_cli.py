@@ -178,7 +178,7 @@ def test_show_of_an_invalid_record_points_at_check_and_exits_1(make_kb, capsys):
 def test_show_of_an_unknown_id_is_one_line_and_exit_2(kb_root, capsys):
     assert assay(kb_root, "show", "SOTA-999") == 2
     out, err = capsys.readouterr()
-    assert (out, err) == ("", "assay: error: no record 'SOTA-999'\n")
+    assert (out, err) == ("", "assay: error: 'SOTA-999' is not a record of this knowledge base; did you mean 'SOTA-364'?\n")
 
 
 # --- status -------------------------------------------------------------------------------------
@@ -234,7 +234,10 @@ def test_graph_as_mermaid_starts_with_its_direction(kb_root, capsys):
 
 def test_graph_focus_on_an_unknown_id_is_one_line_and_exit_2(kb_root, capsys):
     assert assay(kb_root, "graph", "--focus", "SOTA-999") == 2
-    assert capsys.readouterr() == ("", "assay: error: no record 'SOTA-999' to focus on\n")
+    assert capsys.readouterr() == (
+        "",
+        "assay: error: --focus SOTA-999: 'SOTA-999' is not a record of this knowledge base; did you mean 'SOTA-364'?\n",
+    )
 
 
 # --- export -------------------------------------------------------------------------------------

@@ -1,23 +1,25 @@
 """Every diagnostic of a knowledge base, as ``assay check`` prints them.
 
 The rules of the records (``assay.records.across``, with those within each file), of the metrics the verifiers
-record (``assay.records.metric_rules``) and of the verifier stubs nobody filled (``assay.records.placeholders``),
+record (``assay.records.metric_rules``), of the local modules they load (``assay.ledger.inputs``) and of the verifier
+stubs nobody filled (``assay.records.placeholders``),
 and of the ledger's files (``assay.ledger.store``) and of their history (``assay.ledger.registration``), sorted by
 file and line, at most ``PER_FILE`` of a file listed and the rest counted.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 
 from assay import prose
 from assay.cache import CACHE_FROM
-from assay.diagnostics import Diagnostic, UsageProblem, capped
+from assay.diagnostics import Diagnostic, capped
 from assay.ledger import challenges, problems, registration, store
+from assay.ledger.inputs import InputParts
 from assay.records import across, knowledge_base, metric_rules, placeholders, verifiers
 from assay.records.knowledge_base import KnowledgeBase, record_names
+from assay.records.lookup import record_id
 
 
 def ahead(root: Path) -> None:
@@ -37,8 +39,10 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
     ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
-    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger))
+    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger)) | set(knowledge_base.linked_out(kb.root))
     found |= set(challenges.diagnostics(kb, ledger)) | set(prose.diagnostics(kb, ledger))
+    modules = {c.verifier.split("::")[0] for f in kb.claim_files.values() for c in f.outline.checks}
+    found |= set(InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM).imported_problems(modules))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 
@@ -46,11 +50,7 @@ def touching(kb: KnowledgeBase, found: list[Diagnostic], claim_id: str) -> list[
     """The diagnostics of ``found`` that bear on one claim (``assay check --claim``): those in its record, its ledger
     folder or the verifier modules its checks name, and those elsewhere that name it (a relation or citation that
     points at it, a duplicate of its id)."""
-    loaded = kb.by_id.get(claim_id)
-    if loaded is None or loaded.folder != "claims":
-        close = difflib.get_close_matches(claim_id, [f.id for f in kb.files if f.folder == "claims"], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageProblem(f"--claim {claim_id}: {claim_id!r} is not a claim of this knowledge base{hint}")
+    loaded = kb.by_id[record_id(kb, claim_id, kind="claim", option="--claim", valid=False)]
     claim = kb.claims.get(claim_id)
     files = {loaded.path}
     files |= {c.verifier.split("::")[0] for c in claim.checks} if claim is not None else set()

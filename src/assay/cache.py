@@ -9,8 +9,8 @@ PyYAML starts it afresh.
 
 A first run writes its entries as the processes that read the files pickled them (``put_all``), beside an index of
 paths and stamps; a later run that changes one writes them afresh. The entries are pickles, and unpickling runs
-code, so a file is unpickled only when it is certainly this user's: it lives in the user's cache folder
-(``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), never one inside the knowledge
+code, so a file is unpickled only when it is certainly this user's: it lives in the user's cache folder (``assay.cache_folder``:
+``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), never one inside the knowledge
 base (a cache there could arrive with a commit or an archive, and is not used); the folder and the file are checked
 as they are opened (a real folder and a regular file of this user that nobody else can write, so swapping either
 between check and use does not help); and the file must carry the MAC, under a secret kept in that folder, that
@@ -37,7 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from assay import bulk
+from assay import bulk, cache_folder
 from assay.bulk import no_collection
 from assay.fingerprints import Stamp
 
@@ -59,14 +59,7 @@ UNUSED_DAYS = 30
 
 #: The modules and packages of Assay a parse depends on (they import no other): a change to one starts the cache
 #: afresh. A package stands for every module in it, at any depth.
-PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "files", "fingerprints", "bulk")
-
-
-def folder() -> Path:
-    """Where the cache files live."""
-    if os.environ.get("ASSAY_CACHE_DIR"):
-        return Path(os.environ["ASSAY_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay"
+PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "cache_folder", "files", "fingerprints", "bulk")
 
 
 def engine_files(also: tuple[str, ...] = ()) -> list[Path]:
@@ -100,11 +93,8 @@ def path_of(root: Path, kind: str) -> Path | None:
     """The file that keeps the parses of ``kind`` under the resolved ``root``; None where none may be kept (a cache
     folder inside the knowledge base could come with it: a commit, an archive)."""
     key = hashlib.sha256(f"{root}\0{kind}".encode()).hexdigest()[:24]
-    try:
-        path = folder() / f"{key}.pickle"
-    except (RuntimeError, KeyError):  # no home folder to hold a cache
-        return None
-    return None if _inside(path.parent, root) else path
+    kept_in = cache_folder.outside(root)
+    return None if kept_in is None else kept_in / f"{key}.pickle"
 
 
 def kept(root: Path, kind: str) -> bool:
@@ -201,7 +191,7 @@ class ParseCache:
         """The file: its MAC, then the body (the length of the head, the head's pickle, then each run's pickle)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            dir_fd = _open_private_dir(self.path.parent)
+            dir_fd = cache_folder.open_private(self.path.parent)
             if dir_fd is None:
                 return
             try:
@@ -210,7 +200,7 @@ class ParseCache:
                 mac = hmac.new(_key(dir_fd), digestmod=hashlib.sha256)
                 for part in parts:
                     mac.update(part)
-                _write_in(dir_fd, self.path.name, mac.digest(), *parts)
+                cache_folder.write_in(dir_fd, self.path.name, mac.digest(), *parts)
                 _prune(dir_fd)
             finally:
                 os.close(dir_fd)
@@ -225,11 +215,11 @@ class ParseCache:
         try:
             if self.path is None:
                 return {}
-            dir_fd = _open_private_dir(self.path.parent)
+            dir_fd = cache_folder.open_private(self.path.parent)
             if dir_fd is None:
                 return {}
             try:
-                sealed = _read_in(dir_fd, self.path.name)
+                sealed = cache_folder.read_in(dir_fd, self.path.name)
                 key = _key(dir_fd, create=False)
             finally:
                 os.close(dir_fd)
@@ -277,69 +267,15 @@ _MAC = 32
 _KEPT = re.compile(r"^[0-9a-f]{24}\.pickle$")  # the only files the cache writes, and so the only ones it prunes
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):
-        return True  # unresolvable: as good as inside
-
-
-def _ours(st: os.stat_result) -> bool:
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _open_private_dir(path: Path) -> int | None:
-    """A descriptor of the cache folder if it is a real folder (no link) of this user that nobody else can write."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    if _ours(os.fstat(fd)):
-        return fd
-    os.close(fd)
-    return None
-
-
-def _read_in(dir_fd: int, name: str) -> bytes | None:
-    """The bytes of ``name`` in the checked folder, if it is a regular file of this user (checked as opened)."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        return fh.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
-
-
-def _write_in(dir_fd: int, name: str, *parts: bytes) -> None:
-    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
-    a reader meets the old file or the new one, whole.
-
-    Not synced to disk: a cache file cut short by a crash fails its MAC and is ignored (a lost key only makes the
-    files sealed with it ignored), and syncing the records' cache of a large knowledge base cost most of a second.
-    """
-    tmp = f".{name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for part in parts:
-                fh.write(part)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
-
-
 def _key(dir_fd: int, create: bool = True) -> bytes | None:
     """The folder's secret, made on first use (readable by this user alone)."""
-    key = _read_in(dir_fd, KEY_FILE)
+    key = cache_folder.read_in(dir_fd, KEY_FILE)
     if key is not None and len(key) == 32:
         return key
     if not create:
         return None
     key = secrets.token_bytes(32)
-    _write_in(dir_fd, KEY_FILE, key)
+    cache_folder.write_in(dir_fd, KEY_FILE, key)
     return key
 
 

@@ -23,6 +23,7 @@ from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, find_root, is_knowledge_base, load
+from assay.records.lookup import record_id, record_ids
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -95,7 +96,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from assay.power import report
 
     kb = load(args.root)
-    print("\n".join(printable(line) for line in report(kb, read_ledger(kb.root), args.claim or None)))
+    claims = record_ids(kb, args.claim) or None  # each a usage error where it names no valid claim
+    print("\n".join(printable(line) for line in report(kb, read_ledger(kb.root), claims)))
     return 0
 
 
@@ -153,7 +155,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
     g = graph.build(kb, overview.briefs(kb))
     if args.focus:
         if args.focus not in g:
-            raise UsageProblem(f"no record '{args.focus}' to focus on")
+            record_id(kb, args.focus, option="--focus", valid=False)  # a usage error where it names no record
+            raise UsageProblem(f"--focus {args.focus}: the graph has no node for it")
         g = graph.focus(g, args.focus, args.depth)
     if args.format == "json":
         print(json.dumps(graph.to_json(g), indent=2, ensure_ascii=False))

@@ -45,7 +45,12 @@ _CODES = [
         "error",
         "A file is a link leading outside the knowledge base, not a regular file, or too large; it is not read.",
     ),
-    Code("not-utf8", "error", "The file is not valid UTF-8; save it as UTF-8."),
+    Code(
+        "not-utf8",
+        "error",
+        "The file is not valid UTF-8, or a Python module declares another coding (`# -*- coding: utf-7 -*-`), in which "
+        "Python would run other text than Assay reads and shows; save it as UTF-8.",
+    ),
     Code("yaml-syntax", "error", "The YAML does not parse."),
     Code("yaml-duplicate-key", "error", "A mapping repeats a key; YAML would silently keep the last one."),
     Code("yaml-tag", "error", "A YAML tag (`!!python/object`, `!custom`) is used; records are plain data."),
@@ -55,7 +60,8 @@ _CODES = [
     Code(
         "bidi-control",
         "error",
-        "Text holds a bidirectional control character, which can make it show in another order than it reads.",
+        "Text (a record's, or a Python module's) holds a bidirectional control character, which can make it show in "
+        "another order than it reads.",
     ),
     Code("yaml-too-large", "error", "The document holds more items than any record does (it would expand without bound)."),
     Code(
@@ -259,6 +265,12 @@ _CODES = [
     Code("orphan-verifier", "error", "A verifier test is tied to a claim or check that does not exist."),
     Code("untied-verifier", "error", "A test in `verify/` carries no `claim` marker."),
     Code(
+        "parametrized-verifier",
+        "error",
+        "A verifier test is parametrized (`@pytest.mark.parametrize`), so pytest would run it several times for one "
+        "check; `pytest verify` refuses it.",
+    ),
+    Code(
         "duplicate-verifier",
         "error",
         "Two tests in `verify/` are marked for the same claim and check, so which one the result comes from is unclear.",
@@ -316,6 +328,12 @@ _CODES = [
         "warning",
         "A ledger file is the result of a claim, check or device this knowledge base does not have (a check renamed "
         "or removed); nothing reads it.",
+    ),
+    Code(
+        "ledger-leftover",
+        "warning",
+        "A temporary file in `results/` that a run or a merge killed between writing a file and renaming it left; "
+        "nothing reads it, and it can be deleted.",
     ),
     Code(
         "ledger-figure",

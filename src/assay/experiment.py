@@ -20,11 +20,16 @@ Slug = Annotated[str, StringConstraints(pattern=SLUG)]
 
 SeedReading = Literal["all", "mean"]
 
+#: How every part of a record is read, declared once: no field it does not define, frozen, and strict where the user
+#: writes a value: a YAML boolean or a quoted ``"0.5"`` is never read as a number, nor ``3.0`` or ``"3"`` as a count,
+#: nor ``"yes"`` as a boolean (a number field takes an integer: YAML writes ``1`` for 1.0).
+PART = ConfigDict(extra="forbid", frozen=True, strict=True)
+
 
 class SourceValue(BaseModel):
     """The size a source states for the quantity an expectation tests: the threshold is held to it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     says: Text = Field(description="The source's words for the size (`almost an order of magnitude`).")
     value: float = Field(allow_inf_nan=False, description="The size as a number in the metric's unit (10).")
@@ -42,7 +47,7 @@ Role = Literal["evidence", "apparatus"]
 class Expectation(BaseModel):
     """One comparison over a metric the verifier records: `metric op value`, or `== value within tol`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     metric: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name.")
     op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
@@ -125,7 +130,7 @@ class Expectation(BaseModel):
 class MetricSpec(BaseModel):
     """A metric the check's expectations name: its unit and what it measures, declared once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
         description="Metric name, as the verifier records it."
@@ -150,7 +155,7 @@ SETTLING_FROM = 1000
 class Seeds(BaseModel):
     """The random seeds a check's verifier reads: ``count`` of them from ``first`` on (the ``seeds`` fixture)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     count: int = Field(ge=1, le=SETTLING_FROM, description="How many seeds the verifier reads.")
     first: int = Field(0, ge=0, description="The first of them; the rest follow it (first, first + 1, ...).")
@@ -172,7 +177,7 @@ class Seeds(BaseModel):
 class Check(BaseModel):
     """One executable check of a claim: the sentence it tests and the verifier that measures it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     id: Slug = Field(description="Check id, unique in the claim.")
     tests: Text = Field(description="The sentence of the claim this check tests.")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import os
 import stat
 import tempfile
+import tokenize
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -32,31 +34,16 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
     """The bytes of ``path``, which must be a regular file whose resolved path lies inside ``root``.
 
     The one rule for every file Assay reads from a knowledge base: a symlink that leads outside
-    (to a secret, a device) is refused, so is anything that is not a regular file (a FIFO would
+    (to a secret, a device) is refused (``resolve_inside``), so is anything that is not a regular file (a FIFO would
     hang, a character device never end) and anything over ``limit`` bytes. Raises ``Unreadable``.
     """
-    root = Path(root).resolve()
-    try:
-        resolved = Path(path).resolve(strict=True)
-    except (OSError, RuntimeError) as e:  # missing, a symlink loop (RuntimeError before Python 3.13, ELOOP after)
-        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
-        raise Unreadable(f"cannot be read ({why})") from None
-    if not resolved.is_relative_to(root):
-        raise Unreadable("is a link to a file outside the knowledge base")
-    return _read_open(str(resolved), _READ, limit)[0]
+    return _read_open(str(resolve_inside(root, path)), _READ, limit)[0]
 
 
 def sha256_regular(root: Path, path: Path) -> str:
     """The sha256 of ``path`` by the rule of ``read_regular``, streamed: an input of any size is hashed in full,
     so rewriting a large data file makes its results stale. Raises ``Unreadable``."""
-    root = Path(root).resolve()
-    try:
-        resolved = Path(path).resolve(strict=True)
-    except (OSError, RuntimeError) as e:
-        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
-        raise Unreadable(f"cannot be read ({why})") from None
-    if not resolved.is_relative_to(root):
-        raise Unreadable("is a link to a file outside the knowledge base")
+    resolved = resolve_inside(root, path)
     try:
         fd = os.open(str(resolved), _READ)
     except OSError as e:
@@ -69,6 +56,77 @@ def sha256_regular(root: Path, path: Path) -> str:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+class LinkOut(Unreadable):
+    """A path that lies outside the knowledge base once its links are followed (``resolve_inside``); from
+    ``refuse_link_out`` the message names the path, root-relative."""
+
+
+def resolve_inside(root: Path, path: Path, *, strict: bool = True) -> Path:
+    """``path`` with every link on its way followed, which must lie inside the resolved ``root``: the one rule that
+    keeps what Assay reads, writes and deletes inside the knowledge base (or the repository that holds a site).
+
+    ``strict``: the path must exist (a file to read); else what exists of it is followed and the rest taken as named,
+    so a folder not made yet (``build/site`` before the first build) passes, and a link to a place outside that does
+    not exist yet is refused all the same. Raises ``LinkOut`` where it lies outside, else ``Unreadable`` where it
+    cannot be resolved.
+    """
+    root = Path(root).resolve()
+    try:
+        resolved = Path(path).resolve(strict=strict)
+    except (OSError, RuntimeError) as e:  # missing, a symlink loop (RuntimeError before Python 3.13, ELOOP after)
+        why = "a symlink loop" if isinstance(e, RuntimeError) or e.errno == errno.ELOOP else e.strerror
+        raise Unreadable(f"cannot be read ({why})") from None
+    if not resolved.is_relative_to(root):
+        raise LinkOut(f"is a link to a {'file' if resolved.is_file() else 'folder'} outside the knowledge base")
+    return resolved
+
+
+def refuse_link_out(root: Path, path: Path) -> Path:
+    """``path`` resolved (``resolve_inside``, not strict), where it names a place inside ``root``: a top-level folder of
+    the knowledge base or of its build (claims/, verify/, results/, build/site), checked before anything in it is
+    read, written or deleted. A path named outside ``root`` (``mkdocs build -d /tmp/out``) is the user's own choice
+    and is returned as it is; one named inside that a link takes out raises ``LinkOut``, whose message names it
+    (``build/ is a link to a folder outside the knowledge base``): the link that leaves, not the folder below it."""
+    root, path = Path(root).absolute(), Path(os.path.abspath(Path(root) / path))
+    real_root = root.resolve()
+    for named in (root, real_root):
+        if path.is_relative_to(named):
+            rel = path.relative_to(named)
+            break
+    else:
+        return path
+    walked = named
+    for part in rel.parts:  # the first step whose link leaves is the one named
+        walked = walked / part
+        try:
+            resolve_inside(real_root, walked, strict=False)
+        except Unreadable as e:
+            shown = walked.relative_to(named).as_posix() + ("" if os.path.isfile(walked) else "/")
+            raise LinkOut(f"{shown} {e}") from None
+    return path.resolve()
+
+
+class Miscoded(Unreadable):
+    """A Python module whose coding cookie declares another coding than UTF-8 (``python_text``)."""
+
+
+def python_text(data: bytes) -> str:
+    """The text of a Python module as Assay reads it (its static rules, the site's code page), which must be the text
+    Python runs: UTF-8. Raises ``Miscoded`` where a coding cookie (PEP 263, ``# -*- coding: utf-7 -*-``) declares
+    another coding, in which Python would run other text than Assay reads (in UTF-7 ``+AAo-`` is a line break, so
+    what reads as a comment runs); ``UnicodeDecodeError`` where it is not UTF-8."""
+    try:
+        coding, lines = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # a coding Python does not know: it refuses to run the module at all
+        coding, lines = "utf-8", []
+    if coding not in ("utf-8", "utf-8-sig"):
+        raise Miscoded(
+            f"declares the coding {coding!r} on line {len(lines)}, in which Python runs other text than Assay reads; "
+            "Python modules of a knowledge base are UTF-8"
+        )
+    return data.decode("utf-8-sig" if coding == "utf-8-sig" else "utf-8")
 
 
 def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes, os.stat_result]:
@@ -137,14 +195,25 @@ def _umask() -> int:
 _UMASK = _umask()
 
 
+#: The end of the name of ``write_atomic``'s temporary file, ``.<name>.<random>.tmp`` beside its target: what a run
+#: killed between the write and the rename leaves (``is_temporary``; a knowledge base's .gitignore leaves it out).
+TEMPORARY = ".tmp"
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file's ``name`` is that of a temporary file ``write_atomic`` makes."""
+    return name.startswith(".") and name.endswith(TEMPORARY)
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically: a temp file beside it, fsync, rename; cleaned up on failure.
 
-    The one writer of the ledger: a killed run leaves either the old file or the new one, never half.
+    The one writer of the ledger: a killed run leaves either the old file or the new one, never half (and, killed
+    before it could clean up, its temporary file: ``is_temporary``).
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # as open() would make it: mkstemp's 0600 would hide the ledger from its readers
         with os.fdopen(fd, "wb") as fh:

@@ -9,11 +9,14 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-# Every pattern here is ASCII: `[0-9]`, never `\d`, which also matches '３' and '𝟯' (look-alike ids).
-SOURCE_ID = r"^LIT-[0-9]{3,}$"
-CLAIM_ID = r"^(SOTA|THEORY)-[0-9]{3,}$"
-DECISION_ID = r"^ADR-[0-9]{3,}$"
-RECORD_ID = r"^(LIT|SOTA|THEORY|ADR)-[0-9]{3,}$"
+# Every pattern here is ASCII: `[0-9]`, never `\d`, which also matches '３' and '𝟯' (look-alike ids). A number is
+# three digits, or more without a leading zero: one id is written one way (SOTA-0364 would be another record than
+# SOTA-364 that reads as the same; upper case alone is matched, so sota-364 is none).
+_NUMBER = "([0-9]{3}|[1-9][0-9]{3,})"
+SOURCE_ID = rf"^LIT-{_NUMBER}$"
+CLAIM_ID = rf"^(SOTA|THEORY)-{_NUMBER}$"
+DECISION_ID = rf"^ADR-{_NUMBER}$"
+RECORD_ID = rf"^(LIT|SOTA|THEORY|ADR)-{_NUMBER}$"
 
 # Ids match exactly, never stripped: the id as written is the key of the record everywhere else.
 SourceId = Annotated[str, StringConstraints(strip_whitespace=False, pattern=SOURCE_ID)]

@@ -13,14 +13,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from assay.experiment import Check, Slug, Text
-from assay.ids import ClaimId, DecisionId, RecordId, SourceId
+from assay.experiment import PART, Check, Slug, Text
+from assay.ids import RECORD_ID, ClaimId, DecisionId, RecordId, SourceId
 
 
 class Record(BaseModel):
     """Fields and settings shared by every record."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(**PART, str_strip_whitespace=True)
 
     tags: list[Slug] = Field(default_factory=list, description="Topic tags (kebab-case); the site lists records by tag.")
 
@@ -31,7 +31,7 @@ class Record(BaseModel):
 class Identifiers(BaseModel):
     """Where a source can be found; at least one identifier is required."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     arxiv: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}\.[0-9]{4,5}v[0-9]+$")] | None = Field(
         None, description="arXiv id with the version read, e.g. `1911.05722v3`."
@@ -56,7 +56,7 @@ class Identifiers(BaseModel):
 class AnthologyUnit(BaseModel):
     """The anthology unit a source stands in (LIT-591 is unit B of anthology 304)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     number: int = Field(ge=1, description="The anthology's number.")
     unit: Annotated[str, StringConstraints(pattern=r"^[A-Z]$")] = Field(description="The unit's letter.")
@@ -66,7 +66,7 @@ class AnthologyUnit(BaseModel):
 class Comparison(BaseModel):
     """A `compared_against` link: this source compares itself directly with another (ADR-011)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     source: SourceId = Field(description="The source compared against.")
     locator: Text = Field(description="Where this source runs the comparison (a table or figure).")
@@ -83,7 +83,7 @@ Version = Annotated[
 class Passage(BaseModel):
     """A passage a claim quotes, anchored as a W3C TextQuoteSelector is: its exact words, a few words either side."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     locator: Text = Field(description="Where it is, as citations give it: section, figure, table, page, equation.")
     exact: Text = Field(description="Its words, as the source has them; a citation quotes them or a span of them.")
@@ -97,7 +97,7 @@ class Passage(BaseModel):
 class Copy(BaseModel):
     """A local copy of the source's text in which `assay sources verify` found every passage read from its version."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     version: Version = Field(description="The version the copy is, as `read_from` names it.")
     file: Text = Field(description="The copy's file name (`1911.05722v3.html`, `builder.py`).")
@@ -146,7 +146,7 @@ class Source(Record):
 class Citation(BaseModel):
     """A pointer into a source: which source, where in it, and its exact words."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     source: SourceId = Field(description="The cited source.")
     locator: Text = Field(description="Section, figure, table, page or equation, e.g. `§3.3`, `Figure A.1`.")
@@ -160,7 +160,7 @@ Bound = Literal[">", ">=", "<", "<=", "~"]
 class Reported(BaseModel):
     """A number a source reports, kept beside ours on the claim page."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     id: Slug = Field(description="Name of the number, unique in the claim; expectations refer to it.")
     what: Text = Field(description="What was measured, in words.")
@@ -190,7 +190,7 @@ RelationType = Literal["depends_on", "supports", "contradicts", "refines", "gene
 class Relation(BaseModel):
     """A typed edge from this claim to another record."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     type: RelationType = Field(description="How this claim relates to the target.")
     target: RecordId = Field(description="The related record.")
@@ -204,7 +204,7 @@ Stance = Literal["supports", "refutes"]
 class SourceSays(BaseModel):
     """What the cited sources say about an assertion."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     kind: SourceKind = Field(
         description="`quoted` (a citation has these words), `paraphrased` (it says this in other words), `reported` (the "
@@ -221,7 +221,7 @@ class SourceSays(BaseModel):
 class Support(BaseModel):
     """A check used as evidence for or against an assertion."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     check: Slug = Field(description="The check's id.")
     stance: Stance = Field(
@@ -239,7 +239,7 @@ class Support(BaseModel):
 class Protocol(BaseModel):
     """The source's setting and ours, side by side, where an assertion compares numbers across them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     source: Text = Field(description="The source's protocol: data, model, scale, steps, batch size.")
     ours: Text = Field(description="Ours, in the same terms.")
@@ -248,7 +248,7 @@ class Protocol(BaseModel):
 class Assertion(BaseModel):
     """One separate thing a claim says, with what the source says about it and the evidence for it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     id: Slug = Field(description="Assertion id, unique in the claim.")
     filed: list[Text] = Field(min_length=1, description="Its words: exact spans of the statement or of a condition.")
@@ -273,7 +273,7 @@ class Assertion(BaseModel):
 class Discrepancy(BaseModel):
     """Where the filed text says something the primary source does not: both are kept."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = PART
 
     filed: Text = Field(description="What the seed document says.")
     source_says: Text = Field(description="What the primary source says.")
@@ -371,5 +371,5 @@ def series_of(record_id: str) -> Series | None:
 
 def series(record_id: str) -> str | None:
     """The series prefix of a well-formed id (`LIT`, `SOTA`, ...), or None when it has none we know."""
-    m = re.fullmatch(r"([A-Z]+)-[0-9]+", record_id)
-    return m.group(1) if m and m.group(1) in SERIES else None
+    m = re.fullmatch(RECORD_ID, record_id)
+    return m.group(1) if m else None

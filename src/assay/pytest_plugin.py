@@ -24,7 +24,7 @@ from assay.evidence.recorder import Evidence
 from assay.experiment import Check
 from assay.ledger import store
 from assay.ledger.environment import git_commit
-from assay.ledger.inputs import InputParts
+from assay.ledger.inputs import InputParts, unreadable_code
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, load
@@ -172,9 +172,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("measure"):
         config.pluginmanager.register(measure.Measuring(state.measuring, _EVIDENCE), "assay-measure")
     if not hasattr(config, "workerinput"):
-        # options that name things are checked here, once, before any xdist worker starts
-        if config.getoption("claim") and not config.getoption("measure"):  # a check not yet in the record is measured
-            selection.check_wanted(state.kb, config.getoption("claim"))
+        # options that name things, and the folders a run reads and writes, are checked here, once, before any xdist
+        # worker starts
+        selection.check_folders(state.root, state.ledger_root)
+        wanted = config.getoption("claim") or config.getoption("check")
+        if wanted and not config.getoption("measure"):  # a check not yet in the record is measured
+            selection.check_wanted(state.kb, config.getoption("claim"), config.getoption("check"))
         if config.getoption("device") == "cuda":
             selection.resolve_device("cuda")
         config.pluginmanager.register(state, "assay-controller")  # only reads reports until a check ends
@@ -206,6 +209,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if tie[1].known_failing:
             item.add_marker(pytest.mark.xfail(strict=True, raises=ExpectationNotMet, reason=tie[1].known_failing))
     selection.select(config, items, state)
+    for item in items:  # hashed by select: code it could not read is refused here, before it runs
+        unread = unreadable_code(state.parts.get(item.nodeid, {}))
+        if unread:
+            del state.ties[item.nodeid]
+            item.stash[_PROBLEM] = f"{item.nodeid} is not run: {'; '.join(unread)} (see `assay check`)"
 
 
 @pytest.fixture

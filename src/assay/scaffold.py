@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from assay import schema
+from assay.files import TEMPORARY
 from assay.ledger.inputs import LOCK_FILE, PINNED
 
 MKDOCS = """\
@@ -168,7 +169,8 @@ Add a source with `assay new source`, a claim with `assay new claim --source LIT
 under `verify/` too).
 """
 
-GITIGNORE = "build/\n__pycache__/\n"
+#: What a knowledge base keeps out of git: the build, Python's caches, and the ledger's temporary files.
+GITIGNORE = f"build/\n__pycache__/\nresults/**/.*{TEMPORARY}\n"
 
 
 def lock_text() -> str:

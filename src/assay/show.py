@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from assay import prose, vocabulary
-from assay.diagnostics import UsageProblem, printable
+from assay.diagnostics import printable
 from assay.experiment import Check
 from assay.ledger.result import FLAGGED, Counterpart
 from assay.model import Claim
@@ -18,14 +18,13 @@ from assay.overview import States
 from assay.power import open_plans
 from assay.precision import beside
 from assay.records.knowledge_base import KnowledgeBase
+from assay.records.lookup import record_id
 from assay.status import CheckState, ClaimState
 
 
 def show(kb: KnowledgeBase, rid: str, as_json: bool = False) -> int:
     """Print record ``rid``; 1 when it is invalid."""
-    loaded = kb.by_id.get(rid)
-    if loaded is None:
-        raise UsageProblem(f"no record '{rid}'")
+    loaded = kb.by_id[record_id(kb, rid, valid=False)]  # an invalid record is shown as such
     if loaded.record is None:
         print(printable(f"{rid}  ({loaded.path})"))
         print("  invalid: run `assay check`")

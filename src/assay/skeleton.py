@@ -9,15 +9,16 @@ skeleton fails ``assay check`` with placeholders only.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 from pathlib import Path
 
 from assay.diagnostics import UsageProblem
 from assay.experiment import SLUG
+from assay.files import Unreadable, refuse_link_out
 from assay.ids import SOURCE_ID
 from assay.model import BY_KIND
 from assay.records.knowledge_base import next_id
+from assay.records.lookup import near
 from assay.records.placeholders import RECORD_TEMPLATES, claim_text, verifier_path, verifier_text
 
 #: The check a new claim gets when ``--check`` names none.
@@ -61,8 +62,7 @@ def _source(root: Path, given: str | None) -> str:
         have = f"sources here: {listed}" if known else "there is none yet: assay new source starts one"
         raise UsageProblem(f"assay new claim needs --source {lit.prefix}-NNN, the source its citation quotes ({have})")
     if given not in known:
-        close = difflib.get_close_matches(given, known, n=1)
-        raise UsageProblem(f"--source {given}: no such source" + (f"; did you mean {close[0]!r}?" if close else ""))
+        raise UsageProblem(f"--source {given}: no such source{near(given, known)}")
     return given
 
 
@@ -80,12 +80,10 @@ def _write(root: Path, files: dict[str, str]) -> list[str]:
     """Write each new file, none of which may exist; all are checked before the first is written."""
     for rel in files:
         path = root / rel
-        folder = path.parent
-        while not folder.exists():
-            folder = folder.parent
-        if not folder.resolve().is_relative_to(root.resolve()):
-            where = rel.split("/")[0]
-            raise UsageProblem(f"{where}/ is a link to a folder outside the knowledge base; assay new writes only inside it")
+        try:
+            refuse_link_out(root, path.parent)
+        except Unreadable as e:
+            raise UsageProblem(f"{e}; assay new writes only inside it") from None
         if path.exists():
             raise UsageProblem(f"{rel} exists already; assay new writes only new files")
     for rel, text in files.items():

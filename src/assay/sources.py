@@ -24,6 +24,7 @@ from assay.files import write_atomic
 from assay.model import Copy, Passage, Source
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, load
+from assay.records.lookup import record_id
 from assay.records.passages import BREAK, alike, difference, ends, find, normalise, starts
 from assay.records.yaml_safe import read_yaml
 
@@ -43,6 +44,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
     example: assay sources verify LIT-590 --copy 1911.05722v3.html
     """
     kb = load(args.root)
+    if args.id is not None:
+        record_id(kb, args.id, kind="source")  # a usage error where it names no valid source
     if args.action == "fetch":
         return fetch(kb, args.id, args.format)
     if args.copy is None:
@@ -50,8 +53,6 @@ def cmd_sources(args: argparse.Namespace) -> int:
     copy = copies.read(args.copy)
     text = normalise(copy.text)
     sid = args.id or _likeliest(kb, text, copy.name)
-    if sid not in kb.sources:
-        raise UsageProblem(f"no valid source '{sid}'" + (" (run assay check)" if sid in kb.by_id else ""))
     f, source = kb.source_files[sid], kb.sources[sid]
     version = args.version or source.read_from
     if version is None:
@@ -89,15 +90,16 @@ ARXIV = "https://arxiv.org"
 
 
 def fetch(kb: KnowledgeBase, sid: str | None, fmt: str) -> int:
-    """Download the pinned version of source ``sid`` into the user's cache (``assay.cache.folder()/sources``)."""
+    """Download the pinned version of source ``sid`` into the user's cache (``assay.cache_folder.folder()/sources``)."""
     import os
     import urllib.error
     import urllib.request
 
-    from assay.cache import folder
+    from assay.cache_folder import folder
 
-    if sid is None or sid not in kb.sources:
-        raise UsageProblem(f"assay sources fetch needs the id of a valid source (got {sid!r}); assay status lists them")
+    if sid is None:
+        raise UsageProblem("assay sources fetch needs the id of a valid source; assay status lists them")
+    record_id(kb, sid, kind="source")
     ids = kb.sources[sid].identifiers
     base = os.environ.get("ASSAY_ARXIV_URL", ARXIV).rstrip("/")
     if ids.arxiv:

@@ -6,22 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.diagnostics import UsageProblem, printable
+from assay.diagnostics import printable
 from assay.experiment import Check
 from assay.ledger.history import CheckHistory, Commit, History, ResultVersion, Spec, read
 from assay.ledger.registration import WORKING_TREE, Registration, of_check, when
 from assay.ledger.store import read_ledger
 from assay.records.knowledge_base import KnowledgeBase
+from assay.records.lookup import check_id, record_id
 
 
 def history(kb: KnowledgeBase, target: str, as_json: bool = False) -> int:
     cid, _, only = target.partition("/")
-    claim = kb.claims.get(cid)
-    if claim is None:
-        raise UsageProblem(f"no valid claim {cid!r} in {kb.root}; assay status lists them")
-    checks = [c for c in claim.checks if not only or c.id == only]
-    if only and not checks:
-        raise UsageProblem(f"{cid} has no check {only!r}; its checks: {', '.join(c.id for c in claim.checks) or 'none'}")
+    claim = kb.claims[record_id(kb, cid, kind="claim")]
+    checks = [c for c in claim.checks if not only or c.id == check_id(kb, cid, only)]
     past = read(kb.root)
     ledger = read_ledger(kb.root)
     data = [_check(past, cid, c, {d: ledger.get((cid, c.id, d)) for d in c.devices}) for c in checks]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
+import subprocess
 import time
 from pathlib import Path
 
-from assay import cache
+from assay import cache, cache_folder
 from assay.records.knowledge_base import load
 
 
@@ -61,7 +63,7 @@ def test_a_cache_folder_that_is_a_link_is_not_used(kb_root, monkeypatch, tmp_pat
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "link"))
     load(kb_root, cache=True)
     assert not marker.exists()
-    assert cache._open_private_dir(tmp_path / "link") is None
+    assert cache_folder.open_private(tmp_path / "link") is None
 
 
 def test_the_prune_removes_only_the_files_the_cache_wrote(kb_root, monkeypatch, tmp_path):
@@ -78,3 +80,21 @@ def test_the_prune_removes_only_the_files_the_cache_wrote(kb_root, monkeypatch, 
     monkeypatch.setattr(cache, "RACY_S", -1.0)
     load(kb_root, cache=True)  # a save prunes
     assert mine.exists() and not stale.exists()
+
+
+def test_history_summaries_committed_in_a_cache_folder_inside_the_knowledge_base_are_never_read(kb_root, monkeypatch):
+    from assay.ledger import history
+
+    subprocess.run(["git", "init", "-q"], cwd=kb_root, check=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "add", "-A"], cwd=kb_root, check=True)
+    subprocess.run(["git", "commit", "-qm", "records"], cwd=kb_root, check=True, env={**os.environ, **env})
+    blob = subprocess.run(["git", "rev-parse", "HEAD:claims/SOTA-364.yaml"], cwd=kb_root, capture_output=True, text=True)
+    inside = kb_root / ".cache"
+    inside.mkdir(mode=0o700)
+    forged = {blob.stdout.strip(): {"id": "SOTA-364", "checks": {"shuffle-bn": []}}}
+    (inside / f"history-{history.SUMMARY_FORMAT}.json").write_text(json.dumps(forged))
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(inside))
+    summary = history.read(kb_root).summaries[blob.stdout.strip()]
+    assert summary["checks"]["shuffle-bn"] != []  # read from git, not from the planted file
+    assert json.loads((inside / f"history-{history.SUMMARY_FORMAT}.json").read_text()) == forged  # nor written over

@@ -106,3 +106,25 @@ def test_an_id_that_is_a_path_never_becomes_a_page_path(kb_root):
     paths = [o.path for o in generate(kb_root)]
     assert not [p for p in paths if ".." in p or p.startswith("/")]
     assert "claims/SOTA-364.md" in paths
+
+
+@pytest.mark.parametrize(
+    ("spelt", "flaw"),
+    [
+        ("SOTA-0364", "a number longer than three digits has no leading zero, so that one id has one spelling"),
+        ("sota-364", "ids are upper case"),
+    ],
+)
+def test_an_id_spelt_another_way_than_its_one_spelling_is_a_bad_id_saying_how(kb_root, spelt, flaw):
+    found = audit.run(load(with_id(kb_root, spelt)))
+    assert [d.render() for d in found] == [
+        f"claims/SOTA-364.yaml:2:1: error[bad-id]: id {spelt!r} does not have the form of its series: {flaw}\n{HINT}"
+    ]
+
+
+def test_a_relation_to_an_id_with_a_leading_zero_more_is_no_link_to_the_record(kb_root):
+    path = kb_root / "claims" / "THEORY-090.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "target: SOTA-364" in text
+    path.write_text(text.replace("target: SOTA-364", "target: SOTA-0364", 1), encoding="utf-8")
+    assert [d.code for d in audit.run(load(kb_root))] == ["wrong-type"]

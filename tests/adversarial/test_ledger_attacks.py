@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -456,3 +457,22 @@ def test_two_settling_runs_on_the_same_fresh_seeds_with_different_verdicts_are_a
     )
     kept = store.read_result(kb_root, store.ledger_path(kb_root, *KEY))
     assert (kept.verdict, kept.unstable.verdicts) == ("failed", ["passed", "failed"])  # the same seeds: no new measurement
+
+
+def test_a_figure_left_half_written_by_a_killed_run_is_reported_and_git_leaves_it_out(tmp_path, capsys):
+    root = tmp_path / "kb"
+    assert cli.main(["init", str(root)]) == 0
+    leftover = root / "results" / "SOTA-001" / ".main.cpu.curve.0123456789ab.svg.x1y2z3.tmp"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("<svg")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    added = subprocess.run(["git", "add", "-n", "results"], cwd=root, capture_output=True, text=True, check=True)
+    assert ".tmp" not in added.stdout
+    capsys.readouterr()
+    cli.main(["--root", str(root), "check"])
+    rel = "results/SOTA-001/.main.cpu.curve.0123456789ab.svg.x1y2z3.tmp"
+    assert (
+        f"{rel}:1:1: warning[ledger-leftover]: {rel} is a temporary file left by a run killed between writing a file of "
+        f"the ledger and renaming it; nothing reads it\n  hint: delete it (rm {rel}); it is no result, and .gitignore "
+        "keeps it out of a commit"
+    ) in capsys.readouterr().out

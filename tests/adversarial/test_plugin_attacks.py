@@ -218,9 +218,40 @@ def test_a_results_link_leading_outside_is_refused_before_anything_is_written(py
     outside.mkdir()
     (root / "results").symlink_to(outside, target_is_directory=True)
     result = pytester.runpytest_subprocess("verify")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["assay: error: could not write results/SOTA-001/gap.cpu.json: *results/ is a link*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # refused before any check runs, not after each has run
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: results/ is a link to a folder outside the knowledge base; pytest verify runs and writes only inside "
+            "it (make results/ a folder of the knowledge base)"
+        ]
+    )
     assert list(outside.iterdir()) == []
+
+
+def test_a_verifier_module_linked_outside_is_not_run_and_writes_no_result(pytester, tmp_path):
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
+    outside = tmp_path / "test_kb.py"
+    (root / "verify" / "test_kb.py").rename(outside)
+    (root / "verify" / "test_kb.py").symlink_to(outside)
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_gap is not run: verify/test_kb.py is a link to a file outside the knowledge base "
+            "(see `assay check`)"
+        ]
+    )
+    assert not (root / "results").exists()
+
+
+def test_a_local_module_a_verifier_imports_through_a_link_outside_stops_its_check(pytester, tmp_path):
+    tests = "from verify import helper  # noqa: F401\n" + textwrap.dedent(GAP_TESTS)
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (root / "verify" / "helper.py").symlink_to(tmp_path / "helper.py")
+    result = pytester.runpytest_subprocess("verify")
+    result.stdout.fnmatch_lines(["*is not run: verify/helper.py is a link to a file outside the knowledge base*"])
+    assert not (root / "results").exists()
 
 
 @pytest.mark.parametrize(
@@ -228,8 +259,19 @@ def test_a_results_link_leading_outside_is_refused_before_anything_is_written(py
     [
         (["--shard", "abc"], "ERROR: --shard 'abc': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
         (["--shard", "3/2"], "ERROR: --shard '3/2': expected I/N with 1 <= I <= N, e.g. --shard 2/4"),
-        (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim"),
-        (["--claim", "SOTA-01"], "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim; did you mean 'SOTA-001'?"),
+        (["--claim", "NOPE"], "ERROR: --claim NOPE: 'NOPE' is not a claim of this knowledge base"),
+        (
+            ["--claim", "SOTA-01"],
+            "ERROR: --claim SOTA-01: 'SOTA-01' is not a claim of this knowledge base; did you mean 'SOTA-001'?",
+        ),
+        (
+            ["--claim", "sota-1"],
+            "ERROR: --claim sota-1: 'sota-1' is not a claim of this knowledge base; did you mean 'SOTA-001'?",
+        ),
+        (
+            ["--claim", "SOTA-001", "--check", "gpa"],
+            "ERROR: --check gpa: no claim of --claim SOTA-001 has a check 'gpa'; did you mean 'gap'?",
+        ),
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_it(pytester, args, message):
@@ -332,7 +374,7 @@ def test_a_bad_claim_option_is_a_usage_error_under_xdist_too_not_an_internal_err
     make_kb(pytester, [check("gap", "test_gap", GAP)], GAP_TESTS)
     result = pytester.runpytest_subprocess("verify", "-n", "2", "--claim", "NOPE")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim"])
+    result.stderr.fnmatch_lines(["ERROR: --claim NOPE: 'NOPE' is not a claim of this knowledge base"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
@@ -426,3 +468,18 @@ def test_a_checks_limit_follows_the_cpu_its_last_result_used_so_two_busy_loops_b
             hog.kill()
     bad = ledger(root, "bad")
     assert (bad["verdict"], bad["last_error"]) == ("passed", None)  # within 3 x the CPU of its last result
+
+
+def test_a_check_whose_helper_module_declares_utf7_is_not_run(pytester):
+    tests = "from verify import helper  # noqa: F401\n" + textwrap.dedent(GAP_TESTS)
+    root = make_kb(pytester, [check("gap", "test_gap", GAP)], tests)
+    (root / "verify" / "helper.py").write_text("# -*- coding: utf-7 -*-\nX = 1  # +AAo-X = 2\n")
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_gap is not run: verify/helper.py declares the coding 'utf-7' on line 1, in which "
+            "Python runs other text than Assay reads; Python modules of a knowledge base are UTF-8 (see `assay check`)"
+        ]
+    )
+    assert not (root / "results").exists()

@@ -86,3 +86,44 @@ def test_a_record_that_would_expand_to_millions_of_items_is_refused_before_it_is
     ]
     assert time.process_time() - started < 5
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no node graph was built
+
+
+def test_an_anchor_that_no_alias_repeats_in_a_flow_list_is_refused(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    text = path.read_text()
+    line = text.splitlines().index("    devices: [cpu]") + 1
+    path.write_text(text.replace("    devices: [cpu]\n", "    devices: [&here cpu]\n", 1))
+    assert [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/SOTA-364.yaml"] == [
+        f"claims/SOTA-364.yaml:{line}:15: error[yaml-alias]: an anchor (&here) names a value for an alias to repeat\n"
+        "  hint: remove the anchor; records spell every value out"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "got"),
+    [("true", "True that is a bool"), ('"0.5"', "'0.5' that is a string"), ("yes", "True that is a bool")],
+)
+def test_a_threshold_written_as_a_boolean_or_a_string_is_no_number(kb_root, written, got):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace('op: "<", value: 0.6,', f'op: "<", value: {written},', 1))
+    assert [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/SOTA-364.yaml"] == [
+        f"claims/SOTA-364.yaml:50:51: error[wrong-type]: 'checks[1].expect[1].value' input should be a valid number (got {got})"
+    ]
+
+
+def test_a_seed_count_written_as_a_float_is_no_count(kb_root):
+    path = kb_root / "claims" / "THEORY-085.yaml"
+    path.write_text(path.read_text().replace("    devices: [cpu]\n", "    devices: [cpu]\n    seeds: {count: 3.0}\n", 1))
+    assert [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/THEORY-085.yaml"] == [
+        "claims/THEORY-085.yaml:16:13: error[wrong-type]: 'checks[0].seeds.count' input should be a valid integer "
+        "(got 3.0 that is a float)"
+    ]
+
+
+def test_a_control_flag_written_as_a_string_is_no_boolean(kb_root):
+    path = kb_root / "claims" / "SOTA-364.yaml"
+    path.write_text(path.read_text().replace("control: true,", 'control: "false",', 1))
+    assert [d.render() for d in audit.run(load(kb_root)) if d.path == "claims/SOTA-364.yaml"] == [
+        "claims/SOTA-364.yaml:50:63: error[wrong-type]: 'checks[1].expect[1].control' input should be a valid boolean "
+        "(got 'false' that is a string)"
+    ]

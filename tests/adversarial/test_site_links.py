@@ -43,3 +43,18 @@ def test_a_page_linked_from_outside_is_refused(tmp_path):
 def test_a_folder_linked_to_a_large_tree_is_refused_before_it_is_walked(tmp_path):
     done = _build(tmp_path, "usr", Path("/usr"))  # MkDocs would walk and copy every file under it
     assert done.returncode != 0 and "site/usr is a link to something outside the repository" in done.stderr
+
+
+def test_a_site_folder_whose_parent_links_outside_is_refused_before_mkdocs_cleans_it(tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "site").mkdir(parents=True)
+    (outside / "site" / "keep.txt").write_text("precious\n")
+    (tmp_path / "repo" / "build").parent.mkdir(parents=True)
+    (tmp_path / "repo" / "build").symlink_to(outside)  # site_dir is repo/build/site
+    done = _build(tmp_path, "index-link.md", tmp_path / "repo" / "site" / "index.md")  # a link that stays inside
+    assert done.returncode != 0
+    assert (
+        "site_dir build/ is a link to a folder outside the knowledge base; MkDocs deletes and writes what is in it, so "
+        "Assay builds only inside the repository (remove the link, or name the outside folder itself as the site_dir)"
+    ) in done.stderr
+    assert [p.name for p in (outside / "site").iterdir()] == ["keep.txt"]

@@ -27,3 +27,32 @@ def test_a_result_left_behind_by_a_renamed_check_or_a_removed_claim_is_reported(
         ("results/THEORY-085/renamed-away.cpu.json", "ledger-orphan", "warning"),
         ("results/THEORY-099/log-n-cap.cpu.json", "ledger-orphan", "warning"),
     ]
+
+
+def test_history_of_a_claim_spelled_in_lower_case_is_a_usage_error_suggesting_the_id(kb_root, capsys):
+    assert cli.main(["--root", str(kb_root), "history", "sota-364/shuffle-bn"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "assay: error: 'sota-364' is not a claim of this knowledge base; did you mean 'SOTA-364'?\n",
+    )
+
+
+def test_a_claim_id_with_a_leading_zero_more_is_not_taken_for_the_claim_but_suggested(kb_root, capsys):
+    assert cli.main(["--root", str(kb_root), "plan", "--claim", "THEORY-0085"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "assay: error: --claim THEORY-0085: 'THEORY-0085' is not a claim of this knowledge base; did you mean 'THEORY-085'?\n",
+    )
+
+
+def test_sources_verify_of_an_unknown_source_is_a_usage_error_before_the_copy_is_asked_for(kb_root, capsys):
+    assert cli.main(["--root", str(kb_root), "sources", "verify", "LIT-59"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "assay: error: 'LIT-59' is not a source of this knowledge base; did you mean 'LIT-590'?\n",
+    )
+
+
+def test_history_of_a_misspelt_check_suggests_the_check(kb_root, capsys):
+    assert cli.main(["--root", str(kb_root), "history", "SOTA-364/shufle-bn"]) == 2
+    assert capsys.readouterr() == ("", "assay: error: SOTA-364 has no check 'shufle-bn'; did you mean 'shuffle-bn'?\n")

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -263,3 +264,23 @@ def test_assay_status_warns_of_a_post_hoc_expectation(repo: Path, capsys) -> Non
         "warning[post-hoc]: claims/SOTA-364.yaml:46: check 'shuffle-bn': 'top1 >= 40' is post-hoc: post-hoc: >= 50 -> >= 40"
         in err
     )
+
+
+def test_an_anchor_bomb_in_a_past_commit_is_refused_and_that_version_has_no_history(repo: Path, capsys) -> None:
+    path = repo / "claims" / "SOTA-364.yaml"
+    good = path.read_text()
+    first = commit(repo, "the record")
+    # nine levels of nine aliases in flow mappings, the last one an expectation's metric: 9**9 values if expanded
+    bomb = "".join(f"x{i}: &b{i} {{{', '.join(f'k{j}: *b{i - 1}' for j in range(9))}}}\n" for i in range(1, 10))
+    bombed_text = good.replace("id: SOTA-364\n", "id: SOTA-364\nx0: &b0 {k: v}\n" + bomb, 1)
+    path.write_text(bombed_text.replace("{metric: top1,", "{metric: *b9,", 1))
+    bombed = commit(repo, "a bomb, later removed")
+    path.write_text(good)
+    commit(repo, "restore")
+    started = time.monotonic()
+    assert main(["--root", str(repo), "check"]) == 0
+    assert time.monotonic() - started < 20
+    capsys.readouterr()
+    specs = history.read(repo, use_cache=False).check("SOTA-364", "shuffle-bn").specs
+    assert [c.sha for c, _ in specs] == [first]  # the bomb's version is skipped; the restored one changed nothing
+    assert bombed not in [c.sha for c, _ in specs]

@@ -38,17 +38,19 @@ def test_the_committed_json_schema_is_the_models(tmp_path):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("inputs", "abc", "'inputs': input should be a valid dictionary or instance of inputs"),
-        ("expectation", {"a": 1}, "'expectation': input should be a valid list"),
-        ("environment", [], "'environment': input should be a valid dictionary or instance of environment"),
-        ("figures", "x.svg", "'figures': input should be a valid list"),
+        ("inputs", "abc", "'inputs': input should be an object"),
+        ("expectation", {"a": 1}, "'expectation': input should be a valid array"),
+        ("environment", [], "'environment': input should be an object"),
+        ("figures", "x.svg", "'figures': input should be a valid array"),
         ("finished", 12, "'finished': input should be a valid string"),
-        ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': input should be a finite number"),
+        ("metrics", {"gap": {"value": "NaN"}}, "'metrics.gap.value': input should be a valid number"),  # a string
+        ("metrics", {"gap": {"value": True}}, "'metrics.gap.value': input should be a valid number"),  # a boolean
+        ("duration_s", "0.5", "'duration_s': input should be a valid number"),
         (
             "verdict",
             "green",
             "'verdict': input should be 'passed', 'failed', 'known-failing', 'inconclusive', 'out-of-regime' or 'error'",
-        ),  # noqa: E501
+        ),
     ],
 )
 def test_a_field_of_the_wrong_type_is_a_shape_diagnostic_and_nothing_crashes(kb_root, field, value, message, capsys):

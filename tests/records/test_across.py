@@ -270,6 +270,16 @@ def test_a_result_of_a_check_the_claim_no_longer_has_is_reported_as_an_orphan(di
     )
 
 
+def test_a_temporary_file_left_in_the_ledger_is_a_warning_that_says_it_can_be_deleted(diagnose):
+    assert diagnose("ledger-leftover") == (
+        "results/THEORY-085/.log-n-cap.cpu.json.k9x2ab.tmp:1:1: warning[ledger-leftover]: "
+        "results/THEORY-085/.log-n-cap.cpu.json.k9x2ab.tmp is a temporary file left by a run killed between writing a "
+        "file of the ledger and renaming it; nothing reads it\n"
+        "  hint: delete it (rm results/THEORY-085/.log-n-cap.cpu.json.k9x2ab.tmp); it is no result, and .gitignore keeps "
+        "it out of a commit"
+    )
+
+
 def test_a_result_whose_figure_does_not_match_is_a_warning(diagnose):
     assert diagnose("ledger-figure") == (
         "results/THEORY-085/log-n-cap.cpu.json:1:1: warning[ledger-figure]: log-n-cap.cpu.curve.svg cannot be read "

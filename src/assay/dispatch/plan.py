@@ -17,10 +17,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from assay.diagnostics import UsageProblem
 from assay.fingerprints import input_hash
 from assay.ledger.inputs import InputParts
 from assay.ledger.store import Ledger
 from assay.records.knowledge_base import KnowledgeBase
+from assay.records.lookup import record_ids
 from assay.status import RUN_REASONS, run_reason
 
 #: How stale a result is, most stale first: the order of the plan.
@@ -76,9 +78,10 @@ def select(
     budget_s: float | None = None,
 ) -> Selection:
     """The checks of ``claims`` (all when empty) declared for ``device``, most stale first, within ``budget_s``."""
-    unknown = [cid for cid in claims or [] if cid not in kb.claims]
-    if unknown:
-        raise PlanProblem(f"--claim {unknown[0]}: {unknown[0]!r} is not a claim of this knowledge base")
+    try:
+        record_ids(kb, claims or [])
+    except UsageProblem as e:
+        raise PlanProblem(str(e)) from None
     inputs = InputParts(kb.root)
     candidates = []
     for cid in sorted(claims or kb.claims):

@@ -8,14 +8,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from assay.diagnostics import UsageProblem
 from assay.evidence import limits
 from assay.experiment import Check
+from assay.files import Unreadable, refuse_link_out
 from assay.model import Claim
-from assay.records.knowledge_base import KnowledgeBase
+from assay.records.knowledge_base import KnowledgeBase, is_knowledge_base
+from assay.records.lookup import near, record_ids
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -102,15 +106,33 @@ def full_float32(torch: Any) -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
-def check_wanted(kb: KnowledgeBase, wanted: list[str]) -> None:
-    """Raise ``pytest.UsageError`` for a ``--claim`` that names no valid claim, with a "did you mean"."""
-    import difflib
+def check_folders(root: Path, ledger_root: Path) -> None:
+    """Raise ``pytest.UsageError`` where the knowledge base's ``verify/`` or the ledger's ``results/`` is a link that
+    leaves its root (``files.refuse_link_out``): verifiers from outside would run with code Assay cannot read as an
+    input, so their results would never go stale, and a result would be written outside."""
+    if not is_knowledge_base(root):
+        return  # the plugin is inert outside a knowledge base
+    for base, folder in ((root, "verify"), (ledger_root, "results")):
+        try:
+            refuse_link_out(base, Path(folder))
+        except Unreadable as e:
+            raise pytest.UsageError(
+                f"{e}; pytest verify runs and writes only inside it (make {folder}/ a folder of the knowledge base)"
+            ) from None
 
-    for cid in wanted:
-        if cid not in kb.claims:
-            close = difflib.get_close_matches(cid, list(kb.claims), n=1)
-            why = "is not a valid claim; see `assay check`" if cid in kb.by_id else "is not a claim"
-            raise pytest.UsageError(f"--claim {cid}: {cid!r} {why}" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+def check_wanted(kb: KnowledgeBase, wanted: list[str], checks: list[str]) -> None:
+    """Raise ``pytest.UsageError`` for a ``--claim`` that names no valid claim, or a ``--check`` that names no check of
+    them, with a "did you mean" (``assay.records.lookup``)."""
+    try:
+        claims = record_ids(kb, wanted)
+        known = sorted({c.id for cid in claims or kb.claims for c in kb.claims[cid].checks})
+        whose = f"--claim {' '.join(claims)}" if claims else "this knowledge base"
+        for check in checks:
+            if check not in known:
+                raise UsageProblem(f"--check {check}: no claim of {whose} has a check {check!r}{near(check, known)}")
+    except UsageProblem as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[Claim, Check] | None, str]:

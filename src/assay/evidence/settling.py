@@ -72,11 +72,12 @@ def of(plan: dict[str, Any], report: Any) -> Settling | None:
     if planned is None:
         return None
     before = planned.get("before") or {}
-    return Settling(
-        plan=str(planned.get("plan", "")),
-        seeds=[int(s) for s in planned["seeds"]],
-        before_verdict=before.get("verdict", "inconclusive"),
-        before_finished=before.get("finished", "1970-01-01T00:00:00Z"),
-        before_seeds=[int(s) for s in before.get("seeds") or []],
-        before_expectation=before.get("expectation") or [],
-    )
+    kept = {
+        "plan": str(planned.get("plan", "")),
+        "seeds": [int(s) for s in planned["seeds"]],
+        "before_verdict": before.get("verdict", "inconclusive"),
+        "before_finished": before.get("finished", "1970-01-01T00:00:00Z"),
+        "before_seeds": [int(s) for s in before.get("seeds") or []],
+        "before_expectation": before.get("expectation") or [],
+    }
+    return Settling.model_validate_json(json.dumps(kept))  # read as JSON, as the plan was: an interval is an array

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from assay import cache, files, reading
+from assay import cache_folder, reading
 from assay.fingerprints import digest
+from assay.records.yaml_safe import read_marks
 
 #: Bumped when a summary's shape changes: older cached summaries are then read again.
-SUMMARY_FORMAT = 4
+SUMMARY_FORMAT = 5  # 4: records read by the safe reader; 5: results re-read from their measurements, seeds, fingerprints
 
 #: The folders whose files make a check's history.
 WATCHED = ("claims", "results")
@@ -239,7 +238,7 @@ def read(root: Path, *, use_cache: bool = True) -> History:
         if changed:
             history.commits.append(Commit(sha, int(when or 0), subject, len(history.commits)))
             history.changes.append(changed)
-    _summarise(history, base, use_cache)
+    _summarise(history, root, base, use_cache)
     return history
 
 
@@ -260,16 +259,16 @@ def _git(root: Path, *args: str, cwd: Path | None = None) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _summarise(history: History, base: Path, use_cache: bool) -> None:
+def _summarise(history: History, root: Path, base: Path, use_cache: bool) -> None:
     """Fill ``history.summaries`` for every blob its changes name: from the cache, else from one batch read."""
     wanted = {blob: path for changed in history.changes for path, blob in changed.items() if blob}
-    kept = _load_cache() if use_cache else {}
+    kept = _load_cache(root) if use_cache else {}
     history.summaries = {b: kept[b] for b in wanted if b in kept}
     missing = [b for b in wanted if b not in history.summaries]
     for blob, text in _cat(base, missing):
         history.summaries[blob] = _summary(wanted[blob], text)
     if use_cache and missing:
-        _save_cache({**kept, **history.summaries})
+        _save_cache(root, {**kept, **history.summaries})
 
 
 def _cat(base: Path, blobs: list[str]) -> Iterable[tuple[str, bytes]]:
@@ -295,7 +294,9 @@ def _summary(path: str, data: bytes) -> dict[str, Any]:
     """What registration needs of one file's content; an unreadable file is an empty summary."""
     try:
         if path.startswith("claims/"):
-            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            # read as every record is (``yaml_safe``): an alias bomb, a tag or an anchor in a past commit is refused
+            # there, before anything expands, and that version has no history to give
+            doc = read_marks(data, path)[0]
             checks = {}
             for c in doc.get("checks") or [] if isinstance(doc, dict) else []:
                 if isinstance(c, dict) and isinstance(c.get("id"), str):
@@ -408,20 +409,19 @@ def result_version(summary: dict | None) -> ResultVersion | None:
     )
 
 
-def _cache_file() -> Path:
-    return cache.folder() / f"history-{SUMMARY_FORMAT}.json"
+def _cache_name() -> str:
+    return f"history-{SUMMARY_FORMAT}.json"
 
 
-def _load_cache() -> dict[str, Any]:
+def _load_cache(root: Path) -> dict[str, Any]:
+    """The summaries kept in the user's cache (``cache_folder.read_plain``: never a file inside the knowledge base, where a
+    commit could bring forged ones)."""
     try:
-        data = json.loads(_cache_file().read_text(encoding="utf-8"))
+        data = json.loads(cache_folder.read_plain(root, _cache_name()) or b"{}")
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except ValueError:
         return {}
 
 
-def _save_cache(summaries: dict[str, Any]) -> None:
-    try:
-        files.write_atomic(_cache_file(), json.dumps(summaries, separators=(",", ":")))
-    except OSError:  # a cache that cannot be written is no error
-        pass
+def _save_cache(root: Path, summaries: dict[str, Any]) -> None:
+    cache_folder.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from assay.cache import UNCACHED, ParseCache
+from assay.diagnostics import Diagnostic
 from assay.experiment import Check
-from assay.files import Unreadable, read_regular, sha256_regular
+from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
 from assay.model import Claim
 from assay.records.parts import record_parts
-from assay.records.verifiers import FILE_IMPORT, imported_names
+from assay.records.verifiers import FILE_IMPORT, imported_names, source_problems
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -105,8 +107,22 @@ class InputParts:
         """``code:<path>`` -> hash for the verifier module ``module`` (root-relative) and what it loads."""
         if module not in self._code_parts:
             closure = self.closure(self.root / module)
-            self._code_parts[module] = {f"code:{self._rel(path)}": self.file_digest(path) for path in closure}
+            self._code_parts[module] = {f"code:{self._rel(path)}": self._code_digest(path) for path in closure}
         return self._code_parts[module]
+
+    def _code_digest(self, path: Path) -> str:
+        """``file_digest`` of a module, or why Assay cannot read it as the text Python runs (``files.python_text``):
+        a check whose code cannot be read so is not run (``unreadable_code``)."""
+        digest = self.file_digest(path)
+        if digest.startswith(UNREADABLE):
+            return digest
+        try:
+            python_text(read_regular(self.root, path))
+        except Unreadable as e:
+            return f"{UNREADABLE}{e}"
+        except UnicodeDecodeError:
+            pass  # Python refuses to run it too; pytest reports it where it collects the module
+        return digest
 
     def closure(self, module: Path) -> tuple[Path, ...]:
         """``module``, the conftest files above it, and every local module they import, transitively."""
@@ -122,6 +138,26 @@ class InputParts:
             self._closures[module] = tuple(sorted(seen))
         return self._closures[module]
 
+    def imported_problems(self, modules: Iterable[str]) -> list[Diagnostic]:
+        """What ``assay check`` says of the local modules the verifier ``modules`` (root-relative) load, besides the
+        verifier modules themselves (``records.verifiers`` reads those): one it cannot read inside the knowledge base,
+        and what a module's text says against it (``verifiers.source_problems``: a coding other than UTF-8,
+        bidirectional controls). A check that loads such a module is not run (``unreadable_code``)."""
+        verifier_modules = {self.root / m for m in modules}
+        loaded = {path for m in sorted(verifier_modules) for path in self.closure(self.root / m)} - verifier_modules
+        out = []
+        for path in sorted(loaded):
+            rel = self._rel(path)
+            try:
+                out += source_problems(rel, read_regular(self.root, path))
+            except Unreadable as e:
+                out.append(
+                    Diagnostic(
+                        rel, 1, 1, "unreadable-file", f"{rel} {e}", "a verifier loads only files inside the knowledge base"
+                    )
+                )
+        return out
+
     def _record_parts(self, claim: Claim, check: Check) -> list[tuple[str, str]]:
         key = (claim.id, check.id)
         if key not in self._definitions:
@@ -135,7 +171,7 @@ class InputParts:
             try:  # streamed: a file of any size is an input in full
                 self._digests[path] = sha256_regular(self.root, path)[:16]
             except Unreadable as e:
-                self._digests[path] = f"unreadable: {e}"
+                self._digests[path] = f"{UNREADABLE}{e}"
         return self._digests[path]
 
     def _rel(self, path: Path) -> str:
@@ -189,6 +225,20 @@ class InputParts:
                     if candidate.is_file() and candidate.absolute().is_relative_to(self.root):
                         found.append(candidate.absolute())
         return found
+
+
+#: How a part reads where its file could not be read (``file_digest``): the reason is itself the input.
+UNREADABLE = "unreadable: "
+
+
+def unreadable_code(parts: dict[str, str]) -> list[str]:
+    """The code of a check that Assay could not read as an input (``path why``): a check that runs it would write a
+    result that never goes stale when that code changes, so it is not run."""
+    return [
+        f"{key[5:]} {value[len(UNREADABLE) :]}"
+        for key, value in parts.items()
+        if key.startswith("code:") and value.startswith(UNREADABLE)
+    ]
 
 
 def stale_reasons(recorded: dict[str, str], current: dict[str, str]) -> list[str]:

@@ -6,6 +6,7 @@ hash their result names.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import sha256, stamp
 from assay.ledger.result import Key
-from assay.ledger.store import ledger_path, read_ledger
+from assay.ledger.store import ledger_path, leftovers, read_ledger
 from assay.records.knowledge_base import KnowledgeBase
 from assay.svg import unsafe
 
@@ -94,3 +95,13 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
             yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
     if store is not None:
         store.save()
+    for path in leftovers(kb.root):
+        yield Diagnostic(
+            path,
+            1,
+            1,
+            "ledger-leftover",
+            f"{path} is a temporary file left by a run killed between writing a file of the ledger and renaming it; "
+            "nothing reads it",
+            f"delete it (rm {shlex.quote(path)}); it is no result, and .gitignore keeps it out of a commit",
+        )

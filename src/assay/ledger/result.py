@@ -103,8 +103,9 @@ def beyond_bounds(notes: Iterable[str], per_seed: Iterable[int]) -> str | None:
 
 
 class _Part(BaseModel):
-    # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, str_max_length=MAX_TEXT)
+    # no NaN or infinity anywhere in a result: what is written is JSON that every reader (and the export) takes; and
+    # strict, as the records are (``experiment.PART``): a hand-edited `true` or `"0.5"` is never read as a number
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, str_max_length=MAX_TEXT, strict=True)
 
 
 class Metric(_Part):

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from assay import bulk
 from assay.cache import ParseCache, kept
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, prefetch, read_in_stat, read_regular, write_atomic
+from assay.files import Unreadable, is_temporary, prefetch, read_in_stat, read_regular, refuse_link_out, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.result import FORMAT, MAX_FILE_BYTES, Figure, Key, Result, to_json
@@ -50,8 +50,12 @@ def locked(root: Path, claim: str) -> Iterator[None]:
     finish together never put an older pick over a newer result. Raises ``OSError`` before anything is written
     where ``results/`` or the claim's folder is a link or leads outside ``root``, or is not a folder."""
     base = Path(root) / "results"
-    if os.path.lexists(base) and (base.is_symlink() or not base.is_dir()):
-        raise OSError(errno.ENOTDIR, "results/ is a link or not a folder; the ledger is written only inside the knowledge base")
+    try:
+        refuse_link_out(root, Path("results", claim))
+    except Unreadable as e:
+        raise OSError(errno.ENOTDIR, f"{e}; the ledger is written only inside the knowledge base") from None
+    if os.path.lexists(base) and not base.is_dir():
+        raise OSError(errno.ENOTDIR, "results/ is not a folder; the ledger is written only inside the knowledge base")
     folder = base / claim
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -203,7 +207,7 @@ def _diagnose(rel: str, raw: bytes) -> Result:
     if data.get("format") != FORMAT:
         raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
     try:
-        return Result.model_validate(data)
+        return Result.model_validate_json(raw)  # again, for the first error's words: JSON's arrays are the tuples
     except ValidationError as e:
         raise LedgerProblem("ledger-shape", f"{rel}: {first_error(e)}") from None
 
@@ -355,9 +359,10 @@ def _ledger_entries(root: Path) -> Iterator[Listed]:
 def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
     """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` as ``_ledger_entries`` gives it."""
     base = root / "results"
-    base_real = os.path.realpath(base)
-    if not Path(base_real).is_relative_to(root):
-        base_real = ""  # results/ itself leads outside: every file takes the resolving read, which refuses it
+    try:
+        base_real = str(refuse_link_out(root, Path("results")))
+    except Unreadable:
+        return []  # results/ itself leads outside: nothing in it is read (``assay check`` says so)
     try:
         folders = sorted(os.scandir(base), key=lambda e: e.name)
     except OSError:
@@ -367,6 +372,19 @@ def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
         for f in folders
         if f.is_dir()
     ]
+
+
+def leftovers(root: Path) -> list[str]:
+    """The temporary files (``files.is_temporary``) in the folders of ``results/`` under the resolved ``root``,
+    root-relative: what a run or a merge killed between a write and its rename left; nothing reads them."""
+    out = []
+    for folder, path, _ in _ledger_folders(root):
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        out += [f"results/{folder}/{name}" for name in sorted(names) if is_temporary(name)]
+    return out
 
 
 def _entries_in(folder: str, path: str, real: str) -> list[tuple[str, str, str]]:

@@ -16,7 +16,7 @@ from assay.diagnostics import Diagnostic
 from assay.model import series_of
 from assay.records import quotes
 from assay.records.document import Loaded
-from assay.records.knowledge_base import KnowledgeBase, named_first
+from assay.records.knowledge_base import KnowledgeBase, inside, named_first
 from assay.records.verifiers import Index, Verifier, scan
 from assay.records.within import suggest
 
@@ -248,14 +248,16 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     tests = scan(kb.root, cache=len(kb.files) >= CACHE_FROM)
     for path, why in tests.unreadable.items():
         yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}", "verifiers are regular files inside the knowledge base")
+    yield from tests.problems
     claims = {cid: [(c.id, c.verifier) for c in f.outline.checks] for cid, f in kb.claim_files.items()}
+    refused = not inside(kb.root, "verify")  # one diagnostic says so where verify/ is (``knowledge_base.linked_out``)
     yield from _duplicate_verifiers(tests, {verifier for checks in claims.values() for _, verifier in checks})
     for cid, checks in claims.items():
         f = kb.by_id[cid]
         for n, (check, verifier) in enumerate(checks):
             v = tests.get(verifier)
-            if v is None and verifier.split("::")[0] in tests.unreadable:
-                continue  # reported as unreadable-file, where the module is
+            if v is None and (refused or verifier.split("::")[0] in tests.unreadable):
+                continue  # reported as unreadable-file, where the module or its folder is
             if v is None:
                 yield f.diag(
                     ("checks", n, "verifier"),
@@ -271,6 +273,16 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                 )
     for v in tests.values():
         path = v.nodeid.split("::")[0]
+        if v.parametrized and v.claim is not None:
+            yield Diagnostic(
+                path,
+                v.line,
+                1,
+                "parametrized-verifier",
+                f"'{v.nodeid}' is parametrized, so pytest would run it several times for the one check {v.claim}/{v.check}",
+                "a check has one test: give the values to the verifier as its seeds (seeds: in the record), or make each "
+                "its own check with its own test",
+            )
         if v.claim is None:
             yield Diagnostic(
                 path,

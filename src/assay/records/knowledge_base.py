@@ -12,7 +12,8 @@ from typing import Any
 
 from assay import bulk
 from assay.cache import CACHE_FROM, ParseCache, kept
-from assay.files import prefetch
+from assay.diagnostics import Diagnostic
+from assay.files import Unreadable, prefetch, refuse_link_out
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import Loaded
@@ -156,8 +157,43 @@ def named_first(files: list[Loaded]) -> list[Loaded]:
 
 
 def record_names(root: Path) -> list[tuple[str, str]]:
-    """``(folder, name)`` of every record file under ``root``, folder by folder, in name order."""
-    return [(folder, name) for folder in MODELS for name in _yaml_names(root / folder)]
+    """``(folder, name)`` of every record file under ``root``, folder by folder, in name order; a folder that a link
+    takes outside the root is not listed (``linked_out``)."""
+    return [(folder, name) for folder in MODELS if inside(root, folder) for name in _yaml_names(root / folder)]
+
+
+#: The top-level folders of a knowledge base that Assay reads, and writes (results/).
+FOLDERS = (*MODELS, "verify", "results")
+
+
+def inside(root: Path, folder: str) -> bool:
+    """Whether the top-level ``folder`` of ``root`` stays inside it: one that a link takes out is neither listed nor
+    read, and ``linked_out`` reports it."""
+    return _why_out(root, folder) is None
+
+
+def linked_out(root: Path) -> list[Diagnostic]:
+    """An unreadable-file diagnostic for each of ``FOLDERS`` that a link takes outside ``root``: nothing in it is read."""
+    return [
+        Diagnostic(
+            f"{folder}/",
+            1,
+            1,
+            "unreadable-file",
+            f"{why}; nothing in it is read",
+            f"make {folder}/ a folder of the knowledge base: move its files in and remove the link",
+        )
+        for folder in FOLDERS
+        if (why := _why_out(root, folder)) is not None
+    ]
+
+
+def _why_out(root: Path, folder: str) -> str | None:
+    try:
+        refuse_link_out(root, Path(folder))  # the one rule (``assay.files``)
+    except Unreadable as e:
+        return str(e)
+    return None
 
 
 def _yaml_names(folder: Path) -> list[str]:

@@ -47,7 +47,7 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
     if cache:
         found = verifiers.readings(root, cache=True)
     else:
-        rels = [path.relative_to(root).as_posix() for path in sorted((root / "verify").glob("**/test_*.py"))]
+        rels = [path.relative_to(root).as_posix() for path in verifiers.modules(root)]
         found = dict(zip(rels, _read_all(root, rels)))
     out: dict[str, tuple[Tie, Recorded]] = {}
     with bulk.no_collection():  # tens of thousands of readings unpickled, and no cycle

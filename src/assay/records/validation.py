@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import heapq
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from assay.diagnostics import PER_FILE, Diagnostic, Loc
 from assay.files import Unreadable, read_in_stat, read_regular
 from assay.fingerprints import Stamp, stamp_of
+from assay.ids import RECORD_ID
 from assay.model import MODELS, SERIES, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
@@ -162,7 +164,8 @@ def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, 
 
 
 def _id_flaw(value: Any) -> str:
-    """What makes an id that looks right wrong: a character that is not ASCII, or space around it."""
+    """What makes an id that looks right wrong: a character that is not ASCII, space around it, lower case, or a
+    leading zero that would make two spellings of one id."""
     if not isinstance(value, str):
         return ""
     odd = next((c for c in value if not c.isascii()), None)
@@ -170,6 +173,10 @@ def _id_flaw(value: Any) -> str:
         return f": ids are ASCII, and {odd!r} (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')}) is not"
     if value != value.strip():
         return ": it has space or a line break around it"
+    if re.fullmatch(RECORD_ID, value.upper()):
+        return ": ids are upper case"
+    if re.fullmatch(r"[A-Z]+-0[0-9]{3,}", value):
+        return ": a number longer than three digits has no leading zero, so that one id has one spelling"
     return ""
 
 

@@ -16,8 +16,10 @@ from typing import NamedTuple
 
 from assay import bulk
 from assay.cache import ParseCache, kept
-from assay.files import Unreadable, read_regular
+from assay.diagnostics import Diagnostic, bidi_controls
+from assay.files import Miscoded, Unreadable, python_text, read_regular
 from assay.fingerprints import Stamp, stamp
+from assay.records.knowledge_base import inside
 from assay.records.metric_calls import Recorded, read
 
 
@@ -29,6 +31,7 @@ class Verifier:
     line: int
     claim: str | None
     check: str | None
+    parametrized: bool = False  # a ``parametrize`` marker on it or on its module: pytest would run it several times
 
 
 def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | None:
@@ -44,22 +47,32 @@ def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | 
     return None
 
 
-def _module_marker(tree: ast.Module) -> tuple[str | None, str | None] | None:
+def _module_markers(tree: ast.Module) -> list[ast.expr]:
+    """The markers of a module's ``pytestmark`` (its last assignment at the top of the module, as Python keeps it)."""
+    out: list[ast.expr] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
-            values = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-            found = _marker_args(list(values))
-            if found:
-                return found
-    return None
+            out = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+    return out
+
+
+def _parametrized(decorators: list[ast.expr]) -> bool:
+    """Whether a ``parametrize`` marker is among ``decorators`` (``@pytest.mark.parametrize(...)``, ``@mark.parametrize``)."""
+    for dec in decorators:
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(func, ast.Attribute) and func.attr == "parametrize":
+            return True
+    return False
 
 
 class Index(dict[str, Verifier]):
-    """The tests of ``verify/`` by node id, and the modules that could not be read (path -> why)."""
+    """The tests of ``verify/`` by node id, the modules that could not be read (path -> why), and what the text of those
+    read says against them (``source_problems``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.unreadable: dict[str, str] = {}
+        self.problems: list[Diagnostic] = []
 
 
 def scan(root: Path, cache: bool = False) -> Index:
@@ -75,6 +88,7 @@ def scan(root: Path, cache: bool = False) -> Index:
             out.unreadable[rel] = reading
         else:
             out.update(reading.tests)
+            out.problems += reading.problems
     return out
 
 
@@ -84,6 +98,7 @@ class Reading(NamedTuple):
 
     tests: dict[str, Verifier]
     calls: bytes
+    problems: tuple[Diagnostic, ...] = ()  # what its text says against it (``source_problems``)
 
     def recorded(self) -> dict[str, Recorded]:
         """What each test records, by function name."""
@@ -96,7 +111,7 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     store = ParseCache(root, "verifiers") if cache else None
     out: dict[str, Reading | str] = {}
     todo = []
-    for path in _modules(root):
+    for path in modules(root):
         rel = path.relative_to(root).as_posix()
         direct = store is not None and path.parent.resolve() == path.parent  # no link on the way: a stamp holds
         out[rel] = store.get(rel, stamp(path)) if direct and not store.empty else None  # type: ignore[union-attr]
@@ -120,10 +135,14 @@ def ahead(root: Path) -> None:
     """Start reading every verifier module under the resolved ``root`` (``bulk.ahead``) if the verifiers' cache
     keeps none: ``readings`` takes what was read."""
     if not kept(root, "verifiers"):
-        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in _modules(root)], PARALLEL_FROM)
+        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in modules(root)], PARALLEL_FROM)
 
 
-def _modules(root: Path) -> list[Path]:
+def modules(root: Path) -> list[Path]:
+    """The verifier modules under ``root`` (``verify/**/test_*.py``): none where verify/ is a link that leaves it
+    (``knowledge_base.linked_out``)."""
+    if not inside(root, "verify"):
+        return []
     return sorted((root / "verify").glob("**/test_*.py"))
 
 
@@ -156,25 +175,41 @@ def read_module(root: Path, rel: str) -> Reading | str:
     with bulk.no_collection():
         try:
             source = read_regular(root, root / rel)
-            try:
-                tree = ast.parse(source.decode("utf-8"))
-            except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-                return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL))
-            return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL))
         except Unreadable as e:
             return str(e)
+        problems = tuple(source_problems(rel, source))
+        try:
+            tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
+        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+            return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL), problems)
+        return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL), problems)
+
+
+def source_problems(rel: str, source: bytes) -> list[Diagnostic]:
+    """What a Python module's text says against it, at ``rel``: a coding cookie other than UTF-8 (``files.python_text``:
+    Python would run other text than the rules and the site read), and bidirectional controls (text that shows in
+    another order than it runs)."""
+    try:
+        text = python_text(source)
+    except Miscoded as e:
+        return [Diagnostic(rel, 1, 1, "not-utf8", f"{rel} {e}", "delete the coding line; save the module as UTF-8")]
+    except UnicodeDecodeError:
+        return []  # Python refuses to run it too; pytest reports it where it collects the module
+    return bidi_controls(text, rel)
 
 
 def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:
     """The ``test*`` functions at the top of a parsed module (at ``rel``) with their claim markers, by node id."""
     out: dict[str, Verifier] = {}
-    module_marker = _module_marker(tree)
+    markers = _module_markers(tree)
+    module_marker = _marker_args(markers)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             claim, check = _marker_args(node.decorator_list) or module_marker or (None, None)
             if module_marker and not check and module_marker[0]:
                 claim = claim or module_marker[0]
-            out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check)
+            several = _parametrized(node.decorator_list) or _parametrized(markers)
+            out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check, several)
     return out
 
 

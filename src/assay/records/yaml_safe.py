@@ -171,11 +171,26 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
 def libyaml_marks(source: str) -> tuple[Any, list[int]]:
     """The data of ``source`` and its marks (``read_marks``) as libyaml's nodes give them: the reading of every
     file ``yaml_lines`` leaves, and what its reading is held to. Raises on what a record may not hold."""
+    if "&" in source:  # an anchor alone is refused too; the nodes keep no anchor, so its token is looked for
+        _refuse_anchors(source)
     node = yaml.compose(source, Loader=_COMPOSER)
     if node is None:
         return None, []
     marks = [node.start_mark.line + 1, node.start_mark.column + 1]
     return _plain(node, marks, 0, {}), marks
+
+
+def _refuse_anchors(source: str) -> None:
+    """Raise ``_Refused`` (yaml-alias) at the first anchor (``&t``) of ``source``: records spell every value out, and an
+    anchor is there for an alias to repeat. libyaml's scanner finds it as a token, never in a quoted ``R&D``."""
+    for token in yaml.scan(source, Loader=_BASE):
+        if isinstance(token, yaml.AnchorToken):
+            raise _Refused(
+                "yaml-alias",
+                f"an anchor (&{token.value}) names a value for an alias to repeat",
+                token.start_mark,
+                "remove the anchor; records spell every value out",
+            )
 
 
 def positions_of(data: Any, marks: bytes) -> dict[Loc, Pos]:

@@ -15,7 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from assay.files import Unreadable, read_regular
+from assay.files import Unreadable, python_text, read_regular
 from assay.site.markup import anchor
 from assay.site.pages import Output, breadcrumb
 from assay.site.template import render
@@ -94,10 +94,13 @@ def code_page(root: Path, module: str) -> Output:
     """A verifier module's source with line anchors, and an anchor at each function.
 
     The module is read by ``read_regular``'s rule: a link leading outside the knowledge base (to a secret),
-    a FIFO or an oversized file gets a page that says it is not shown, never its content.
+    a FIFO or an oversized file gets a page that says it is not shown, never its content; so does a module whose
+    coding cookie would have Python run other text than the page shows (``files.python_text``).
     """
     here = f"code/{module}.md"
     try:
+        text = python_text(read_regular(root, root / module))  # the text Python runs, or none
+    except UnicodeDecodeError:
         text = _read(root, module)
     except Unreadable as e:
         html = render(

@@ -35,6 +35,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 
+from assay.files import Unreadable, refuse_link_out, resolve_inside
 from assay.site import Options, Output, search
 from assay.site.generator import Deferred, Site
 
@@ -81,7 +82,9 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return (base / self.config.root).resolve() if self.config.root else base
 
     def on_config(self, config: Any) -> Any:
-        _refuse_outside_links(Path(config.docs_dir))
+        base = Path(config.config_file_path or ".").resolve().parent
+        _refuse_links_out(base, config)
+        _refuse_outside_links(base, Path(config.docs_dir))
         dirs = config.theme.dirs
         if str(THEME) not in dirs:
             dirs.insert(1 if config.theme.custom_dir else 0, str(THEME))
@@ -267,21 +270,33 @@ def relative_links(html: str) -> str:
     )
 
 
-def _refuse_outside_links(docs: Path) -> None:
+def _refuse_links_out(base: Path, config: Any) -> None:
+    """Stop the build before MkDocs cleans its site folder (or walks its docs folder) where either is named inside the
+    repository of mkdocs.yml but a link takes it outside: a committed ``build -> /elsewhere`` link would have MkDocs
+    delete and write files there (``files.refuse_link_out``)."""
+    for option in ("site_dir", "docs_dir"):
+        try:
+            refuse_link_out(base, Path(config[option]))
+        except Unreadable as e:
+            raise PluginError(
+                f"{option} {e}; MkDocs deletes and writes what is in it, so Assay builds only inside the repository "
+                "(remove the link, or name the outside folder itself as the site_dir)"
+            ) from None
+
+
+def _refuse_outside_links(base: Path, docs: Path) -> None:
     """Stop the build before MkDocs walks the documentation folder when a link in it leads outside the repository
-    that holds it (``/proc/self/environ``, a page elsewhere, a large tree): the site publishes only what is in it."""
-    bound = docs.resolve().parent
+    ``base`` that holds it (``/proc/self/environ``, a page elsewhere, a large tree): the site publishes only what is
+    in it."""
     for folder, dirs, names in os.walk(docs, followlinks=False):
         for name in [*dirs, *names]:
             path = Path(folder) / name
             if path.is_symlink():
                 try:
-                    inside = path.resolve(strict=True).is_relative_to(bound)
-                except (OSError, RuntimeError):
-                    inside = False
-                if not inside:
+                    resolve_inside(base, path)
+                except Unreadable:
                     rel = path.relative_to(docs.parent).as_posix()
                     raise PluginError(
                         f"{rel} is a link to something outside the repository; Assay publishes only files inside it "
                         "(copy the file in, or remove the link)"
-                    )
+                    ) from None

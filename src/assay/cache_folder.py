@@ -1,0 +1,125 @@
+"""The user's cache folder: where it is, and its files read and written only as this user's own.
+
+The folder is ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``, and never one inside the
+knowledge base (``files.resolve_inside``: a cache there could arrive with a commit or an archive). It and each file are
+checked as they are opened (a real folder and a regular file of this user that nobody else can write), so swapping
+either between a check and its use does not help. The parse cache (``assay.cache``) keeps its pickles here, sealed;
+plain data (the history's summaries) is read and written with ``read_plain`` and ``write_plain``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+from assay.files import LinkOut, Unreadable, resolve_inside
+
+
+def folder() -> Path:
+    """Where the cache files live."""
+    if os.environ.get("ASSAY_CACHE_DIR"):
+        return Path(os.environ["ASSAY_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay"
+
+
+def outside(root: Path) -> Path | None:
+    """The cache folder, where it lies outside the knowledge base at the resolved ``root``; else None."""
+    try:
+        path = folder()
+    except (RuntimeError, KeyError):  # no home folder to hold a cache
+        return None
+    return None if _inside(path, root) else path
+
+
+def read_plain(root: Path, name: str) -> bytes | None:
+    """The bytes of the cache file ``name`` that holds plain data (JSON: ``assay.ledger.history``'s summaries), where
+    the cache folder lies outside the knowledge base at ``root`` and the folder and the file are this user's alone,
+    checked as they are opened (``ParseCache`` reads its own so); else None."""
+    kept_in = outside(Path(root).resolve())
+    dir_fd = None if kept_in is None else open_private(kept_in)
+    if dir_fd is None:
+        return None
+    try:
+        return read_in(dir_fd, name)
+    finally:
+        os.close(dir_fd)
+
+
+def write_plain(root: Path, name: str, data: bytes) -> None:
+    """``data`` written to the cache file ``name`` by the rules of ``read_plain``; a cache that cannot be written is
+    no error."""
+    kept_in = outside(Path(root).resolve())
+    if kept_in is None:
+        return
+    try:
+        kept_in.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dir_fd = open_private(kept_in)
+        if dir_fd is None:
+            return
+        try:
+            write_in(dir_fd, name, data)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether the cache folder ``path`` lies inside the knowledge base (``files.resolve_inside``), where a cache could
+    come with a commit or an archive."""
+    try:
+        resolve_inside(root, path, strict=False)
+    except LinkOut:
+        return False
+    except Unreadable:
+        return True  # unresolvable: as good as inside
+    return True
+
+
+def _ours(st: os.stat_result) -> bool:
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def open_private(path: Path) -> int | None:
+    """A descriptor of the cache folder if it is a real folder (no link) of this user that nobody else can write."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    if _ours(os.fstat(fd)):
+        return fd
+    os.close(fd)
+    return None
+
+
+def read_in(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of ``name`` in the checked folder, if it is a regular file of this user (checked as opened)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        return fh.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
+
+
+def write_in(dir_fd: int, name: str, *parts: bytes) -> None:
+    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
+    a reader meets the old file or the new one, whole.
+
+    Not synced to disk: a cache file cut short by a crash fails its MAC and is ignored (a lost key only makes the
+    files sealed with it ignored), and syncing the records' cache of a large knowledge base cost most of a second.
+    """
+    tmp = f".{name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
