@@ -28,11 +28,17 @@ def error(finished: str) -> RunError:
     return RunError(kind="crash", message="died", finished=finished)
 
 
+def failing(r: Result) -> Result:
+    """``r`` as a rerun that measured otherwise would write it: excess 1.0, so its expectation fails."""
+    e = r.expectation[0].model_copy(update={"measured": 1.0, "holds": False, "outcome": "fails"})
+    return r.model_copy(update={"metrics": {"excess": Metric(value=1.0)}, "expectation": [e], "verdict": "failed"})
+
+
 def test_the_rules_pick_fresh_over_stale_then_the_later_and_never_an_error_over_a_measurement(kb_root):
     fresh = result(kb_root)
     current = fresh.inputs.hash
     stale = fresh.model_copy(update={"inputs": Inputs(hash="old", parts={}), "finished": "2026-06-01T00:00:00Z"})
-    later = fresh.model_copy(update={"finished": "2026-03-01T00:00:00Z", "verdict": "failed"})
+    later = failing(fresh).model_copy(update={"finished": "2026-03-01T00:00:00Z"})  # other numbers, same inputs
     crashed = fresh.model_copy(
         update={
             "verdict": "error",

@@ -134,9 +134,12 @@ def test_a_new_measurement_clears_the_last_error(kb_root):
 
 def test_a_verdict_that_moves_with_the_same_inputs_is_unstable_until_the_inputs_change(kb_root):
     old, new = _pair(kb_root)
-    moved = merge.supersede(old, new.model_copy(update={"verdict": "failed"}))
+    e = new.expectation[0].model_copy(update={"measured": 1.0, "holds": False, "outcome": "fails"})
+    other = new.model_copy(update={"metrics": {"excess": Metric(value=1.0)}, "expectation": [e], "verdict": "failed"})
+    moved = merge.supersede(old, other)  # the same inputs, other numbers: the verdict moved
     assert moved.unstable == Unstable(verdicts=["passed", "failed"], since="2026-02-01T00:00:00Z")
-    again = merge.supersede(moved, new.model_copy(update={"verdict": "failed"}))
+    assert merge.supersede(old, new.model_copy(update={"verdict": "failed"})).unstable is None  # the word alone: no
+    again = merge.supersede(moved, other)
     assert again.unstable == moved.unstable  # stays flagged while the inputs are the same
     changed = new.model_copy(update={"inputs": Inputs(hash="other", parts={})})
     assert merge.supersede(again, changed).unstable is None
