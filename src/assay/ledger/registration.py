@@ -258,6 +258,16 @@ class Registry:
         return tuple(of_check(self.history, claim, check, results))
 
 
+def _seeded(ledger, cid: str) -> bool:
+    """Whether a result of claim ``cid`` read an expectation over seeds."""
+    for key in ledger.results:
+        if key[0] == cid:
+            r = ledger.get(key)
+            if r is not None and any(e.seeds != "value" for e in r.expectation):
+                return True
+    return False
+
+
 def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
     """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result;
     ``unconfirmed`` at every seeded one fixed only with or after its result and not yet confirmed on fresh seeds (a
@@ -270,11 +280,14 @@ def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
     if not with_results:
         return
     if not registry.history.available:
-        yield kb.claim_files[with_results[0]].diag(
+        seeded = [cid for cid in with_results if _seeded(ledger, cid)]  # only a seeded verdict needs its history
+        if not seeded:
+            return
+        yield kb.claim_files[seeded[0]].diag(
             (),
             "no-history",
             f"when each expectation was fixed cannot be told ({registry.history.why}): every verdict that reads a "
-            f"seeded expectation reads provisional ({len(with_results)} claim(s) with results)",
+            f"seeded expectation reads provisional ({len(seeded)} claim(s) with seeded results)",
             "read the knowledge base from a clone with its full history (git fetch --unshallow)",
         )
         return
