@@ -41,7 +41,8 @@ CLAIM_TEXTS = {
 
 #: The stub's metrics named for what they measure, in the verifier and the record (`scaffold-threshold` otherwise).
 RENAMED = {'evidence.metric("effect"': 'evidence.metric("spread"', 'evidence.metric("control"': 'evidence.metric("zero_spread"'}
-#: The record's metrics renamed likewise, and thresholds set from a measurement (randn's sd is about 1, zeros' 0).
+#: The record's metrics renamed likewise, and thresholds set from a measurement (randn's sd is about 1, the quiet
+#: draw's about 0.01).
 MEASURED = {
     "name: effect": "name: spread",
     "name: control": "name: zero_spread",
@@ -109,7 +110,8 @@ def test_once_its_placeholders_are_replaced_the_claim_checks_clean_and_its_stub_
     for check in ("blog-task", "zero-batch"):
         result = json.loads((new_kb / "results" / "SOTA-002" / f"{check}.cpu.json").read_text())
         assert result["verdict"] == "passed"
-        assert result["metrics"]["zero_spread"] == {"value": 0.0, "unit": "standard deviation", "seeds": [0.0] * 5}
+        quiet = result["metrics"]["zero_spread"]  # a measured condition: small, and not one constant
+        assert quiet["unit"] == "standard deviation" and max(quiet["seeds"]) < 0.02 and len(set(quiet["seeds"])) == 5
         assert all(e["discriminates"] for e in result["expectation"])
         assert [f["name"] for f in result["figures"]] == ["per_seed"]
 
@@ -120,7 +122,7 @@ def test_a_unit_changed_in_the_record_but_not_in_the_stub_is_caught_before_it_ru
     assert cli.main(["--root", str(new_kb), "check"]) == 1
     out = capsys.readouterr().out
     assert (
-        "verify/test_sota002.py:17:63: error[unit-mismatch]: 'test_blog_task' records metric 'effect' in 'the unit of "
+        "verify/test_sota002.py:18:63: error[unit-mismatch]: 'test_blog_task' records metric 'effect' in 'the unit of "
         "the effect', but check 'blog-task' of SOTA-002 declares it in 'standard deviation' (claims/SOTA-002.yaml:32:9)"
     ) in out
 

@@ -124,7 +124,8 @@ def {test}(evidence, seeds, device):
         torch.manual_seed(seed)
         x = torch.randn(64, 8, device=device)  # N x D  # assay new: the experiment, citing the source's locator
         effect.append(x.std().item())  # the measure on the model with the effect
-        control.append(torch.zeros_like(x).std().item())  # the same measure on one without it: the control
+        quiet = 0.01 * torch.randn(64, 8, device=device)  # one without it, its own draw: a measured condition
+        control.append(quiet.std().item())  # the same measure on it (never a constant: that challenges nothing)
     evidence.metric("effect", sum(effect) / len(effect), unit="the unit of the effect", seeds=effect)
     evidence.metric("control", sum(control) / len(control), unit="the unit of the effect", seeds=control)
     fig, ax = plt.subplots(figsize=(4, 3))
