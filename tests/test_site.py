@@ -46,8 +46,20 @@ def build_site(root: Path, out: Path, strict: bool = True, theme: dict | None = 
 def fresh_copy(dest: Path) -> Path:
     """A copy of the fixture knowledge base. Its ledger's inputs are all in the repository (no lock file:
     every pin reads "unpinned"), so its results are fresh on every machine, except the one made stale on
-    purpose (SOTA-999's, whose verifier hash is zeroed)."""
+    purpose (SOTA-999's, whose verifier hash is zeroed). It is a repository whose records were committed before
+    their results, as the guide's path has it (fixed dates: the same commits on every machine)."""
     shutil.copytree(KB, dest, dirs_exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(dest), "GIT_CONFIG_NOSYSTEM": "1"}
+    env |= {f"GIT_{who}_{what}": "fixture" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")}
+    steps = [
+        (["init", "-q"], None),
+        (["add", "-A", ":!results"], None),
+        (["commit", "-qm", "the records"], "2026-01-01T00:00:00Z"),
+    ]
+    steps += [(["add", "-A"], None), (["commit", "-qm", "their results"], "2026-01-02T00:00:00Z")]
+    for args, date in steps:
+        dated = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
+        subprocess.run(["git", *args], cwd=dest, env=env | dated, check=True, capture_output=True)
     return dest
 
 
