@@ -43,12 +43,14 @@ def build_site(root: Path, out: Path, strict: bool = True, theme: dict | None = 
     return out / "site"
 
 
-def fresh_copy(dest: Path) -> Path:
+def fresh_copy(dest: Path, *, history: bool = True) -> Path:
     """A copy of the fixture knowledge base. Its ledger's inputs are all in the repository (no lock file:
     every pin reads "unpinned"), so its results are fresh on every machine, except the one made stale on
     purpose (SOTA-999's, whose verifier hash is zeroed). It is a repository whose records were committed before
     their results, as the guide's path has it (fixed dates: the same commits on every machine)."""
     shutil.copytree(KB, dest, dirs_exist_ok=True)
+    if not history:  # a plain folder (a test that makes its own history, or none)
+        return dest
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(dest), "GIT_CONFIG_NOSYSTEM": "1"}
     env |= {f"GIT_{who}_{what}": "fixture" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")}
     steps = [

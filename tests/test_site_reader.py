@@ -80,6 +80,8 @@ def test_the_source_stance_never_reads_as_one_of_our_verdicts() -> None:
     assert source_meanings() == {
         "quoted": "a citation has these words",
         "paraphrased": "it says this in other words",
+        "reported": "the assertion reports what a source says, and asserts nothing about the world itself: it rests on "
+        "its quote, and is cited only",
         "not-in-source": "the filed text goes beyond the sources",
         "contradicted": "a source says otherwise",
     }
