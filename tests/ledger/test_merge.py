@@ -14,7 +14,7 @@ from assay import cli, fingerprints
 from assay.ledger import store, vetting
 from assay.ledger.merge import pick
 from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
-from tests.conftest import write_result
+from tests.conftest import BROKEN, VALID, write_result
 
 KEY = ("THEORY-085", "log-n-cap", "cpu")
 
@@ -257,3 +257,63 @@ def test_a_result_is_rejudged_as_the_plugin_judges_it_a_known_failing_check_incl
         for c, r in [(check, passing), (check, failing), (declared, failing), (declared, passing), (check, undecided)]
     ]
     assert verdicts == ["passed", "failed", "known-failing", "failed", "inconclusive"]
+
+
+# --- each refusal from its broken fixture: the other machine's checkout is the valid one with it laid over ---------
+
+
+def incoming(tmp_path: Path, broken: str) -> Path:
+    """Another machine's checkout: the valid knowledge base with ``broken/<broken>``'s results laid over it."""
+    other = tmp_path / "other"
+    shutil.copytree(VALID, other)
+    shutil.copytree(BROKEN / broken, other, dirs_exist_ok=True)
+    return other
+
+
+def refused(kb_root: Path, other: Path, capsys) -> str:
+    """What ``assay merge other`` prints of its one refused result, once it has written nothing."""
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 1
+    out, err = capsys.readouterr()
+    assert err == "0 added, 0 replaced, 0 kept, 0 conflict(s), 0 skipped\n"
+    assert not store.ledger_path(kb_root, *KEY).exists()
+    return out
+
+
+def test_an_incoming_result_finished_past_this_machines_clock_is_refused(kb_root, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(vetting, "clock", lambda: dt.datetime(2026, 7, 1, tzinfo=dt.timezone.utc))
+    theirs = store.ledger_path(other := incoming(tmp_path, "merge-future"), *KEY).as_posix()
+    assert refused(kb_root, other, capsys) == (
+        f"{theirs}:1:1: error[merge-future]: {theirs}: its 'finished' is 2099-01-01T00:00:00Z, later than this machine's "
+        "clock (2026-07-01T00:05:00Z with 300 s of skew allowed); a later time would win the merge\n"
+        "  hint: set that machine's clock right and rerun the check there, then merge again\n"
+    )
+
+
+def test_an_incoming_failure_whose_expectation_holds_on_a_check_not_known_to_fail_is_misjudged(kb_root, tmp_path, capsys):
+    theirs = store.ledger_path(other := incoming(tmp_path, "merge-misjudged"), *KEY).as_posix()
+    assert refused(kb_root, other, capsys) == (
+        f"{theirs}:1:1: error[merge-misjudged]: {theirs}: its verdict is 'failed', but its expectation as its own "
+        "measurements give it makes 'passed'\n"
+        "  hint: rerun the check on that machine with this record (pytest verify --claim THEORY-085), then merge again\n"
+    )
+
+
+def test_an_incoming_settling_run_on_seeds_below_the_settling_range_is_refused(kb_root, tmp_path, capsys):
+    theirs = store.ledger_path(other := incoming(tmp_path, "merge-settling"), *KEY).as_posix()
+    assert refused(kb_root, other, capsys) == (
+        f"{theirs}:1:1: error[merge-settling]: {theirs}: its settling seeds [0, 1, 2] are not fresh: a settling run "
+        "reads seeds from 1000 on\n"
+        "  hint: settle the check with assay verify --settle on that machine, then merge again\n"
+    )
+
+
+def test_an_incoming_result_whose_figure_holds_a_script_is_refused_with_its_figure(kb_root, tmp_path, capsys):
+    their_json = store.ledger_path(other := incoming(tmp_path, "merge-figure"), *KEY)
+    their_svg = their_json.with_name("log-n-cap.cpu.curve.8d491313ee7d.svg").as_posix()
+    assert "<script>" in Path(their_svg).read_text()
+    assert refused(kb_root, other, capsys) == (
+        f"{their_svg}:1:1: error[merge-figure]: {their_json.as_posix()} names the figure {their_svg}, which is missing, "
+        "not a regular file inside its folder, not the figure it names (its hash) or not a safe SVG; the result is not "
+        "merged, ours is kept\n"
+        "  hint: copy the result with its figures (its whole results/<claim>/ folder), or rerun the check there\n"
+    )

@@ -6,6 +6,8 @@ Each broken fixture is laid over the valid knowledge base and the run's whole ou
 from __future__ import annotations
 
 import difflib
+import os
+import subprocess
 import time
 
 import pytest
@@ -285,6 +287,123 @@ def test_a_result_whose_figure_does_not_match_is_a_warning(diagnose):
         "results/THEORY-085/log-n-cap.cpu.json:1:1: warning[ledger-figure]: log-n-cap.cpu.curve.svg cannot be read "
         "(No such file or directory)\n"
         "  hint: rerun the check; the page shows no figure until then"
+    )
+
+
+def _no_history(cid: str) -> str:
+    """The one ``no-history`` warning of an overlay with a seeded result: a copied fixture is no git repository."""
+    return (
+        f"claims/{cid}.yaml:2:1: warning[no-history]: when each expectation was fixed cannot be told (no history here: "
+        "not a git repository, or git is not installed): every verdict that reads a seeded expectation reads "
+        "provisional (1 claim(s) with seeded results)\n"
+        "  hint: read the knowledge base from a clone with its full history (git fetch --unshallow)"
+    )
+
+
+def test_a_seeded_result_in_a_knowledge_base_without_git_history_warns_once_that_its_verdicts_are_provisional(diagnose):
+    assert diagnose("no-history") == _no_history("THEORY-085")
+
+
+def test_a_seeded_expectation_committed_together_with_its_first_result_is_unconfirmed(make_kb):
+    root = make_kb("unconfirmed")
+    env = {
+        "PATH": os.environ["PATH"],
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        **dict.fromkeys(("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"), "t"),
+        **dict.fromkeys(("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"), "t@example.org"),
+        **dict.fromkeys(("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"), "2026-01-02T00:00:00+0000"),
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the record and its first result together"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, env=env, check=True, capture_output=True, text=True)
+    assert "\n".join(d.render() for d in audit.run(load(root))) == (
+        "claims/THEORY-085.yaml:19:9: warning[unconfirmed]: check 'log-n-cap': 'excess == 0 within 1e-06' is "
+        f"with-result: stated at {head.stdout[:8]} (2026-01-02) together with its first result; a verdict that reads it "
+        "is provisional until a run on fresh seeds confirms it\n"
+        "  hint: confirm it on fresh seeds: assay verify --confirm (the path for a new check: measure on pilot seeds, "
+        "commit the expectations, then run the ledger)"
+    )
+
+
+# --- what a measurement shows of its expectations -----------------------------------------------
+
+
+def test_a_counterpart_that_is_one_constant_on_every_seed_challenges_nothing(diagnose):
+    assert diagnose("constant-counterpart") == (
+        _no_history("SOTA-364") + "\n"
+        "claims/SOTA-364.yaml:46:9: warning[constant-counterpart]: check 'shuffle-bn': counterpart 'top1_nofix' of "
+        "'top1 >= 50' is the same constant on every seed on cpu: it challenges nothing\n"
+        "  hint: record the same statistic measured on the condition without the effect, per seed"
+    )
+
+
+def test_a_toy_expectation_whose_seeds_and_counterparts_all_agree_is_a_likely_identity(diagnose):
+    # its counterpart agrees on every seed too, so it is also a constant counterpart: the rule asks both to be flat
+    assert diagnose("likely-identity") == (
+        _no_history("SOTA-364") + "\n"
+        "claims/SOTA-364.yaml:46:9: warning[constant-counterpart]: check 'shuffle-bn': counterpart 'top1_nofix' of "
+        "'top1 >= 50' is the same constant on every seed on cpu: it challenges nothing\n"
+        "  hint: record the same statistic measured on the condition without the effect, per seed\n"
+        "claims/SOTA-364.yaml:46:9: warning[likely-identity]: check 'shuffle-bn': 'top1 >= 50' is 60 on every one of "
+        "3 seeds on cpu, and so are its counterparts\n"
+        "  hint: mark it identity: true (shown, never support outside an analytic check), or measure what varies"
+    )
+
+
+# --- numbers in prose ---------------------------------------------------------------------------
+
+
+def test_a_reference_in_prose_to_a_metric_the_check_does_not_declare_is_an_error(diagnose):
+    assert diagnose("unknown-reference") == (
+        "claims/THEORY-085.yaml:15:5: error[unknown-reference]: {log-n-cap.exces} names metric 'exces' of check "
+        "'log-n-cap' that the record does not hold\n"
+        "  hint: write {CHECK.METRIC} for a metric a check's result holds, {reported.ID} for a reported number"
+    )
+
+
+def test_a_decimal_typed_in_prose_that_no_measured_or_recorded_value_rounds_to_warns(diagnose):
+    assert diagnose("number-not-in-ledger") == (
+        "claims/THEORY-085.yaml:15:5: warning[number-not-in-ledger]: 0.03 in the note matches no value the ledger or "
+        "the record holds for this claim: a number typed by hand drifts from the measurement\n"
+        "  hint: write it as a reference ({CHECK.METRIC}, {reported.ID}), or mark a number from elsewhere as {source: N}"
+    )
+
+
+# --- what a verdict means -----------------------------------------------------------------------
+
+
+def test_a_formula_in_a_title_that_draws_a_box_larger_than_the_page_is_an_error(diagnose):
+    assert diagnose("unbounded-formula") == (
+        "claims/THEORY-085.yaml:3:1: error[unbounded-formula]: title: the formula '\\rule{3000px}{6000px}' uses \\rule, "
+        "which draws a box of any size and colour; it gives the size 6000px (about 602em, over 10em)\n"
+        "  hint: write the formula without it, with sizes up to 10em: record text holds no boxes, links or macros"
+    )
+
+
+def test_an_assertion_that_reports_what_a_source_says_cannot_name_checks_as_its_evidence(diagnose):
+    assert diagnose("reported-with-evidence") == (
+        "claims/SOTA-364.yaml:55:5: error[reported-with-evidence]: assertion 'leak' reports what a source says, yet "
+        "names check(s) bn-cross-sample, shuffle-bn as its evidence: a run cannot contradict a quotation\n"
+        "  hint: rest it on its quote (cited_only: reports what the source says), or file what the world does as its "
+        "own assertion with its source kind (quoted, paraphrased, not-in-source) and the checks"
+    )
+
+
+def test_an_assertion_reading_all_of_a_check_whose_expectation_tests_another_sentence_warns(diagnose):
+    assert diagnose("reads-other-sentence") == (
+        "claims/SOTA-364.yaml:57:9: warning[reads-other-sentence]: assertion 'leak' reads all of check 'shuffle-bn', "
+        "whose expectations top1 test the sentence of shuffled-accuracy: it is not judged by those\n"
+        "  hint: name under metrics: the expectations that test its own says: (and because: why only those)"
+    )
+
+
+def test_a_threshold_read_by_words_that_state_a_size_without_a_source_value_warns(diagnose):
+    assert diagnose("size-unstated") == (
+        "claims/THEORY-085.yaml:19:9: warning[size-unstated]: check 'log-n-cap': 'excess == 0 within 1e-06' is read by "
+        "assertion 'cap', whose words or citation state a size ('0.5'), but it carries no source_value\n"
+        "  hint: hold it to the source's size with source_value: {says, value, citation} (a weaker threshold reads "
+        "direction-only), or say why not with no_size_because:"
     )
 
 
