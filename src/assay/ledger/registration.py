@@ -20,7 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from assay.diagnostics import Diagnostic
-from assay.ledger.history import CheckHistory, Commit, History, Point, ResultVersion, Spec, read, result_summary, result_version
+from assay.ledger.history import CheckHistory, Commit, History, read
+from assay.ledger.versions import Point, ResultVersion, Spec, result_summary, result_version
 
 KINDS = ("registered", "with-result", "moved-after-result", "post-hoc")
 

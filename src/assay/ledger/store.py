@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import re
 from collections.abc import Iterator, MutableMapping, Sequence
@@ -25,7 +24,8 @@ from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, is_temporary, prefetch, read_in_stat, read_regular, refuse_link_out, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
-from assay.ledger.result import FORMAT, MAX_FILE_BYTES, Figure, Key, Result, to_json
+from assay.ledger.refusals import HINTS, LedgerProblem, diagnose, first_error  # noqa: F401 - read from here too
+from assay.ledger.result import MAX_FILE_BYTES, Figure, Key, Result, to_json
 from assay.svg import unsafe
 
 _CLAIM_FOLDER = re.compile(CLAIM_ID)
@@ -184,7 +184,7 @@ def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
     try:
         result = Result.model_validate_json(raw)  # the common case, in one pass
     except ValidationError:
-        result = _diagnose(rel, raw)
+        result = diagnose(rel, raw)
     if input_hash(result.inputs.parts) != result.inputs.hash:  # the hash is recomputed from its parts, never trusted
         raise LedgerProblem("ledger-shape", f"{rel}: 'inputs.hash' is not the hash of its parts")
     named = _key_of(path)
@@ -196,46 +196,6 @@ def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
     return result
 
 
-def _diagnose(rel: str, raw: bytes) -> Result:
-    """Why a ledger file does not validate, as the most useful ``LedgerProblem``."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise LedgerProblem("bad-ledger", f"{rel} is not JSON ({_first_line(e)}); it may be truncated") from None
-    if not isinstance(data, dict):
-        raise LedgerProblem("bad-ledger", f"{rel} is not a JSON object")
-    if data.get("format") != FORMAT:
-        raise LedgerProblem("ledger-format", f"{rel} is ledger format {data.get('format')!r}; this Assay reads format {FORMAT}")
-    try:
-        return Result.model_validate_json(raw)  # again, for the first error's words: JSON's arrays are the tuples
-    except ValidationError as e:
-        raise LedgerProblem("ledger-shape", f"{rel}: {first_error(e)}") from None
-
-
-def first_error(e: ValidationError) -> str:
-    """``'metrics.m.unit': string should have at most 4096 characters (and 1 more)``: where and what, of the first."""
-    err = e.errors(include_url=False)[0]
-    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    if not err["loc"] and err["type"] == "value_error":  # a rule of the whole file (its judgement): its words alone
-        return f"{err['ctx']['error']}{more}"
-    where = ".".join(str(p) for p in err["loc"]) or "the file"
-    return f"'{where}': {err['msg'].lower()}{more}"
-
-
-class LedgerProblem(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-_HINTS = {
-    "bad-ledger": "rerun the check with pytest verify, or delete the file",
-    "ledger-format": "rerun the check with this version (pytest verify --claim ID), or delete the file",
-    "ledger-shape": "rerun the check with pytest verify; ledger files are written by the plugin, not by hand",
-    "ledger-misplaced": "a result lives at results/<claim>/<check>.<device>.json; delete the stray copy",
-}
-
-
 def _key_of(path: Path) -> Key | None:
     return _key_named(path.parent.name, path.name)
 
@@ -244,10 +204,6 @@ def _key_named(folder: str, name: str) -> Key | None:
     """The key the ledger file ``name`` in the folder ``folder`` names by its path, if any."""
     m = _FILE.match(name)
     return (folder, m["check"], m["device"]) if m and _CLAIM_FOLDER.match(folder) else None
-
-
-def _first_line(e: Exception) -> str:
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 #: One ledger file as read: the key its result or its path names, the result (its JSON, or the model where
@@ -339,7 +295,7 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> tuple[Stamp | 
     try:
         result = read_result(root, path)
     except LedgerProblem as e:
-        diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, _HINTS[e.code])
+        diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, HINTS[e.code])
         key = _key_of(path)
         return current, ((key if e.code != "ledger-misplaced" else None), None, diag, ())
     return current, (result.key, result, None, tuple((f.file, f.sha256) for f in result.figures))
