@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from assay.diagnostics import UsageProblem
-from assay.evidence.judge import VerifierError, rejudge
 from assay.ledger import store
 from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.judgement import VerifierError, rejudge
 from assay.records.knowledge_base import load
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.evidence.judge import VerifierError, rejudge
 from assay.experiment import Check
 from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.judgement import VerifierError, rejudge
 from assay.ledger.registration import Registry
 from assay.ledger.result import Key
 from assay.ledger.store import Ledger

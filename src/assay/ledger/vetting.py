@@ -18,8 +18,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from assay.evidence.judge import VerifierError, evaluate, per_seed, verdict_from
 from assay.experiment import SETTLING_FROM, Check
+from assay.ledger.judgement import VerifierError, evaluate, per_seed, verdict_from
 from assay.ledger.result import Evaluated, Result, Verdict
 from assay.model import Claim
 
