@@ -526,3 +526,20 @@ def test_an_inconclusive_check_does_not_fail_a_run_under_xdist_either(pytester: 
     result = pytester.runpytest_subprocess("verify", "-n", "1")
     assert (result.ret, result.parseoutcomes()) == (0, {"inconclusive": 1})
     assert ledger(root)["verdict"] == "inconclusive"
+
+
+def test_stale_judges_a_changed_threshold_again_from_the_measurement_without_running_the_verifier(
+    pytester: pytest.Pytester,
+) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    measured = ledger(root)
+    claim = root / "claims" / "SOTA-001.yaml"
+    claim.write_text(claim.read_text().replace("value: 1}", "value: 3}"))  # the judgement moved, the measurement did not
+    result = pytester.runpytest("verify", "--stale")
+    result.assert_outcomes()  # nothing ran: the verifier's result is fresh
+    rejudged = ledger(root)
+    assert (rejudged["verdict"], rejudged["expectation"][0]["outcome"]) == ("failed", "fails")
+    assert rejudged["finished"] == measured["finished"] and rejudged["metrics"] == measured["metrics"]
+    assert rejudged["rejudged"] is not None
+    assert "re-judged SOTA-001/gap.cpu: passed -> failed" in result.stdout.str()

@@ -120,8 +120,24 @@ class _Run:
         return run.INCONCLUSIVE_STATUS if run.is_inconclusive(report) else None
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        rejudging = self.config.getoption("stale") and not self.config.getoption("no_ledger") and not self.settle
+        if rejudging and not hasattr(self.config, "workerinput") and self.ledger_root == self.root:
+            self.rejudge()
         if self.problems and exitstatus == 0:  # a result that could not be written fails the run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def rejudge(self) -> None:
+        """--stale: the fresh results whose judgement changed (words, thresholds, counterparts) judged again from their
+        recorded measurements and written, without running their verifiers (``assay.rejudging``)."""
+        from assay.rejudging import rejudged
+
+        try:
+            written, _ = rejudged(self.root, self.config.getoption("claim", None) or None)
+        except OSError as e:
+            self.problems.append(str(e))
+            return
+        for line in written:
+            self.written.setdefault(line.split("/", 1)[0], []).append(f"re-judged {line}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.notes_dir is not None:
