@@ -177,6 +177,8 @@ def _unfixed(state: CheckState, voting: list) -> str:
     by_metric = {g.metric: g for g in state.registration}
     for ev in seeded:
         g = by_metric.get(ev.metric)
+        if g is not None and g.unstable:
+            return f"provisional: {ev.metric} is unstable across machines: {g.unstable}"
         if g is not None and not g.fixed:
             return f"provisional: {ev.metric} is {g.kind} ({g.why})"
     return ""

@@ -342,3 +342,22 @@ def test_seeds_moved_after_a_failing_result_are_post_hoc():
     )
     assert (r.kind, r.votes) == ("post-hoc", False)
     assert "seeds 0..2 -> 30..32" in r.why
+
+
+def test_a_metric_that_moves_beyond_its_seed_spread_between_machines_is_unstable_until_fresh_seeds_decide():
+    spec = (Spec("gap", ">", 0.1, seeds="mean", count=3, first=0),)
+    point = (Point("gap", ">", 0.1, 0.12, "holds", 3),)
+
+    def run(machine: str, mean: float, seeds=(0, 1, 2), settling=False) -> ResultVersion:
+        return ResultVersion("passed", point, settling, seeds, machine=machine, spreads=(("gap", mean, 0.01),))
+
+    (r,) = _history([(0, spec)], [(1, run("a AVX512", 0.108)), (2, run("b AVX2", 0.123))])
+    assert r.kind == "registered" and not r.fixed
+    assert r.unstable.startswith("its mean moved 0.108 -> 0.123 on the same seeds between two machines at ")
+    (same,) = _history([(0, spec)], [(1, run("a AVX512", 0.108)), (2, run("a AVX512", 0.123))])
+    assert same.unstable == "" and same.fixed  # one machine: a rerun, judged by the unstable flag of the ledger
+    (decided,) = _history(
+        [(0, spec)],
+        [(1, run("a AVX512", 0.108)), (2, run("b AVX2", 0.123)), (3, run("b AVX2", 0.121, (1000, 1001, 1002), True))],
+    )
+    assert decided.unstable == "" and decided.fixed

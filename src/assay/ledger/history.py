@@ -24,7 +24,7 @@ from assay.ledger.versions import Point, ResultVersion, Spec, result_version, sp
 from assay.ledger.versions import summary as summary_of
 
 #: Bumped when a summary's shape changes: older cached summaries are then read again.
-SUMMARY_FORMAT = 5  # 4: records read by the safe reader; 5: results re-read from their measurements, seeds, fingerprints
+SUMMARY_FORMAT = 6  # 4: records by the safe reader; 5: outcomes re-read, seeds, fingerprints; 6: machine, spreads
 
 #: The folders whose files make a check's history.
 WATCHED = ("claims", "results")

@@ -53,6 +53,7 @@ class Registration:
     first_result: Commit | None
     moves: tuple[Move, ...] = ()
     confirmed: bool = False  # not registered, and a settling run on fresh seeds after its last move holds
+    unstable: str = ""  # why its measurement moved beyond its seed spread between two machines, unconfirmed since
 
     @property
     def votes(self) -> bool:
@@ -62,7 +63,7 @@ class Registration:
     @property
     def fixed(self) -> bool:
         """Whether a supported verdict may rest on it: registered before its result, or confirmed on fresh seeds."""
-        return self.kind in FIXED_BEFORE or self.confirmed
+        return (self.kind in FIXED_BEFORE or self.confirmed) and not self.unstable
 
     @property
     def shown(self) -> str:
@@ -158,15 +159,16 @@ def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, 
             f"post-hoc: {optional.change} at {when(optional.at)} after an inconclusive result",
             (*moves, optional),
         )
+    unstable = _across_machines(read)
     confirmation = _confirmed(since, read) if kind != "registered" else None
     if confirmation:
-        return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True)
+        return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True, unstable)
     tail = {
         "post-hoc": "; it votes for nothing until a run on fresh seeds holds",
         "with-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
         "moved-after-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
     }.get(kind, "")
-    return Registration(metric, kind, why + tail, committed, first, tuple(moves), False)
+    return Registration(metric, kind, why + tail, committed, first, tuple(moves), False, unstable)
 
 
 def _moves(spec: Spec, before: Spec | None, since: Commit, read: dict) -> list[Move]:
@@ -182,6 +184,25 @@ def _moves(spec: Spec, before: Spec | None, since: Commit, read: dict) -> list[M
         b, a = prior[-1].outcome, later[0].outcome if later else None
         out.append(Move(since, change, device, b, a, b in ("fails", "inconclusive") and a == "holds"))
     return out
+
+
+def _across_machines(read: dict) -> str:
+    """Why the measurement is unstable: between two results on the same seeds from different machines, its mean moved
+    by more than its spread over those seeds (max - min), whatever else changed between them; '' when it did not, or
+    when a settling run on fresh seeds after the move has decided it since."""
+    for device, vs in read.items():
+        runs = [(c, v, p) for c, v, p in vs if not v.settling and v.machine and v.seeds]
+        for (c0, v0, p0), (c1, v1, p1) in zip(runs, runs[1:]):
+            a = v0.spread(p0.metric) if p0 is not None else None
+            b = v1.spread(p1.metric) if p1 is not None else None
+            if a is None or b is None or v0.machine == v1.machine or set(v0.seeds) != set(v1.seeds):
+                continue
+            if abs(b[0] - a[0]) > max(a[1], b[1]) and not _confirmed(c1, {device: vs}):
+                return (
+                    f"its mean moved {a[0]:.4g} -> {b[0]:.4g} on the same seeds between two machines at {when(c1)}, "
+                    f"beyond its spread over them ({max(a[1], b[1]):.3g}); a run on fresh seeds decides it"
+                )
+    return ""
 
 
 def _optional_stopping(read: dict) -> Move | None:

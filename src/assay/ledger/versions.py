@@ -90,6 +90,12 @@ class ResultVersion:
     settling: bool = False  # a settling run (fresh seeds, read alone)
     seeds: tuple[int, ...] = ()  # the seeds it read
     fingerprints: tuple[tuple[str, str], ...] = ()  # (metric, hash of its per-seed values): a measurement by content
+    machine: str = ""  # the machine it ran on (its host's hash and CPU), to tell two machines' results apart
+    spreads: tuple[tuple[str, float, float], ...] = ()  # (metric, mean, spread over its seeds: max - min)
+
+    def spread(self, metric: str) -> tuple[float, float] | None:
+        """The mean of ``metric`` and its spread over seeds (max - min), where it was read over several seeds."""
+        return next(((mean, width) for name, mean, width in self.spreads if name == metric), None)
 
     def measures(self, metric: str, fingerprint: str | None) -> str | None:
         """The name under which this version recorded the measurement ``metric`` is today (its own name, or another
@@ -144,12 +150,20 @@ def result_summary(doc: dict) -> dict[str, Any]:
     }
     settling = doc.get("settling") if isinstance(doc.get("settling"), dict) else None
     seeds = doc.get("seeds_used") if isinstance(doc.get("seeds_used"), list) else []
+    env = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
+    spreads = {}
+    for name, m in sorted(metrics.items()):
+        values = m.get("seeds") if isinstance(m, dict) else None
+        if isinstance(values, list) and len(values) >= 2 and all(isinstance(v, (int, float)) for v in values):
+            spreads[name] = [sum(values) / len(values), max(values) - min(values)]
     return {
         "verdict": doc.get("verdict"),
         "points": points,
         "settling": bool(settling),
         "seeds": [int(x) for x in seeds if isinstance(x, int) and not isinstance(x, bool)],
         "fingerprints": fingerprints,
+        "machine": f"{env.get('hostname', '')} {env.get('cpu_model', '')} {env.get('cpu_capability', '')}".strip(),
+        "spreads": spreads,
     }
 
 
@@ -216,6 +230,13 @@ def result_version(summary: dict | None) -> ResultVersion | None:
         except (TypeError, ValueError, KeyError):
             continue
     fps = tuple(sorted((str(k), str(v)) for k, v in (summary.get("fingerprints") or {}).items()))
+    spreads = tuple((str(k), float(v[0]), float(v[1])) for k, v in sorted((summary.get("spreads") or {}).items()))
     return ResultVersion(
-        summary["verdict"], tuple(points), summary.get("settling", False), tuple(summary.get("seeds") or ()), fps
+        summary["verdict"],
+        tuple(points),
+        summary.get("settling", False),
+        tuple(summary.get("seeds") or ()),
+        fps,
+        str(summary.get("machine") or ""),
+        spreads,
     )
