@@ -177,3 +177,28 @@ def test_a_hovered_or_focused_button_keeps_4_5_to_1(repo_site_dir: Path, browser
     assert len(hovered) == len(focused) == 1
     assert [x for x in hovered + focused if x[1] < 4.5] == []
     assert errors == []
+
+
+#: How many of the canvas's pixels differ from its first one: 0 for a blank canvas, whatever its background.
+INKED = """() => {
+  const c = document.getElementById('assay-graph-canvas');
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 4; i < d.length; i += 4) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) n++;
+  return n;
+}"""
+
+
+def test_the_graph_draws_on_every_reload_and_after_a_resize(repo_site_dir: Path, browser) -> None:
+    page, errors = new_page(browser, 1280, False)
+    blank = []
+    for attempt in range(20):  # a resize observed just after the first drawing used to leave the canvas cleared
+        _graph(page, repo_site_dir) if attempt == 0 else page.reload()
+        page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=15_000)
+        page.wait_for_timeout(150)  # past the first resize the observer reports
+        blank += [attempt] if page.evaluate(INKED) == 0 else []
+    for width in (900, 1280):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_function(f"({INKED})() > 0", timeout=5_000)
+    assert blank == [] and errors == []
+    page.close()

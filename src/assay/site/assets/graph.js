@@ -539,10 +539,9 @@
   window.addEventListener("hashchange", fromHash);
   window.addEventListener("scroll", function () { if (!panel.hidden) placePanel(); }, { passive: true });
   new ResizeObserver(function () {
-    var w = W, h = H; resize();
-    if (Math.abs(w - W) < 1 && Math.abs(h - H) < 1) return;
-    if (!moved) fit();
-    lines = {}; draw();
+    var w = W, h = H; resize();  // setting the canvas's size clears it, changed or not: always draw it again
+    if (Math.abs(w - W) >= 1 || Math.abs(h - H) >= 1) { if (!moved) fit(); lines = {}; }
+    draw();
   }).observe(canvas);
   new MutationObserver(function () { readColours(); draw(); })
     .observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
