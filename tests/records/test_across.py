@@ -295,7 +295,7 @@ def _no_history(cid: str) -> str:
     return (
         f"claims/{cid}.yaml:2:1: warning[no-history]: when each expectation was fixed cannot be told (no history here: "
         "not a git repository, or git is not installed): every verdict that reads a seeded expectation reads "
-        "provisional (1 claim(s) with seeded results)\n"
+        "provisional (1 claim(s) with results)\n"
         "  hint: read the knowledge base from a clone with its full history (git fetch --unshallow)"
     )
 

@@ -280,14 +280,13 @@ class Registry:
         return tuple(of_check(self.history, claim, check, results))
 
 
-def _seeded(ledger, cid: str) -> bool:
-    """Whether a result of claim ``cid`` read an expectation over seeds."""
-    for key in ledger.results:
-        if key[0] == cid:
-            r = ledger.get(key)
-            if r is not None and any(e.seeds != "value" for e in r.expectation):
-                return True
-    return False
+def _first_seeded(ledger) -> str | None:
+    """The first claim (by id) with a result that read an expectation over seeds; None for none."""
+    for key in sorted(ledger.results):
+        r = ledger.get(key)
+        if r is not None and any(e.seeds != "value" for e in r.expectation):
+            return key[0]
+    return None
 
 
 def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
@@ -302,14 +301,14 @@ def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
     if not with_results:
         return
     if not registry.history.available:
-        seeded = [cid for cid in with_results if _seeded(ledger, cid)]  # only a seeded verdict needs its history
-        if not seeded:
+        first = _first_seeded(ledger)  # only a seeded verdict needs its history
+        if first is None or first not in kb.claim_files:
             return
-        yield kb.claim_files[seeded[0]].diag(
+        yield kb.claim_files[first].diag(
             (),
             "no-history",
             f"when each expectation was fixed cannot be told ({registry.history.why}): every verdict that reads a "
-            f"seeded expectation reads provisional ({len(seeded)} claim(s) with seeded results)",
+            f"seeded expectation reads provisional ({len(with_results)} claim(s) with results)",
             "read the knowledge base from a clone with its full history (git fetch --unshallow)",
         )
         return
