@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from assay import prose
-from assay.cache import CACHE_FROM
+from assay.cache import CACHE_FROM, ParseCache
 from assay.diagnostics import Diagnostic, capped
 from assay.ledger import challenges, problems, registration, store
 from assay.ledger.inputs import InputParts
@@ -39,11 +39,43 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
     ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
-    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger)) | set(knowledge_base.linked_out(kb.root))
-    found |= set(challenges.diagnostics(kb, ledger)) | set(prose.diagnostics(kb, ledger))
+    judged, seeded = _judgement_rules(kb, ledger)
+    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger, seeded)) | judged
+    found |= set(knowledge_base.linked_out(kb.root))
     modules = {c.verifier.split("::")[0] for f in kb.claim_files.values() for c in f.outline.checks}
     found |= set(InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM).imported_problems(modules))
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
+
+
+def _judgement_rules(kb: KnowledgeBase, ledger: store.Ledger) -> tuple[set[Diagnostic], list[str]]:
+    """The rules that read a claim's record beside its results (``assay.ledger.challenges``, ``assay.prose``) for
+    every claim with results, and the claims whose results read seeds (``no-history`` needs them). A large knowledge
+    base keeps each claim's between runs under the stamp of its file and of its ledger files: a warm check thaws no
+    record and validates no result for them (they doubled a warm check at 10,000 claims)."""
+    keys: dict[str, list] = {}
+    for key in ledger.results:  # the keys only: no result is validated for this
+        keys.setdefault(key[0], []).append(key)
+    memo = ParseCache(kb.root, "judgement", also=("*",)) if len(kb.files) >= CACHE_FROM else None
+    found: set[Diagnostic] = set()
+    seeded: list[str] = []
+    for cid in sorted(set(keys) & set(kb.claim_files)):
+        f = kb.claim_files[cid]
+        stamps = [ledger.stamps.get(k) for k in sorted(keys[cid])]
+        known = memo is not None and f.stamp is not None and None not in stamps
+        kept = memo.get(cid, f.stamp) if known else None
+        if kept is None or kept[0] != repr(stamps):
+            diags = (*challenges.of_claim(cid, f, ledger), *prose.of_claim(cid, f, ledger))
+            reads_seeds = any(
+                (r := ledger.get(k)) is not None and any(e.seeds != "value" for e in r.expectation) for k in keys[cid]
+            )
+            kept = (repr(stamps), diags, reads_seeds)
+            if known:
+                memo.put(cid, f.stamp, kept)
+        found |= set(kept[1])
+        seeded += [cid] if kept[2] else []
+    if memo is not None:
+        memo.save()
+    return found, seeded
 
 
 def touching(kb: KnowledgeBase, found: list[Diagnostic], claim_id: str) -> list[Diagnostic]:

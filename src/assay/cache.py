@@ -59,7 +59,21 @@ UNUSED_DAYS = 30
 
 #: The modules and packages of Assay a parse depends on (they import no other): a change to one starts the cache
 #: afresh. A package stands for every module in it, at any depth.
-PARSE_MODULES = ("records", "model", "experiment", "ids", "diagnostics", "cache", "cache_folder", "files", "fingerprints", "bulk")
+PARSE_MODULES = (
+    "records",
+    "model",
+    "experiment",
+    "ids",
+    "diagnostics",
+    "codes",
+    "reading",
+    "statistics",
+    "cache",
+    "cache_folder",
+    "files",
+    "fingerprints",
+    "bulk",
+)
 
 
 def engine_files(also: tuple[str, ...] = ()) -> list[Path]:

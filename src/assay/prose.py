@@ -106,35 +106,32 @@ def by_check(claim: Claim, get) -> dict[str, Result]:
     return out
 
 
-def diagnostics(kb, ledger) -> Iterator[Diagnostic]:
-    """``unknown-reference`` and ``number-not-in-ledger`` over every claim's prose."""
-    for cid in sorted({key[0] for key in ledger.results} & set(kb.claim_files)):  # keys alone: nothing is thawed
-        f = kb.claim_files[cid]
-        claim = f.record
-        results = by_check(claim, ledger.get)
-        known = _known(claim, results.values())
-        for at, text in fields(claim):
-            for m in REFERENCE.finditer(text):
-                unrun = m["check"] is not None and m["check"] not in results and not _undeclared(m, claim)
-                if _value(m, claim, results) is None and not unrun:  # a check not run yet: shown as written till then
-                    yield f.diag(
-                        at,
-                        "unknown-reference",
-                        f"{m.group(0)} names {_what(m)} that {'the record' if _undeclared(m, claim) else 'the ledger'} "
-                        "does not hold",
-                        "write {CHECK.METRIC} for a metric a check's result holds, {reported.ID} for a reported number",
-                    )
-            bare = REFERENCE.sub(" ", text)
-            for m in DECIMAL.finditer(bare):
-                if not _matches(m.group(0), known):
-                    yield f.diag(
-                        at,
-                        "number-not-in-ledger",
-                        f"{m.group(0)} in the {at[-1].replace('_', ' ')} matches no value the ledger or the record holds "
-                        "for this claim: a number typed by hand drifts from the measurement",
-                        "write it as a reference ({CHECK.METRIC}, {reported.ID}), or mark a number from elsewhere as {source: N}",
-                    )
-                    break  # one a field: the rest are of the same text
+def of_claim(cid: str, f, ledger) -> Iterator[Diagnostic]:
+    """``unknown-reference`` and ``number-not-in-ledger`` in the prose of claim ``cid`` (its file ``f``)."""
+    claim = f.record
+    results = by_check(claim, ledger.get)
+    known = _known(claim, results.values())
+    for at, text in fields(claim):
+        for m in REFERENCE.finditer(text):
+            unrun = m["check"] is not None and m["check"] not in results and not _undeclared(m, claim)
+            if _value(m, claim, results) is None and not unrun:  # a check not run yet: shown as written till then
+                yield f.diag(
+                    at,
+                    "unknown-reference",
+                    f"{m.group(0)} names {_what(m)} that {'the record' if _undeclared(m, claim) else 'the ledger'} does not hold",
+                    "write {CHECK.METRIC} for a metric a check's result holds, {reported.ID} for a reported number",
+                )
+        bare = REFERENCE.sub(" ", text)
+        for m in DECIMAL.finditer(bare):
+            if not _matches(m.group(0), known):
+                yield f.diag(
+                    at,
+                    "number-not-in-ledger",
+                    f"{m.group(0)} in the {at[-1].replace('_', ' ')} matches no value the ledger or the record holds "
+                    "for this claim: a number typed by hand drifts from the measurement",
+                    "write it as a reference ({CHECK.METRIC}, {reported.ID}), or mark a number from elsewhere as {source: N}",
+                )
+                break  # one a field: the rest are of the same text
 
 
 def _what(m: re.Match) -> str:

@@ -280,19 +280,17 @@ class Registry:
         return tuple(of_check(self.history, claim, check, results))
 
 
-def _first_seeded(ledger) -> str | None:
-    """The first claim (by id) with a result that read an expectation over seeds; None for none."""
-    for key in sorted(ledger.results):
-        r = ledger.get(key)
-        if r is not None and any(e.seeds != "value" for e in r.expectation):
-            return key[0]
-    return None
+def _seeded(ledger, key) -> bool:
+    """Whether the result ``key`` read an expectation over seeds."""
+    r = ledger.get(key)
+    return r is not None and any(e.seeds != "value" for e in r.expectation)
 
 
-def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
+def diagnostics(kb, ledger=None, seeded: list[str] | None = None) -> Iterator[Diagnostic]:
     """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result;
     ``unconfirmed`` at every seeded one fixed only with or after its result and not yet confirmed on fresh seeds (a
-    verdict that reads it is provisional); ``no-history`` once where the history that decides this is missing."""
+    verdict that reads it is provisional); ``no-history`` once where the history that decides this is missing and a
+    result reads seeds (``seeded``: the claims whose results do, where the caller knows them)."""
     from assay.ledger.store import read_ledger  # only where there is a history to read it against
 
     registry = Registry(kb.root)
@@ -301,9 +299,10 @@ def diagnostics(kb, ledger=None) -> Iterator[Diagnostic]:
     if not with_results:
         return
     if not registry.history.available:
-        first = _first_seeded(ledger)  # only a seeded verdict needs its history
-        if first is None or first not in kb.claim_files:
+        seeded = seeded if seeded is not None else [k[0] for k in sorted(ledger.results) if _seeded(ledger, k)]
+        if not seeded:  # only a seeded verdict needs its history
             return
+        first = seeded[0]
         yield kb.claim_files[first].diag(
             (),
             "no-history",

@@ -211,6 +211,10 @@ def _key_named(folder: str, name: str) -> Key | None:
 Entry = tuple[Key | None, "Result | bytes | None", Diagnostic | None, tuple[tuple[str, str], ...]]
 
 
+#: The modules of Assay a kept ledger reading depends on, besides ``assay.cache.PARSE_MODULES``.
+CACHE_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.refusals", "reading", "precision")
+
+
 def read_ledger(root: Path, cache: bool = False) -> Ledger:
     """Read every ``results/*/*.json`` under ``root``; nothing here raises on a bad file.
 
@@ -227,7 +231,7 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
 
 def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=("svg", "ledger.result", "ledger.store")) if cache else None
+    store = ParseCache(root, "ledger", also=CACHE_ALSO) if cache else None
     if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
         folders = bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
         read = [e for f in folders for e in f]
