@@ -40,10 +40,12 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
     ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
     judged, seeded = _judgement_rules(kb, ledger)
-    found |= set(problems.diagnostics(kb)) | set(registration.diagnostics(kb, ledger, seeded)) | judged
+    found |= set(problems.diagnostics(kb, ledger)) | set(registration.diagnostics(kb, ledger, seeded)) | judged
     found |= set(knowledge_base.linked_out(kb.root))
     modules = {c.verifier.split("::")[0] for f in kb.claim_files.values() for c in f.outline.checks}
-    found |= set(InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM).imported_problems(modules))
+    inputs = InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    found |= set(inputs.imported_problems(modules))
+    inputs.save()  # the imports each module names, kept for the next run
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 

@@ -15,7 +15,7 @@ from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import sha256, stamp
 from assay.ledger.result import Key
-from assay.ledger.store import ledger_path, leftovers, read_ledger
+from assay.ledger.store import Ledger, ledger_path, leftovers, read_ledger
 from assay.records.knowledge_base import KnowledgeBase
 from assay.svg import unsafe
 
@@ -77,10 +77,11 @@ def _orphan(kb: KnowledgeBase, key: Key, devices: dict[str, dict[str, tuple[str,
     return "" if device in known[check_id] else f"{cid}/{check_id} on {device}, a device the check does not declare"
 
 
-def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match."""
+def diagnostics(kb: KnowledgeBase, ledger: Ledger | None = None) -> Iterator[Diagnostic]:
+    """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match
+    (``ledger``: as ``read_ledger`` reads it, where the caller has it)."""
     big = len(kb.files) >= CACHE_FROM
-    ledger = read_ledger(kb.root, cache=big)
+    ledger = read_ledger(kb.root, cache=big) if ledger is None else ledger
     yield from ledger.diagnostics
     devices: dict[str, dict[str, tuple[str, ...]] | None] = {}
     for key in ledger.results:  # the keys only: no result is validated for this
