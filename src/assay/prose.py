@@ -28,8 +28,8 @@ from assay.statistics import mean_interval
 REFERENCE = re.compile(
     r"\{(?:reported\.(?P<reported>[a-z0-9-]+)|(?P<check>[a-z0-9-]+)\.(?P<metric>[a-z][a-z0-9_]*)|(?:source|pilot):\s*(?P<lit>[^{}]+))\}"
 )
-#: A literal decimal in prose (integers are counts of seeds, steps, layers: left alone).
-DECIMAL = re.compile(r"(?<![\w.{])[-−]?\d+\.\d+(?!\w|\.\d)")  # "0.03." ends a sentence; "1.2.3" is a version
+#: A literal decimal in prose (integers are counts of seeds, steps, layers: left alone; §3.1 is a section).
+DECIMAL = re.compile(r"(?<![\w.{§])[-−]?\d+\.\d+(?!\w|\.\d)")  # "0.03." ends a sentence; "1.2.3" is a version
 
 
 def fields(claim: Claim) -> Iterator[tuple[tuple, str]]:
