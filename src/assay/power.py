@@ -188,7 +188,11 @@ def settle_plans(
                 skipped.append(f"{label}: its verifier does not read its seeds from the record (seeds:)")
                 continue
             first = max(SETTLING_FROM, max(_seen(registry, cid, check, result), default=-1) + 1)
+            if unfixed and all(g.tried for g in unfixed):  # confirmed or not, once: more fresh seeds would be shopping
+                skipped.append(f"{label}: run on fresh seeds since its expectations last moved; that result stands")
+                continue
             if unfixed:
+                unfixed = [g.metric for g in unfixed]
                 n = check.seeds.count
                 plan = f"{n} fresh seeds from {first} to confirm {', '.join(unfixed)} (fixed with or after its result)"
                 chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), _cost(result, n), plan))
@@ -212,14 +216,14 @@ def settle_plans(
     return chosen, skipped
 
 
-def _unfixed(registry, cid: str, check: Check, ledger: Ledger, result: Result) -> list[str]:
+def _unfixed(registry, cid: str, check: Check, ledger: Ledger, result: Result) -> list:
     """The seeded expectations of ``check`` that a supported verdict cannot rest on yet: fixed with or after their
     result and not confirmed on fresh seeds (none where the history is missing: nothing here could tell)."""
     seeded = {e.metric for e in result.expectation if e.seeds != "value" and not e.control and not e.regime}
     if not seeded or check.role == "apparatus":
         return []
     results = {d: ledger.get((cid, check.id, d)) for d in check.devices}
-    return [g.metric for g in registry.of(cid, check, results) if g.metric in seeded and not g.fixed]
+    return [g for g in registry.of(cid, check, results) if g.metric in seeded and not g.fixed]
 
 
 def _seen(registry, cid: str, check: Check, result: Result) -> set[int]:

@@ -361,3 +361,18 @@ def test_a_metric_that_moves_beyond_its_seed_spread_between_machines_is_unstable
         [(1, run("a AVX512", 0.108)), (2, run("b AVX2", 0.123)), (3, run("b AVX2", 0.121, (1000, 1001, 1002), True))],
     )
     assert decided.unstable == "" and decided.fixed
+
+
+def test_a_confirming_run_that_did_not_hold_is_not_run_again_on_more_fresh_seeds():
+    old, new = (Spec("gap", ">", 0.1, seeds="mean"),), (Spec("gap", ">", 0.05, seeds="mean"),)
+    failed = ResultVersion("failed", (Point("gap", ">", 0.05, 0.01, "fails", 3),), True, seeds=(1000, 1001, 1002))
+    (r,) = _history(
+        [(0, old), (2, new)],
+        [
+            (1, ResultVersion("inconclusive", (Point("gap", ">", 0.1, 0.09, "inconclusive", 3),), seeds=(0, 1, 2))),
+            (3, ResultVersion("passed", (Point("gap", ">", 0.05, 0.09, "holds", 3),), seeds=(0, 1, 2))),
+            (4, failed),  # the confirming run on fresh seeds: it did not hold
+        ],
+    )
+    assert (r.confirmed, r.tried, r.fixed) == (False, True, False)
+    assert r.why.endswith("; a run on fresh seeds since its last move did not confirm it, and its result stands")

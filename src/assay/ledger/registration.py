@@ -54,6 +54,7 @@ class Registration:
     moves: tuple[Move, ...] = ()
     confirmed: bool = False  # not registered, and a settling run on fresh seeds after its last move holds
     unstable: str = ""  # why its measurement moved beyond its seed spread between two machines, unconfirmed since
+    tried: bool = False  # a settling run on fresh seeds has read it since its last move (held or not)
 
     @property
     def votes(self) -> bool:
@@ -160,15 +161,18 @@ def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, 
             (*moves, optional),
         )
     unstable = _across_machines(read)
+    tried = any(v.settling and c.n >= since.n for vs in read.values() for c, v, _ in vs)
     confirmation = _confirmed(since, read) if kind != "registered" else None
     if confirmation:
-        return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True, unstable)
+        return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True, unstable, tried)
     tail = {
         "post-hoc": "; it votes for nothing until a run on fresh seeds holds",
         "with-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
         "moved-after-result": "; a verdict that reads it is provisional until a run on fresh seeds confirms it",
     }.get(kind, "")
-    return Registration(metric, kind, why + tail, committed, first, tuple(moves), False, unstable)
+    if tried and kind != "registered":
+        tail = "; a run on fresh seeds since its last move did not confirm it, and its result stands"
+    return Registration(metric, kind, why + tail, committed, first, tuple(moves), False, unstable, tried)
 
 
 def _moves(spec: Spec, before: Spec | None, since: Commit, read: dict) -> list[Move]:
