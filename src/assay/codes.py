@@ -345,7 +345,7 @@ CODES = [
         "merge-settling",
         "error",
         "An incoming result says it is a settling run, but the seeds it read are not fresh (not its settling seeds, "
-        "below the settling range, or read before) or it settled no inconclusive result; it is not merged.",
+        "below the settling range, or read before); it is not merged.",
     ),
     Code(
         "merge-figure",

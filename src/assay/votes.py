@@ -116,25 +116,31 @@ def _said(e: Evaluated) -> str:
     return f"{e.metric} = {beside(e.measured, e.value)}, expected {e.op} {e.value:g} ({e.outcome})"
 
 
+def _unchallenged(ev: Evaluated) -> str:
+    """Why ``ev``'s counterparts do not show it could have failed: one is flagged (a constant, a function of the
+    effect), or one meets it too or is undecided on it; '' when they all fail it (or it names none)."""
+    flagged = next((c for c in ev.against if c.flag is not None), None)
+    if flagged is not None:
+        return f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({ev.metric})"
+    if ev.discriminates is False:
+        met = next((c for c in ev.against if c.outcome != "fails"), None)
+        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
+        return f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({ev.metric})"
+    return ""
+
+
 def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str, every: list) -> Vote:
     """The vote for an assertion whose effect expectations all held: only as much as they could have failed (a
     control its counterpart meets too cannot tell the models apart: it blocks support, not a contradiction)."""
-    blind = next((ev for ev, _ in every if ev.control and ev.discriminates is False), None)
-    if blind is not None:
-        flagged = next((c for c in blind.against if c.flag is not None), None)
-        if flagged is not None:
-            return Vote(None, f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({blind.metric})")
-        met = next((c for c in blind.against if c.outcome != "fails"), None)
-        how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
-        return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({blind.metric})")
+    blind = next((why for ev, _ in every if ev.control and (why := _unchallenged(ev))), "")
+    if blind:
+        return Vote(None, blind)
     analytic = check is not None and check.tier == "analytic"
     if analytic and all(ev.seeds == "value" for ev, _ in read):
         return Vote(1, f"{held} analytically")
-    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity and ev.seeds == "value" and analytic)]
-    identities = [ev for ev, spec in voting if spec is not None and spec.identity]
-    if identities and len(identities) == len(voting):
+    voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
+    if not voting:
         return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
-    voting = [(ev, spec) for ev, spec in voting if not (spec is not None and spec.identity)]
     hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc]
     if hacked:
         return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
@@ -146,14 +152,9 @@ def _support(support: Support, state: CheckState, check: Check | None, read: lis
                 f"{ev.metric} is the same on all {len(values)} seeds: a seeded measurement with no spread decides nothing "
                 "(an identity? mark it identity: true)",
             )
-    for ev, _ in voting:
-        flagged = next((c for c in ev.against if c.flag is not None), None)
-        if flagged is not None:
-            return Vote(None, f"the counterpart {flagged.metric} {FLAGGED[flagged.flag]}: it challenges nothing ({ev.metric})")
-        if ev.discriminates is False:
-            met = next((c for c in ev.against if c.outcome != "fails"), None)
-            how = "meets it too" if met is None or met.outcome == "holds" else "is undecided on it"
-            return Vote(None, f"it could not have failed: the counterpart {met.metric if met else '?'} {how} ({ev.metric})")
+    weak = next((why for ev, _ in voting if (why := _unchallenged(ev))), "")
+    if weak:
+        return Vote(None, weak)
     if not any(ev.discriminates for ev, _ in voting):
         return Vote(None, f"unchallenged: no counterpart shows that {support.check} could have failed")
     unfixed = _unfixed(state, voting)

@@ -12,7 +12,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay import reading
 from assay.diagnostics import Diagnostic, UsageProblem
 from assay.experiment import Check
 from assay.fingerprints import input_hash
@@ -65,9 +64,7 @@ def _measured_apart(old: Result, new: Result) -> bool:
         m = old.metrics.get(e.metric)
         if m is None:
             return True
-        how = e.seeds if e.seeds != "value" else None
-        level = (e.level or 0.95) if e.seeds == "mean" else None
-        if reading.read(e.op, e.value, e.tol, how, level, m.value, list(m.seeds))["outcome"] != e.outcome:
+        if e.outcome_on(m) != e.outcome:
             return True
     return not new.expectation
 

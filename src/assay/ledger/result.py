@@ -187,6 +187,13 @@ class Evaluated(_Part):
         "and none is flagged (a constant, or a function of the effect's values); None when the record names none.",
     )
 
+    def outcome_on(self, measured: Metric) -> str:
+        """How this comparison, read as it says it was read (its seed reading and interval level), comes out on
+        ``measured``: the one re-reading that a file's validation and the merge's instability rule share."""
+        how = self.seeds if self.seeds != "value" else None
+        level = (self.level or 0.95) if self.seeds == "mean" else None
+        return reading.read(self.op, self.value, self.tol, how, level, measured.value, list(measured.seeds))["outcome"]
+
 
 class Figure(_Part):
     """A figure the verifier drew, stored as SVG beside the ledger file."""
@@ -361,13 +368,11 @@ def tampered(result: Result) -> str:
     if not result.measured:
         return ""
     for e in result.expectation:
-        how = e.seeds if e.seeds != "value" else None
-        level = (e.level or 0.95) if e.seeds == "mean" else None
         for name, stored in ((e.metric, e.outcome), *((c.metric, c.outcome) for c in e.against)):
             m = result.metrics.get(name)
             if m is None:
                 return f"'{name}' is judged but was not measured"
-            got = reading.read(e.op, e.value, e.tol, how, level, m.value, list(m.seeds))["outcome"]
+            got = e.outcome_on(m)
             if got != stored:
                 return f"'{name}' is stored as {stored}, but its measurements make it {got}"
         if e.holds != (e.outcome == "holds"):
