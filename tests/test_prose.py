@@ -27,11 +27,9 @@ def test_a_reference_renders_the_ledgers_value_and_follows_a_rerun(kb_root):
     only_shuffle(kb_root)
     _says(kb_root, "With the fix, top1 reaches {shuffle-bn.top1} against {reported.moco-top1} in the paper.")
     result(kb_root, "passed")
-    assert _rendered(kb_root) == (
-        "With the fix, top1 reaches 61 % (95 % interval 58.5 to 63.5, 3 seeds) against 60.6 % in the paper."
-    )
+    assert _rendered(kb_root) == ("With the fix, top1 reaches 61 % [58.5, 63.5; 3 seeds] against 60.6 % in the paper.")
     result(kb_root, "passed", top1=[70.0, 72.0, 71.0])  # a rerun that changes the value changes the prose with it
-    assert _rendered(kb_root).startswith("With the fix, top1 reaches 71 % (95 % interval 68.5 to 73.5, 3 seeds)")
+    assert _rendered(kb_root).startswith("With the fix, top1 reaches 71 % [68.5, 73.5; 3 seeds]")
 
 
 def test_a_reference_the_ledger_does_not_hold_is_an_error(kb_root):

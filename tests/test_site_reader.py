@@ -157,7 +157,7 @@ def test_every_check_shows_a_verdict_chip_even_where_no_device_has_run_it(tmp_pa
     summaries = dict(
         re.findall(r'<details class="assay-plain assay-check" id="check-([^"]+)">\s*<summary>(.*?)</summary>', html, re.S)
     )
-    evidence = re.findall(r'<div class="assay-evidence"><p>.*?<code>([^<]+)</code></a>(.*?) — ', html, re.S)
+    evidence = re.findall(r'<div class="assay-evidence"><p>.*?<code>([^<]+)</code></a>(.*?)</p>', html, re.S)
     assert summaries and evidence
     verdict = re.compile(r'<span class="assay-chip assay-c-[0-9a-f]+[^"]*">[a-z]+: [a-z-]+</span>')
     assert [c for c, s in summaries.items() if not verdict.search(s)] == []
@@ -181,3 +181,25 @@ def test_an_open_expectation_shows_its_plan_beside_its_seeds(repo_site_dir) -> N
         text,
     )
     assert "not decidable at this scale (over 64 seeds)." in text
+
+
+def test_every_verdict_has_its_words_its_group_and_its_place_in_the_counts() -> None:
+    """A claim or assertion status the page has no words for would crash a page or drop rows from it (out-of-regime
+    and provisional rows were once left out of the table and the verdict sentence)."""
+    from assay import vocabulary
+    from assay.site.claim_page import GROUPS, LEAD
+
+    assert set(LEAD) == set(vocabulary.CLAIM)
+    assert {g for g, _ in GROUPS} == set(vocabulary.ASSERTION)
+
+
+def test_the_verdict_sentence_of_sota_364_counts_every_assertion(repo_site_dir) -> None:
+    import re
+
+    text = re.sub(r"<[^>]+>", "", (repo_site_dir / "claims" / "SOTA-364.html").read_text(encoding="utf-8"))
+    sentence = re.search(r"on CPU: (\d+) of (\d+) assertions supported((?:, \d+ [a-z -]+)*)", text)
+    assert sentence is not None
+    counted = int(sentence[1]) + sum(int(n) for n in re.findall(r", (\d+) ", sentence[3]))
+    assert counted == int(sentence[2])
+    html = (repo_site_dir / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'id="assertion-[a-z0-9-]+" role="listitem"', html)) == int(sentence[2])  # every row shown

@@ -2,8 +2,8 @@
 `refined`, a check's `note` and `known_failing`) writes a measured number as a reference, rendered with its value
 wherever the text is shown, so that a rerun that changes the value changes the prose with it.
 
-- ``{CHECK.METRIC}``: the metric as the check's result holds it (the cpu result first): its mean, and how it was
-  read (the interval of a `mean` reading, the seeds of an `all` one);
+- ``{CHECK.METRIC}``: the metric as the check's result holds it (the cpu result first): its mean and, over several
+  seeds, the 95 % interval of the mean and the number of seeds (``0.0059 [-0.014, 0.026; 5 seeds]``);
 - ``{reported.ID}``: a number the claim's sources report, with its unit;
 - ``{source: 0.76}``: a literal number from elsewhere (a source's figure the record does not keep as `reported`);
   ``{pilot: 0.23}``: one measured on pilot seeds (``pytest verify --measure``) before the expectations were fixed.
@@ -87,7 +87,7 @@ def _value(m: re.Match, claim: Claim, results: dict[str, Result]) -> str | None:
     if len(seeds) < 2:
         return f"{_num(metric.value)}{unit}"
     low, high = mean_interval(seeds, 0.95)
-    return f"{_num(metric.value)}{unit} (95 % interval {_num(low)} to {_num(high)}, {len(seeds)} seeds)"
+    return f"{_num(metric.value)}{unit} [{_num(low)}, {_num(high)}; {len(seeds)} seeds]"  # the mean, its 95 % interval
 
 
 def _num(x: float) -> str:

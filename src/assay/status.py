@@ -147,7 +147,7 @@ def assertion_status(
         return "contradicted", first[-1]
     regime = next((v for v in cast if v.out_of_regime), None)
     if regime is not None:
-        return "out-of-regime", f"our setup did not reach the regime the words speak of: {regime.why}"
+        return "out-of-regime", f"the regime its words need was not reached: {regime.why}"
     if None in values:
         return "inconclusive", first[None]
     if 1 in values:

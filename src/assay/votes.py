@@ -91,7 +91,7 @@ def vote(support: Support, state: CheckState, check: Check | None, elsewhere: fr
     every = _read(state, [], check)
     regime = [ev for ev, _ in every if ev.regime and ev.outcome != "holds"]
     if regime:
-        return Vote(None, f"out of regime: {_said(regime[0])}", out_of_regime=True)
+        return Vote(None, _said(regime[0]), out_of_regime=True)
     controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
     if controls:
         return Vote(None, f"its control failed: {_said(controls[0])}")

@@ -92,9 +92,7 @@ def test_a_failing_regime_expectation_reads_out_of_regime_never_contradicted(kb_
     result(kb_root, "out-of-regime", top1=[10.0, 12.0, 11.0], pretext_acc=[0.2, 0.21, 0.19])
     state, why = leak(kb_root)
     assert state == "out-of-regime"
-    assert why == (
-        "our setup did not reach the regime the words speak of: out of regime: pretext_acc = 0.2, expected >= 0.9 (fails)"
-    )
+    assert why == ("the regime its words need was not reached: pretext_acc = 0.2, expected >= 0.9 (fails)")
     assert claim_states(load(kb_root))["SOTA-364"].status == "out-of-regime"
 
 

@@ -34,6 +34,8 @@ LEAD = {
     "partly-verified": "Holds in part",
     "contradicted": "Does not hold as filed",
     "inconclusive": "Undecided",
+    "provisional": "Provisional, to confirm on fresh seeds",
+    "out-of-regime": "Out of the regime its words speak of",
     "error": "A check did not finish",
     "stale": "Results are stale",
     "not-run": "Not run yet",
@@ -45,6 +47,8 @@ LEAD = {
 GROUPS = (
     ("contradicted", "Does not hold"),
     ("inconclusive", "Undecided"),
+    ("out-of-regime", "Out of regime"),
+    ("provisional", "Provisional: to confirm on fresh seeds"),
     ("direction-only", "Holds in direction only"),
     ("error", "A check did not finish"),
     ("stale", "Stale"),
@@ -54,7 +58,13 @@ GROUPS = (
 )
 
 
-COUNT_WORDS = {"untested": "cited only", "not-run": "not run", "error": "crashed", "direction-only": "holding in direction only"}
+COUNT_WORDS = {
+    "untested": "cited only",
+    "not-run": "not run",
+    "error": "crashed",
+    "direction-only": "holding in direction only",
+    "out-of-regime": "out of regime",
+}
 
 
 @dataclass(frozen=True)
@@ -255,7 +265,7 @@ def _counts(view: ClaimView, device: str) -> str:
         ]
         names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
         total, what = len(names), "checks"
-    order = ["supported", "direction-only", "contradicted", "inconclusive", "untested", "not-run", "error", "stale"]
+    order = list(vocabulary.ASSERTION)  # every verdict, supported first: none left out of the count
     n = {name: names.count(name) for name in order}
     bits = [f"{n['supported']} of {total} {what} supported" if total != 1 else f"{n['supported']} of 1 {what[:-1]} supported"]
     bits += [f"{n[name]} {COUNT_WORDS.get(name, name)}" for name in order[1:] if n[name]]
