@@ -576,23 +576,10 @@ def test_evidence_reading_a_metric_no_expectation_names_suggests_the_nearest(dia
     )
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_the_knots_found_are_the_strongly_connected_components_networkx_finds(seed):
-    """Random graphs with self-links, links to ids that link nowhere, and long chains."""
-    import random
-
-    import networkx as nx
-
+def test_a_closed_chain_of_50000_claims_is_one_knot_and_a_link_to_an_unknown_id_makes_none():
+    """As long a chain as the recursion limit could not walk; a target that is not a key is no node."""
     from assay.records.across import strongly_connected
 
-    rnd = random.Random(seed)
-    n = rnd.randrange(1, 300)
-    links = {f"N{i}": [f"N{rnd.randrange(n + 20)}" for _ in range(rnd.choice((0, 1, 1, 2, 3)))] for i in range(n)}
-    if seed % 4 == 0:  # a chain as long as the recursion limit could not walk
-        links = {f"N{i}": [f"N{i + 1}"] for i in range(5000)} | {"N5000": ["N0"]}
-    g = nx.DiGraph()
-    g.add_nodes_from(links)
-    g.add_edges_from((a, b) for a, targets in links.items() for b in targets if b in links)
-    ours = sorted(sorted(c) for c in strongly_connected(links))
-    assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(g))
-    assert sum(len(c) for c in ours) == len(links)
+    links = {f"N{i}": [f"N{i + 1}"] for i in range(50_000)} | {"N50000": ["N0"], "M": ["X", "M"]}
+    knots = sorted(len(c) for c in strongly_connected(links))
+    assert knots[-1] == 50_001 and knots[:-1] == [1]

@@ -17,6 +17,10 @@ import sys
 from typing import Any
 
 import pytest
+
+# pytest's one private import here, argued: the child must run an item's phases without logging them (the parent
+# logs the reports it sends), and pytest's public API runs them only through ``pytest_runtest_protocol``, which logs
+# them in the child as well (a second terminal line per phase). pytest-forked imports the same function.
 from _pytest.runner import runtestprotocol
 
 from assay.evidence.run import CRASH
