@@ -157,6 +157,22 @@ def test_an_expectation_committed_with_its_result_is_provisional_until_fresh_see
     assert leak(kb_root) == ("supported", "shuffle-bn holds and its counterparts fail it")
 
 
+def test_after_a_confirming_run_that_did_not_hold_the_warning_no_longer_asks_for_one(kb_root):
+    only_shuffle(kb_root)
+    result(kb_root, "passed")
+    commit(kb_root, "the record and its first result together")
+    settled = {"plan": "3 fresh seeds", "seeds": [1000, 1001, 1002], "before_verdict": "passed", "before_finished": "2026-01-01T00:00:00Z"}
+    low = {**GOOD, "top1": [40.0, 42.0, 41.0]}
+    write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", seeds=low, seeds_used=[1000, 1001, 1002], settling=settled)
+    commit(kb_root, "the confirming run")
+    (warning,) = [d for d in codes(kb_root) if "warning[unconfirmed]: check 'shuffle-bn': 'top1 >= 50'" in d]
+    assert warning.endswith(
+        "a run on fresh seeds since its last move did not confirm it, and its result stands\n"
+        "  hint: no further run confirms it (more fresh seeds would be shopping for a result): a verdict it would support "
+        "reads provisional; restore the expectation as registered (assay history) to have its registered result count"
+    )
+
+
 def test_a_confirming_run_on_seeds_a_measuring_run_read_confirms_nothing(kb_root):
     only_shuffle(kb_root)
     result(kb_root, "passed")

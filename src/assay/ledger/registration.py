@@ -233,6 +233,17 @@ def _confirmed(since: Commit, read: dict) -> str:
     return ""
 
 
+_UNCONFIRMED = (
+    "confirm it on fresh seeds: assay verify --confirm (the path for a new check: measure on pilot seeds, commit the "
+    "expectations, then run the ledger)"
+)
+#: Once a confirming run was made, another would be shopping for seeds: what rests on the expectation stays as it reads.
+_UNCONFIRMED_TRIED = (
+    "no further run confirms it (more fresh seeds would be shopping for a result): a verdict it would support reads "
+    "provisional; restore the expectation as registered (assay history) to have its registered result count"
+)
+
+
 def of_check(history: History, claim: str, check, results: dict) -> list[Registration]:
     """``register`` for a record's check (``assay.model.Check``) and its ``Result`` per device, as they stand."""
     today = tuple(from_expectation(e, check.seeds) for e in check.expect)
@@ -334,6 +345,5 @@ def diagnostics(kb, ledger=None, seeded: list[str] | None = None) -> Iterator[Di
                         ("checks", n, "expect", k),
                         "unconfirmed",
                         f"check '{check.id}': '{check.expect[k]}' is {r.kind}: {r.why}",
-                        "confirm it on fresh seeds: assay verify --confirm (the path for a new check: measure on pilot "
-                        "seeds, commit the expectations, then run the ledger)",
+                        _UNCONFIRMED_TRIED if r.tried else _UNCONFIRMED,
                     )
