@@ -161,7 +161,8 @@ def test_after_a_confirming_run_that_did_not_hold_the_warning_no_longer_asks_for
     only_shuffle(kb_root)
     result(kb_root, "passed")
     commit(kb_root, "the record and its first result together")
-    settled = {"plan": "3 fresh seeds", "seeds": [1000, 1001, 1002], "before_verdict": "passed", "before_finished": "2026-01-01T00:00:00Z"}
+    settled = {"plan": "3 fresh seeds", "seeds": [1000, 1001, 1002], "before_verdict": "passed"}
+    settled["before_finished"] = "2026-01-01T00:00:00Z"
     low = {**GOOD, "top1": [40.0, 42.0, 41.0]}
     write_result(kb_root, "SOTA-364", "shuffle-bn", "cpu", "failed", seeds=low, seeds_used=[1000, 1001, 1002], settling=settled)
     commit(kb_root, "the confirming run")
