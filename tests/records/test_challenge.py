@@ -47,6 +47,11 @@ def test_a_weaker_threshold_whose_record_says_why_does_not_warn(make_kb):
     assert _mended(root, "citation: 1}", "citation: 1, weaker_because: our toy is 8x smaller}") == []
 
 
+def test_a_regime_expectation_without_a_counterpart_is_not_unchallenged(make_kb):
+    root = make_kb("unchallenged")
+    assert _mended(root, "reported: moco-top1}", "reported: moco-top1, regime: true}") == []
+
+
 def test_an_apparatus_check_named_as_evidence_is_an_error(diagnose):
     assert diagnose("apparatus-evidence") == (
         "claims/SOTA-364.yaml:57:10: error[apparatus-evidence]: assertion 'leak' names 'bn-cross-sample' as evidence, "

@@ -52,7 +52,8 @@ def _counterparts(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
                         "where the comparison must not hold; declare it under the check's metrics:",
                     )
             reads = read.get(check.id, set())
-            voting = check.tier != "analytic" and check.role != "apparatus" and not exp.against and not exp.identity
+            voting = check.tier != "analytic" and check.role != "apparatus" and not exp.against
+            voting = voting and not (exp.identity or exp.regime)  # neither votes (assay.votes)
             if voting and exp.control and check.id in read:
                 yield f.diag(
                     at,
