@@ -275,6 +275,7 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device, seeds):
     pool_b = x_all[y_all >= 5]  # context batches drawn from digits 5-9
     n, n_trials = 16, 300  # batch = 1 probe sample + 15 context samples
     res = {"bn": {"probe": [], "jac": [], "out_diff": []}, "ln": {"probe": [], "jac": [], "out_diff": []}}
+    null_probe = []  # counterpart of the BN probe: the same probe with the A/B labels permuted (no signal to read)
     for seed in seeds:
         g = torch.Generator().manual_seed(seed)
         for name, norm in (("bn", nn.BatchNorm1d), ("ln", nn.LayerNorm)):
@@ -285,11 +286,16 @@ def test_layernorm_encoder_has_no_batch_signature(evidence, device, seeds):
             half = 2 * n_trials  # first half of the pairs to train, second half to test
             probe = LogisticRegression(max_iter=2000).fit(f[:half], lab[:half])
             res[name]["probe"].append(float(probe.score(f[half:], lab[half:])))
+            if name == "bn":  # own generator, so the other draws of this seed are unchanged
+                perm = torch.randperm(len(lab), generator=torch.Generator().manual_seed(seed)).numpy()
+                shuffled = LogisticRegression(max_iter=2000).fit(f[:half], lab[perm][:half])
+                null_probe.append(float(shuffled.score(f[half:], lab[perm][half:])))
             xb = x_all[torch.randperm(len(x_all), generator=g)[:8].to(device)]  # 8 x 64
             res[name]["jac"].append(cross_sample_jacobian_max(enc, xb))
     for name in ("bn", "ln"):  # one value per seed; the expectations read every seed
         evidence.metric(f"{name}_encoder_batch_probe_acc", float(np.mean(res[name]["probe"])), seeds=res[name]["probe"])
         evidence.metric(f"{name}_encoder_cross_jacobian", float(np.mean(res[name]["jac"])), seeds=res[name]["jac"])
+    evidence.metric("bn_encoder_shuffled_label_probe_acc", float(np.mean(null_probe)), seeds=null_probe)
     evidence.metric("bn_encoder_output_change_median", float(np.median(res["bn"]["out_diff"])))
     ln_change = np.reshape(res["ln"]["out_diff"], (len(seeds), -1)).max(1)  # seeds: largest change over its pairs
     evidence.metric("ln_encoder_output_change_max", float(ln_change.mean()), seeds=ln_change.tolist())
