@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from assay import export, graph
+from assay import citation, export, graph
 from assay.model import Source
 from assay.overview import States
 from assay.records.knowledge_base import load
@@ -25,8 +25,8 @@ def source(**fields) -> Source:
 
 
 def test_a_bibkey_is_surname_year_and_first_long_word_of_the_title():
-    assert export.bibkey(source()) == "he2019momentum"
-    assert export.bibkey(source(authors=["Aäron van den Oord"], title="On a CPC")) == "oord2019work"
+    assert citation.bibkey(source()) == "he2019momentum"
+    assert citation.bibkey(source(authors=["Aäron van den Oord"], title="On a CPC")) == "oord2019work"
 
 
 def test_a_preprint_is_an_article_with_its_arxiv_eprint():

@@ -166,13 +166,16 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Export every source as BibTeX, or the whole knowledge base with computed status as JSON.
+    """Export every source as BibTeX or CSL-JSON (as Zotero, Mendeley and pandoc read it), or the whole knowledge
+    base with computed status as JSON.
 
-    example: assay export bibtex > refs.bib
+    example: assay export bibtex > refs.bib; assay export csl > refs.json
     """
     kb = load(args.root)
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
+    elif args.what == "csl":
+        sys.stdout.write(export.csl_all(kb))
     else:
         export.write_json(kb, States.read(kb), sys.stdout)
     return 0
@@ -310,7 +313,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=1, help="links from --focus to follow (0 or more)")
     p.add_argument("--format", choices=("json", "dot", "mermaid"), default="json")
     p = add("export", cmd_export)
-    p.add_argument("what", choices=("bibtex", "json"))
+    p.add_argument("what", choices=("bibtex", "csl", "json"))
     p = add("merge", cmd_merge)
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a folder holding results/, or a results folder")
     from assay.dispatch import command as verification  # its options live with it

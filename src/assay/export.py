@@ -1,116 +1,30 @@
-"""Exports of the whole knowledge base: BibTeX and CSL-JSON for every source, JSON for every record with status."""
+"""Exports of the whole knowledge base: BibTeX and CSL-JSON for every source (as ``assay.citation`` cites one), JSON for
+every record with status."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
+from assay.citation import bibtex, csl, csl_json
 from assay.graph import build, to_json
 from assay.ledger.history import History
 from assay.ledger.messages import clean_message
 from assay.ledger.result import RunError
-from assay.model import Claim, Source
+from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
 from assay.status import ClaimState
 from assay.timeline import registration_json, versions
-
-
-def bibkey(source: Source) -> str:
-    surname = re.sub(r"[^A-Za-z]", "", source.authors[0].split()[-1]) or "anon"
-    word = next((w for w in re.findall(r"[A-Za-z]+", source.title) if len(w) > 3), "work")
-    return f"{surname.lower()}{source.year}{word.lower()}"
-
-
-# LaTeX's special characters, in one pass so the braces an escape brings are not escaped again. A lone brace
-# is a command, not `\{`: BibTeX counts braces even after a backslash, so the field's stay balanced.
-_BIB_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "{": r"\textbraceleft{}",
-    "}": r"\textbraceright{}",
-    **{c: "\\" + c for c in "%&$#_"},
-}
-
-
-def _bib_escape(text: str) -> str:
-    """Record text as BibTeX field text: no brace can close the field, no backslash start a command."""
-    return "".join(_BIB_SPECIAL.get(c, c) for c in text)
-
-
-def _bib_url(text: str) -> str:
-    """A URL or DOI as a BibTeX field, read verbatim: braces and backslashes percent-encoded, so none closes it."""
-    return text.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")
-
-
-def bibtex(source: Source) -> str:
-    """One BibTeX entry; ``@article`` for arXiv papers, ``@misc`` for blogs and code."""
-    kind = {"paper": "inproceedings", "preprint": "article", "book": "book"}.get(source.kind, "misc")
-    fields: list[tuple[str, str]] = [
-        ("title", source.title),
-        ("author", " and ".join(source.authors)),
-        ("year", str(source.year)),
-    ]
-    if source.venue:
-        field = "booktitle" if kind == "inproceedings" else "journal" if kind == "article" else "howpublished"
-        fields.append((field, source.venue))
-    ids = source.identifiers
-    if ids.arxiv:
-        fields += [("eprint", ids.arxiv), ("archiveprefix", "arXiv")]
-    if ids.doi:
-        fields.append(("doi", ids.doi))
-    if ids.url:
-        fields.append(("url", ids.url))
-    fields.append(("note", f"Assay {source.id}"))
-    body = ",\n".join(f"  {k} = {{{_bib_escape(v) if k not in ('url', 'doi') else _bib_url(v)}}}" for k, v in fields)
-    return f"@{kind}{{{bibkey(source)},\n{body}\n}}\n"
 
 
 def bibtex_all(kb: KnowledgeBase) -> str:
     return "\n".join(bibtex(s) for _, s in sorted(kb.sources.items()))
 
 
-#: A source's kind as a CSL item type (https://docs.citationstyles.org/en/stable/specification.html#appendix-iii-types).
-CSL_TYPES = {"paper": "paper-conference", "preprint": "article", "book": "book", "blog": "post-weblog", "code": "software"}
-
-
-def _csl_name(name: str) -> dict[str, str]:
-    """``Kaiming He`` as CSL's ``{"family": "He", "given": "Kaiming"}``; a one-word name (a team) stays literal."""
-    given, _, family = name.strip().rpartition(" ")
-    return {"family": family, "given": given} if given else {"literal": family}
-
-
-def csl(source: Source) -> dict[str, Any]:
-    """One CSL-JSON item, as Zotero, Mendeley and pandoc's citeproc read it."""
-    # issued: the publication date where the record gives one in its year of publication, else that year (BibTeX's)
-    full = source.date if source.date and source.date.startswith(str(source.year)) else str(source.year)
-    date = [int(x) for x in full.split("-")]
-    ids = source.identifiers
-    item: dict[str, Any] = {
-        "id": source.id,
-        "type": CSL_TYPES[source.kind],
-        "title": source.title,
-        "author": [_csl_name(a) for a in source.authors],
-        "issued": {"date-parts": [date]},
-        "citation-key": bibkey(source),
-    }
-    if source.venue:
-        item["container-title"] = source.venue
-    if ids.doi:
-        item["DOI"] = ids.doi
-    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
-    if url:
-        item["URL"] = url
-    if ids.arxiv:
-        item["number"] = f"arXiv:{ids.arxiv}"
-    return item
-
-
 def csl_all(kb: KnowledgeBase) -> str:
     """Every source as one CSL-JSON array, in id order."""
-    return json.dumps([csl(s) for _, s in sorted(kb.sources.items())], indent=1, ensure_ascii=False) + "\n"
+    return csl_json([csl(s) for _, s in sorted(kb.sources.items())])
 
 
 def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:

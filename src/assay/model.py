@@ -63,6 +63,42 @@ class AnthologyUnit(BaseModel):
     title: Text | None = Field(None, description="The anthology's title, stated once on any of its sources.")
 
 
+class Pages(BaseModel):
+    """The pages a paper fills in its proceedings or journal."""
+
+    model_config = PART
+
+    first: int = Field(ge=1, description="Its first page.")
+    last: int = Field(ge=1, description="Its last page (the first, for a one-page paper).")
+
+    @model_validator(mode="after")
+    def _in_order(self) -> Pages:
+        if self.last < self.first:
+            raise ValueError(f"the last page ({self.last}) comes before the first ({self.first})")
+        return self
+
+
+class Published(BaseModel):
+    """Where a paper was published (a conference's proceedings, a journal), as a reference manager cites it. Its year
+    is the venue's, which may differ from the year the source was first posted (MoCo: arXiv 2019, CVPR 2020)."""
+
+    model_config = PART
+
+    kind: Literal["conference", "journal", "workshop"] = Field(
+        description="Proceedings of a conference or workshop, or a journal."
+    )
+    name: Text = Field(
+        description="The proceedings' or journal's full name (`Proceedings of the 37th International Conference on "
+        "Machine Learning`), without year or pages."
+    )
+    short: Text | None = Field(None, description="The venue as people name it, with its year (`ICML 2020`, `CVPR 2020`).")
+    year: int = Field(ge=1900, le=2100, description="The year of the venue, the year a citation gives.")
+    pages: Pages | None = Field(None, description="Its pages in the proceedings or journal.")
+    volume: Text | None = Field(None, description="The volume (`119` of PMLR).")
+    series: Text | None = Field(None, description="The series the volume is in (`Proceedings of Machine Learning Research`).")
+    publisher: Text | None = Field(None, description="Its publisher (`PMLR`, `IEEE`).")
+
+
 class Comparison(BaseModel):
     """A `compared_against` link: this source compares itself directly with another (ADR-011)."""
 
@@ -115,11 +151,23 @@ class Source(Record):
     kind: Literal["paper", "preprint", "blog", "code", "book"] = Field(description="What sort of document it is.")
     title: Text = Field(description="The title as the document gives it.")
     authors: list[Text] = Field(min_length=1, description="Authors in the document's order.")
-    year: int = Field(ge=1900, le=2100, description="Year of first publication.")
+    year: int = Field(
+        ge=1900,
+        le=2100,
+        description="Year it was first made public (its first arXiv version, a post's date); a "
+        "citation gives the venue's year where `published` names one.",
+    )
     date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}(-[0-9]{2})?$")] | None = Field(
         None, description="Publication date (YYYY-MM or YYYY-MM-DD) where the year does not order sources."
     )
-    venue: Text | None = Field(None, description="Conference, journal or site.")
+    venue: Text | None = Field(
+        None,
+        description="Where it appears, in words, for a source not published in proceedings or a journal (a blog's "
+        "site, `arXiv preprint`); a published paper names its venue in `published`.",
+    )
+    published: Published | None = Field(
+        None, description="Where a paper was published: conference or journal, its name, year and pages."
+    )
     identifiers: Identifiers = Field(description="arXiv id with version, DOI, URL.")
     anthology: AnthologyUnit | None = Field(None, description="The anthology unit the source stands in.")
     takeaways: list[Text] = Field(default_factory=list, description="Key takeaways, one sentence or paragraph each.")

@@ -15,7 +15,7 @@ from markupsafe import Markup
 from assay import prose, status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
-from assay.site import check_view, neighbourhood, search, table_key
+from assay.site import check_view, claim_cite, neighbourhood, search, table_key
 from assay.site.code import record_listing_path
 from assay.site.markup import record_doc
 from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
@@ -210,9 +210,12 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         registered=any(c.registration for c in checks.values()),
     )
     p.toc = _toc(p)
-    html = render("claim.html", **vars(p))
-    words = search.statement(claim)
-    return Output.page(here, f"{claim.id} {claim.title}", html, search=search.claim(ix, view), toc=p.toc, search_words=words)
+    cited = claim_cite.cite(ix, view)
+    html = render("claim.html", **vars(p), cite=cited, cite_csl=claim_cite.csl_text(cited) if cited else "")
+    words, meta = search.statement(claim), claim_cite.meta(view, p.verdict, cited)
+    return Output.page(
+        here, f"{claim.id} {claim.title}", html, search=search.claim(ix, view), toc=p.toc, search_words=words, meta=meta
+    )
 
 
 def _toc(p: ClaimPage) -> list[tuple[str, str]]:

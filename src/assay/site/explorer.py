@@ -19,7 +19,7 @@ from assay.site.legend import BY_TYPE, FOLDERS, HEADS, KIND_FILL, KIND_WORDS, OT
 from assay.site.markup import BACKGROUNDS, readable, script_json
 from assay.site.pages import Output
 from assay.site.template import render
-from assay.site.views import SiteIndex, verdict_counts
+from assay.site.views import SETTLED, SiteIndex, Summary, verdict_counts
 
 
 def schemes(colour: str) -> dict[str, str]:
@@ -29,8 +29,11 @@ def schemes(colour: str) -> dict[str, str]:
 
 
 def data(ix: SiteIndex) -> dict:
-    """Compact arrays. Nodes: ``[id, title, kind, status, col, row, layer, invalid, counts]`` where
-    ``counts`` indexes the ``counts`` strings; edges: ``[from, to, relation]`` by index."""
+    """Compact arrays. Nodes: ``[id, title, kind, status, col, row, layer, invalid, counts, ring, open, device]`` where
+    ``counts`` indexes the ``counts`` strings, ``ring`` counts a claim's assertions by verdict (in the order of
+    ``verdicts``, the assertion vocabulary: the ring drawn round its marker), ``open`` lists those that do not hold
+    as ``[assertion id, verdict index]`` (``views.SETTLED``), both read on ``device``; edges: ``[from, to, relation]``
+    by index."""
     lay = layout(ix.graph)
     ids = sorted(ix.graph.nodes)
     at = {n: i for i, n in enumerate(ids)}
@@ -40,6 +43,7 @@ def data(ix: SiteIndex) -> dict:
         a = ix.graph.nodes[n]
         words = verdict_counts(ix.summaries.get(n))
         k = sentences.setdefault(words, len(sentences))
+        ring, still, device = _verdicts(ix.summaries.get(n))
         nodes.append(
             [
                 n,
@@ -51,6 +55,9 @@ def data(ix: SiteIndex) -> dict:
                 lay.layers[n],
                 int(bool(a.get("invalid"))),
                 k,
+                ring,
+                still,
+                device,
             ]
         )
     types = [r.type for r in RELATIONS]
@@ -71,11 +78,25 @@ def data(ix: SiteIndex) -> dict:
         ],
         "heads": {name: {"path": h.path, "mode": h.mode, "length": h.length} for name, h in HEADS.items()},
         "status": {name: schemes(s.colour) for name, s in vocabulary.CLAIM.items()},
+        "verdicts": [{"name": name, **schemes(s.colour)} for name, s in vocabulary.ASSERTION.items()],
         "kinds": {
             k: {"shape": shape, "folder": FOLDERS[k], "words": KIND_WORDS[k], **schemes(KIND_FILL.get(k, "#9e9e9e"))}
             for k, shape in SHAPES.items()
         },
     }
+
+
+VERDICTS = list(vocabulary.ASSERTION)
+
+
+def _verdicts(summary: Summary | None) -> tuple[list[int], list[list], str]:
+    """A claim's assertions counted by verdict (``VERDICTS`` order), those that do not hold, and the device read."""
+    if summary is None or not summary.verdicts:
+        return [], [], ""
+    ring = [0] * len(VERDICTS)
+    for _, v in summary.verdicts:
+        ring[VERDICTS.index(v)] += 1
+    return ring, [[a, VERDICTS.index(v)] for a, v in summary.verdicts if v not in SETTLED], summary.read_on
 
 
 def data_script(ix: SiteIndex) -> str:

@@ -19,12 +19,14 @@ generated page outside the navigation they are the same for every page of its fo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from markupsafe import Markup
 from mkdocs.config import config_options as c
@@ -197,6 +199,8 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             out = self.pages[page.file.src_uri] = later.render()
             page.content, page.toc = out.content, _toc(out)
         out = self.pages.get(page.file.src_uri)
+        if out is not None:  # the theme writes the page's own description in place of the site's
+            page.meta.update({name: content for name, content in out.meta if name == "description"})
         if out is not None and out.search is not None:
             self.held[page.file.src_uri] = page.content
             page.content = out.search
@@ -229,16 +233,21 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             page.content, page.toc = None, get_toc([])
         else:
             out = self.pages.get(page.file.src_uri)
-        if out is None or not out.meta or "</head>" not in output:
+        if out is None or "</head>" not in output:
             return output
-        tags = "".join(f'<meta name="{escape(name)}" content="{escape(content)}">\n' for name, content in out.meta)
+        output = chrome_collapsed(output)
+        tags = "".join(_meta(name, content) for name, content in out.meta if name != "description")
         head, _, rest = output.partition("</head>")
         return f"{head}{tags}</head>{rest}"
 
     def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
-        """``404.html`` with relative links: MkDocs writes it with root-absolute ones (it may be served for any path),
-        which from disk lead to the file system's root and leave the page unstyled. It stands at the site's root."""
-        return relative_links(output_content) if template_name == "404.html" else output_content
+        """``404.html`` for any depth: MkDocs writes it with root-absolute links (a server sends it for any path), which
+        from disk lead to the file system's root and leave the page unstyled. Its links are made relative to the site's
+        root, where it stands, and a server's copy (sent for ``claims/SOTA-999.html`` or ``a/b/c.html``) takes the site's
+        root path from ``site_url`` as its base before any link is read."""
+        if template_name != "404.html":
+            return output_content
+        return not_found_page(output_content, urlsplit(config.site_url or "").path or "/")
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
         root = self._root(config)
@@ -257,6 +266,46 @@ def _around(html: Any, title: str) -> tuple[Markup, Markup] | None:
 def _toc(out: Output) -> Any:
     """The table of contents from the page's own sections (its HTML never went through Markdown's toc)."""
     return get_toc([{"level": 2, "id": slug, "name": escape(title), "children": []} for slug, title in out.toc])
+
+
+def _meta(name: str, content: str) -> str:
+    """A ``<meta>`` tag: Open Graph's by ``property`` (as its protocol names them), any other by ``name``."""
+    key = "property" if name.startswith("og:") else "name"
+    return f'<meta {key}="{escape(name)}" content="{escape(content)}">\n'
+
+
+_BLANK = re.compile(r"\n\s*\n|\n[ \t]+")
+
+
+def chrome_collapsed(html: str) -> str:
+    """``html`` with the theme's indentation and blank lines (some 4 KB a page) left out of the parts around the
+    page's own content (head, header, navigation, footer), which hold no ``<pre>``; the content is kept as it is."""
+    start, end = html.find('<div class="md-content"'), html.rfind("</article>")
+    if start < 0 or end < start:
+        return html
+    return _BLANK.sub("\n", html[:start]) + html[start:end] + _BLANK.sub("\n", html[end:])
+
+
+def not_found_page(html: str, root: str) -> str:
+    """The 404 page, its links relative to the site's root; served over HTTP, a ``<base>`` of the site's root path
+    (first in its head, so every link after it is read against it) makes them work at any depth, and the theme's
+    configuration takes the same root (Material reads its ``base`` against the page's address, not the ``<base>``)."""
+    served = "location.protocol !== 'file:'"
+    path = json.dumps(root.rstrip("/") + "/").replace("<", "\\u003c")
+    base = (
+        f"<script>if ({served}) {{ var b = document.createElement('base'); b.href = {path}; "
+        "document.head.appendChild(b); }</script>"
+    )
+    config = (
+        f"<script>if ({served}) {{ var c = document.getElementById('__config'), j = JSON.parse(c.textContent); "
+        f"j.base = {path}; c.textContent = JSON.stringify(j); }}</script>"
+    )
+    head, sep, rest = relative_links(html).partition("<head>")
+    if not sep:
+        return html
+    page = f"{head}{sep}{base}{rest}"
+    at = page.find("</script>", page.find('<script id="__config"'))
+    return page[: at + 9] + config + page[at + 9 :] if '<script id="__config"' in page else page
 
 
 _ROOTED = re.compile(r'((?:href|src)=|"(?:base|search)": )"/(?!/)')

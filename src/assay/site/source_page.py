@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.export import bibtex
-from assay.model import Source
+from assay import citation
+from assay.model import Claim, Source
 from assay.records.passages import holds, normalise
 from assay.site import search
 from assay.site.markup import anchor, record_doc
 from assay.site.pages import Output, breadcrumb, source_links
 from assay.site.template import render
-from assay.site.views import Located, SiteIndex
+from assay.site.views import SETTLED, Located, SiteIndex
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,43 @@ class Place:
 
 
 @dataclass(frozen=True)
+class Found:
+    """An assertion of a claim that files a sentence of the source, with its verdict (on the device its claim's
+    verdicts are read on) and the anchor of its row on the claim's page."""
+
+    claim: str
+    assertion: str
+    verdict: str  # a key of vocabulary.ASSERTION
+    href: str  # docs-relative: claims/SOTA-361.md#assertion-composition-is-the-task
+
+
+@dataclass(frozen=True)
+class Differs:
+    """A discrepancy a claim notes against the source for words of one of its sentences: the filed words, what the
+    source's own text says instead, where, and the claim that notes it."""
+
+    claim: str
+    filed: str
+    source_says: str
+    locator: str
+
+
+@dataclass(frozen=True)
+class Takeaway:
+    """A takeaway of the source with what we found: the assertions that file its words, what does not hold first,
+    and the places where the source's own text says otherwise."""
+
+    words: str
+    found: list[Found]
+    differs: list[Differs]
+
+    @property
+    def open(self) -> int:
+        """How many of its assertions do not hold (``views.SETTLED``)."""
+        return sum(f.verdict not in SETTLED for f in self.found)
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
     source: str
     title: str | None
@@ -79,12 +116,12 @@ def page(ix: SiteIndex, source: Source) -> Output:
     toc = [
         (slug, title)
         for slug, title, on in (
-            ("bibtex", "BibTeX", True),
-            ("takeaways", "Takeaways", source.takeaways),
+            ("takeaways", "What we found", source.takeaways),
+            ("claims", "Claims that cite it", citing),
             ("note", "Note", source.note),
             ("cited-passages", "Cited passages", passages or places),
-            ("claims", "Claims that cite it", citing),
             ("compared-against", "Compared against", comparisons),
+            ("cite", "Cite it", True),
         )
         if on
     ]
@@ -94,33 +131,49 @@ def page(ix: SiteIndex, source: Source) -> Output:
         s=source,
         trail=breadcrumb("sources", source.id),
         links=source_links(source),
-        bibtex=bibtex(source),
+        takeaways=takeaways(ix, source, citing),
+        cited_year=citation.year(source),
+        bibtex=citation.bibtex(source),
+        csl=citation.csl_json([citation.csl(source)]),
+        venue=citation.venue(source),
+        posted=citation.first_posted(source),
         passages=passages,
         places=places,
         citing=[ix.summaries[c] for c in citing if c in ix.summaries],
         comparisons=comparisons,
         anthology=ix.anthology_title(source.anthology.number) if source.anthology else "",
     )
-    meta = citation_meta(source)
+    meta = citation.highwire(source)
     return Output.page(here, f"{source.id} {source.title}", html, search=search.source(ix, source), toc=toc, meta=meta)
 
 
-def citation_meta(source: Source) -> list[tuple[str, str]]:
-    """The Highwire Press ``citation_*`` tags that reference managers read from a page (Zotero's embedded-metadata
-    translator, Google Scholar): the title, each author, the date, the venue and the identifiers."""
-    ids = source.identifiers
-    tags = [("citation_title", source.title)] + [("citation_author", a) for a in source.authors]
-    tags.append(("citation_publication_date", (source.date or str(source.year)).replace("-", "/")))
-    if source.venue:
-        tags.append(("citation_journal_title" if source.kind == "paper" else "citation_publisher", source.venue))
-    if ids.arxiv:
-        tags += [("citation_arxiv_id", ids.arxiv), ("citation_pdf_url", f"https://arxiv.org/pdf/{ids.arxiv}")]
-    if ids.doi:
-        tags.append(("citation_doi", ids.doi))
-    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
-    if url:
-        tags.append(("citation_public_url", url))
-    return tags
+def takeaways(ix: SiteIndex, source: Source, citing: list[str]) -> list[Takeaway]:
+    """Each takeaway with the assertions of the claims citing the source whose filed words it holds (a claim files
+    a seed's sentences word for word), what does not hold first, and the discrepancies its claims note against the
+    source for its words."""
+    claims = [(cid, ix.kb.claims[cid]) for cid in citing if cid in ix.kb.claims and cid in ix.summaries]
+    out = []
+    for words in source.takeaways:
+        text = normalise(words)
+        found = [f for cid, claim in claims for f in _found(ix, cid, claim, text)]
+        found.sort(key=lambda f: f.verdict in SETTLED)  # stable: what does not hold first, each in record order
+        differs = [
+            Differs(cid, d.filed, d.source_says, d.locator)
+            for cid, claim in claims
+            for d in claim.discrepancies
+            if d.source == source.id and holds(normalise(d.filed), text)
+        ]
+        out.append(Takeaway(words, found, differs))
+    return out
+
+
+def _found(ix: SiteIndex, cid: str, claim: Claim, text: str) -> list[Found]:
+    verdicts = dict(ix.summaries[cid].verdicts)
+    return [
+        Found(cid, a.id, verdicts.get(a.id, "not-run"), f"{record_doc(cid)}#assertion-{a.id}")
+        for a in claim.assertions
+        if any(holds(normalise(f), text) for f in a.filed)
+    ]
 
 
 def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Place]]:

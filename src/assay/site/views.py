@@ -16,6 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from assay import citation
 from assay.cache import CACHE_FROM
 from assay.experiment import Check, Tier
 from assay.graph import build
@@ -28,7 +29,7 @@ from assay.overview import States
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
-from assay.status import CheckState, ClaimState, ClaimVerdict, closure
+from assay.status import AssertionState, CheckState, ClaimState, ClaimVerdict, claim_devices, closure
 from assay.svg import sanitise
 from assay.timeline import versions
 
@@ -132,6 +133,24 @@ class Summary:
     registration: tuple[str, ...]  # the registration kind of each expectation, once per check
     modules: tuple[str, ...]  # its checks' verifier modules
     path: str  # its record's file, root-relative
+    verdicts: tuple[tuple[str, str], ...] = ()  # (assertion id, its verdict on ``read_on``), in the record's order
+    read_on: str = ""  # the device its ``verdicts`` are read on: the first that ran, else its first declared ('' for none)
+
+
+#: The verdicts of an assertion that hold or that no check was meant to test: the graph's and a source page's lists of
+#: what does not hold leave them out (everything else, direction-only and not-run included, is still to look at).
+SETTLED = frozenset({"supported", "untested"})
+
+
+def verdicts_read(
+    claim: Claim, assertions: list[AssertionState], devices_run: list[str]
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Each assertion's verdict on one device: the first that ran, else the first the claim's checks declare (where
+    every verdict is ``not-run``, or ``untested`` for one cited only)."""
+    device = (list(devices_run) or claim_devices(claim) or [""])[0]
+    states = {a.id: a.by_device for a in assertions}
+    default = {a.id: "untested" if a.cited_only else "not-run" for a in claim.assertions}
+    return device, tuple((a.id, states.get(a.id, {}).get(device, default[a.id])) for a in claim.assertions)
 
 
 def verdict_counts(state: ClaimState | Summary | None) -> str:
@@ -221,6 +240,21 @@ class SiteIndex:
     def titles(self) -> dict[str, str]:
         return {rid: str(a.get("title", rid)) for rid, a in self.graph.nodes(data=True)}
 
+    @cached_property
+    def work(self) -> citation.Work | None:
+        """The work the knowledge base's ``CITATION.cff`` names: what its claims are cited as part of."""
+        return citation.work(self.kb.root)
+
+    @cached_property
+    def commit_times(self) -> dict[str, int]:
+        """Each commit of the history by its full id: its committer time (Unix seconds)."""
+        return {c.sha: c.time for c in self.past.commits} if self.past is not None else {}
+
+    @cached_property
+    def accessed(self) -> str:
+        """The day the site was built (UTC), as a citation of one of its pages gives the day it was read."""
+        return time.strftime("%Y-%m-%d", time.gmtime())
+
     def anthology_title(self, number: int) -> str:
         titles = sorted(s.anthology.title for s in self.anthologies[number] if s.anthology and s.anthology.title)
         return titles[0] if titles else ""
@@ -292,6 +326,7 @@ def _summary(claim: Claim, checks: list[CheckState], verdict: ClaimVerdict, path
     for c in checks:
         if c.registration and c.check not in first:
             first[c.check] = c.registration
+    read_on, verdicts = verdicts_read(claim, verdict.assertions, view.devices_run)
     share = ""
     if verdict.status == "partly-verified" and verdict.assertions and view.devices_run:
         device = view.devices_run[0]
@@ -314,6 +349,8 @@ def _summary(claim: Claim, checks: list[CheckState], verdict: ClaimVerdict, path
         tuple(r.kind for regs in first.values() for r in regs),
         tuple(sorted({c.verifier.split("::")[0] for c in claim.checks})),
         path,
+        verdicts,
+        read_on,
     )
 
 

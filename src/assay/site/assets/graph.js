@@ -49,7 +49,8 @@
   function readColours() {
     var cs = getComputedStyle(box), s = scheme();
     colours = { fg: cs.color, bg: cs.backgroundColor, font: cs.fontFamily, accent: getComputedStyle(document.body).getPropertyValue("--md-accent-fg-color").trim() || "#526cfe",
-      rel: D.relations.map(function (r) { return r[s]; }), status: {}, kind: {} };
+      rel: D.relations.map(function (r) { return r[s]; }), status: {}, kind: {},
+      verdict: D.verdicts.map(function (v) { return v[s]; }) };
     Object.keys(D.status).forEach(function (k) { colours.status[k] = D.status[k][s]; });
     Object.keys(D.kinds).forEach(function (k) { colours.kind[k] = D.kinds[k][s]; });
   }
@@ -236,9 +237,10 @@
       ctx.fillStyle = g.fill; ctx.fill(g.path);
       if (r >= 3) { ctx.lineWidth = 1; ctx.strokeStyle = colours.fg; ctx.stroke(g.path); }
     });
+    var ringW = rings(r);
     [state.focus, hot].forEach(function (j, n) {
       if (j < 0 || !shown[j]) return;
-      ctx.beginPath(); ctx.arc(SX[j], SY[j], r + 3.5, 0, 2 * Math.PI);
+      ctx.beginPath(); ctx.arc(SX[j], SY[j], r + 3.5 + (ringW && D.nodes[j][9].length ? ringW + 1 : 0), 0, 2 * Math.PI);
       ctx.lineWidth = 2.5; ctx.strokeStyle = n ? colours.fg : colours.accent; ctx.stroke();
     });
     // labels, on a wash of the background so edges do not run through the words
@@ -256,6 +258,29 @@
     if (stats.frames === 1) updateList(); else listTimer = setTimeout(updateList, 150); // once a pan or zoom settles
     if (!window.assayGraph.readyAt) { window.assayGraph.readyAt = performance.now(); document.body.dataset.graphReady = "1"; }
     placePanel();
+  }
+  // each claim's assertions by verdict as a ring round its marker, an arc per verdict as long as its share, in the
+  // verdict chips' colours (D.verdicts); drawn once the markers are large enough to see it. Returns the ring's width.
+  function rings(r) {
+    if (r < 3) return 0;
+    var w = Math.max(2, r * 0.45), rr = r + 1 + w / 2, arcs = [];
+    for (var i = 0; i < N; i++) {
+      var ring = D.nodes[i][9];
+      if (!shown[i] || !ring || !ring.length) continue;
+      var total = 0, k;
+      for (k = 0; k < ring.length; k++) total += ring[k];
+      var a0 = -Math.PI / 2;
+      for (k = 0; k < ring.length && total; k++) {
+        if (!ring[k]) continue;
+        var a1 = a0 + 2 * Math.PI * ring[k] / total, path = arcs[k] || (arcs[k] = new Path2D());
+        path.moveTo(SX[i] + rr * Math.cos(a0), SY[i] + rr * Math.sin(a0)); path.arc(SX[i], SY[i], rr, a0, a1);
+        a0 = a1;
+      }
+    }
+    ctx.lineWidth = w; ctx.lineCap = "butt"; ctx.setLineDash([]);
+    arcs.forEach(function (path, k) { ctx.strokeStyle = colours.verdict[k]; ctx.stroke(path); });
+    stats.rings = arcs.filter(Boolean).length;
+    return w;
   }
   function overlaps(b, others) { // whether label block b ([i, x, top, w, h]) meets any of others, with a 3-px margin
     for (var q = 0; q < others.length; q++) {
@@ -302,6 +327,7 @@
     panel.appendChild(el("p", "assay-gp-muted", kind.words + (r[3] ? " · " + r[3] : "") + (r[7] ? " · does not validate" : "")));
     var counts = D.counts[r[8]];
     if (r[3]) panel.appendChild(el("p", "assay-gp-counts", counts ? "Verdict counts: " + counts : "No verdict counts: no check has run."));
+    if (state.pinned === j && r[10] && r[10].length) panel.appendChild(openList(j));
     panel.appendChild(el("p", "assay-gp-used", "Used by " + tally(IN, ea, j)));
     panel.appendChild(el("p", "assay-gp-muted", "Rests on " + tally(OUT, eb, j)));
     var actions = el("p", "assay-gp-actions"), u = url(j);
@@ -315,6 +341,18 @@
     panel.hidden = false;
     info.textContent = r[0] + ": " + r[1] + (r[3] ? " (" + r[3] + ")" : "") + (counts ? ". " + counts : "") + ". Used by " + tally(IN, ea, j) + ".";
     placePanel();
+  }
+  function openList(j) { // a pinned claim's assertions that do not hold, each linked to its row on the claim's page
+    var r = D.nodes[j], box = el("div", "assay-gp-open"), ul = el("ul"), u = url(j);
+    box.appendChild(el("p", "assay-gp-open-title", r[10].length + " of its assertions do not hold" + (r[11] ? " (" + r[11] + ")" : "") + ":"));
+    r[10].forEach(function (o) {
+      var li = el("li"), v = D.verdicts[o[1]], chip = el("span", "assay-gp-verdict", v.name);
+      chip.style.setProperty("--assay-v", colours.verdict[o[1]]);
+      var a = el("a", null, o[0]); if (u) a.href = u + "#assertion-" + encodeURIComponent(o[0]);
+      li.appendChild(chip); li.appendChild(a); ul.appendChild(li);
+    });
+    box.appendChild(ul);
+    return box;
   }
   function hidePanel() { panel.hidden = true; panel.dataset.id = ""; }
   function placePanel() {
@@ -505,8 +543,11 @@
     if (wasDrag || e.type === "pointercancel") return;
     var j = at(p[0], p[1]);
     if (j < 0) { state.pinned = -1; hidePanel(); schedule(); return; }
-    if (type === "mouse" || state.pinned === j) { var u = url(j); if (u) window.location.href = u; return; }
-    state.pinned = j; showPanel(j); schedule(); // a tap shows the panel; a second tap opens the page
+    // a click or tap on a claim with assertions that do not hold pins its panel, which lists them; a second opens the
+    // page, as does a click on any other record
+    var still = D.nodes[j][10] && D.nodes[j][10].length;
+    if ((type === "mouse" && !still) || state.pinned === j) { var u = url(j); if (u) window.location.href = u; return; }
+    state.pinned = j; showPanel(j); schedule();
   }
   canvas.addEventListener("pointerup", release);
   canvas.addEventListener("pointercancel", release);
