@@ -56,3 +56,40 @@ def new_page(browser, width: int = 1280, dark: bool = False, script: str | None 
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
     return page, errors
+
+
+class _Gzip(_Quiet):
+    """Sends a file gzipped where the browser accepts it, and the site's 404.html for a path that is not there, as a
+    host of static sites does; counts the bytes each path took on the wire (``sent``: path -> bytes of body)."""
+
+    sent: dict[str, int]
+
+    def send_head(self):  # noqa: ANN201 - http.server's own signature
+        import gzip
+        import io
+
+        path, status = Path(self.translate_path(self.path)), 200
+        if path.is_dir() and (path / "index.html").is_file():
+            path = path / "index.html"
+        if not path.exists() and (Path(self.directory) / "404.html").is_file():  # as a host of static sites does
+            path, status = Path(self.directory) / "404.html", 404
+        if "gzip" not in self.headers.get("Accept-Encoding", "") or not path.is_file():
+            return super().send_head()
+        body = gzip.compress(path.read_bytes(), compresslevel=6)
+        self.send_response(status)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.sent[self.path.split("?")[0]] = len(body)
+        return io.BytesIO(body)
+
+
+def serve_gzip(site: Path) -> Iterator[tuple[str, dict[str, int]]]:
+    """Serve ``site`` gzipped, as a web server would; yields its base URL and the bytes sent per path so far."""
+    sent: dict[str, int] = {}
+    handler = type("Gzip", (_Gzip,), {"sent": sent})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", sent
+    httpd.shutdown()

@@ -287,15 +287,14 @@ def chrome_collapsed(html: str) -> str:
 
 
 def not_found_page(html: str, root: str) -> str:
-    """The 404 page, its links relative to the site's root; served over HTTP, a ``<base>`` of the site's root path
-    (first in its head, so every link after it is read against it) makes them work at any depth, and the theme's
-    configuration takes the same root (Material reads its ``base`` against the page's address, not the ``<base>``)."""
+    """The 404 page for any depth. Its links are made relative to the site's root, where it stands; served over HTTP
+    (for ``claims/SOTA-999.html``, ``a/b/c.html``) a ``<base>`` of the site's root path is written first in its head,
+    and the theme's configuration takes the same root (Material reads its ``base`` against the page's address). Each
+    stylesheet and script is written by a script after that ``<base>``: a browser fetches the tags it sees in the
+    markup ahead of the parser, against the page's own address, before any script could set the base."""
     served = "location.protocol !== 'file:'"
-    path = json.dumps(root.rstrip("/") + "/").replace("<", "\\u003c")
-    base = (
-        f"<script>if ({served}) {{ var b = document.createElement('base'); b.href = {path}; "
-        "document.head.appendChild(b); }</script>"
-    )
+    path = _js(root.rstrip("/") + "/")
+    base = f"<script>if ({served}) document.write('<base href=\"' + {path} + '\">');</script>"
     config = (
         f"<script>if ({served}) {{ var c = document.getElementById('__config'), j = JSON.parse(c.textContent); "
         f"j.base = {path}; c.textContent = JSON.stringify(j); }}</script>"
@@ -303,9 +302,19 @@ def not_found_page(html: str, root: str) -> str:
     head, sep, rest = relative_links(html).partition("<head>")
     if not sep:
         return html
+    rest = _RESOURCE.sub(lambda m: f"<script>document.write({_js(m.group(0))});</script>", rest)
     page = f"{head}{sep}{base}{rest}"
     at = page.find("</script>", page.find('<script id="__config"'))
     return page[: at + 9] + config + page[at + 9 :] if '<script id="__config"' in page else page
+
+
+#: A stylesheet, icon or script tag that fetches a file of the site by a relative link.
+_RESOURCE = re.compile(r'<link [^>]*href="(?![a-z]+:|/)[^"]*"[^>]*>|<script src="(?![a-z]+:|/)[^"]*"></script>')
+
+
+def _js(text: str) -> str:
+    """``text`` as a JavaScript string that is safe inside ``<script>`` (no ``</script>`` can close it)."""
+    return json.dumps(text).replace("<", "\\u003c")
 
 
 _ROOTED = re.compile(r'((?:href|src)=|"(?:base|search)": )"/(?!/)')
