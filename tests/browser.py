@@ -21,6 +21,14 @@ ARGS = [
 ]
 
 
+#: Resolves once the canvas's size has been observed (a ResizeObserver reports every element it is given once laid
+#: out, in the same step as the page's own observer of it, which draws again) and two frames have been drawn since.
+OBSERVED = """() => new Promise((done) => {
+  const ro = new ResizeObserver(() => { ro.disconnect(); requestAnimationFrame(() => requestAnimationFrame(done)); });
+  ro.observe(document.getElementById('assay-graph-canvas'));
+})"""
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass

@@ -178,3 +178,99 @@ def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_
         "THEORY-085": "verified",
         "THEORY-090": "cited-only",
     }
+
+
+def published(**fields) -> Source:
+    conference = {
+        "kind": "conference",
+        "name": "IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)",
+        "short": "CVPR 2020",
+        "year": 2020,
+        "pages": {"first": 9729, "last": 9738},
+        "publisher": "IEEE",
+    }
+    return source(kind="paper", date="2019-11", published={**conference, **fields})
+
+
+def test_a_conference_paper_is_inproceedings_in_its_venues_year_with_its_pages_and_its_arxiv_posting_apart():
+    assert citation.bibtex(published()) == (
+        "@inproceedings{he2020momentum,\n"
+        "  title = {Momentum Contrast for Unsupervised Visual Representation Learning},\n"
+        "  author = {Kaiming He and Haoqi Fan},\n"
+        "  year = {2020},\n"
+        "  booktitle = {IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},\n"
+        "  pages = {9729--9738},\n"
+        "  publisher = {IEEE},\n"
+        "  eprint = {1911.05722v3},\n"
+        "  archiveprefix = {arXiv},\n"
+        "  note = {Assay LIT-590; arXiv 1911.05722v3, first posted 2019-11}\n"
+        "}\n"
+    )
+
+
+def test_a_conference_paper_in_csl_json_is_a_paper_conference_issued_in_its_venues_year():
+    item = citation.csl(published())
+    assert (item["type"], item["issued"], item["available-date"]) == (
+        "paper-conference",
+        {"date-parts": [[2020]]},
+        {"date-parts": [[2019, 11]]},
+    )
+    assert (item["container-title"], item["page"], item["publisher"]) == (published().published.name, "9729-9738", "IEEE")
+
+
+def test_a_conference_papers_page_tags_name_its_conference_and_its_first_and_last_page():
+    tags = citation.highwire(published())
+    assert ("citation_conference_title", published().published.name) in tags
+    assert ("citation_firstpage", "9729") in tags and ("citation_lastpage", "9738") in tags
+    assert ("citation_publication_date", "2020") in tags and ("citation_online_date", "2019/11") in tags
+    assert not [name for name, _ in tags if name == "citation_journal_title"]
+
+
+def test_a_journal_paper_is_an_article_with_citation_journal_title():
+    paper = published(kind="journal", name="Journal of Machine Learning Research", volume="21")
+    assert citation.bibtex(paper).startswith(
+        "@article{"
+    ) and "  journal = {Journal of Machine Learning Research},\n" in citation.bibtex(paper)
+    assert citation.csl(paper)["type"] == "article-journal"
+    assert ("citation_journal_title", "Journal of Machine Learning Research") in citation.highwire(paper)
+
+
+def test_the_last_page_may_not_come_before_the_first():
+    import pydantic
+    import pytest
+
+    with pytest.raises(pydantic.ValidationError, match=r"the last page \(9\) comes before the first \(12\)"):
+        published(pages={"first": 12, "last": 9})
+
+
+def test_assay_export_csl_prints_every_source_as_csl_json(kb_root, capsys):
+    from assay.cli import main
+
+    assert main(["--root", str(kb_root), "export", "csl"]) == 0
+    assert [i["id"] for i in json.loads(capsys.readouterr().out)] == ["LIT-590", "LIT-612"]
+
+
+def test_a_claim_is_cited_as_an_entry_of_the_work_at_its_commit_and_the_day_it_was_read():
+    work = citation.Work("Assay: a knowledge base", ("The Assay contributors",), "0.1.0", "https://example.org/kb/")
+    cited = citation.ClaimCitation(
+        "SOTA-364",
+        "Batch norm leaks",
+        work,
+        "1a2b3c4d",
+        "2026-01-05",
+        "2026-02-01",
+        "https://example.org/kb/claims/SOTA-364.html",
+    )
+    assert cited.bibtex() == (
+        "@misc{assay-sota-364,\n"
+        "  title = {SOTA-364: Batch norm leaks},\n"
+        "  author = {{The Assay contributors}},\n"
+        "  year = {2026},\n"
+        "  howpublished = {Assay: a knowledge base},\n"
+        "  version = {0.1.0, commit 1a2b3c4d},\n"
+        "  url = {https://example.org/kb/claims/SOTA-364.html},\n"
+        "  urldate = {2026-02-01},\n"
+        "  note = {Claim SOTA-364, accessed 2026-02-01}\n"
+        "}\n"
+    )
+    assert cited.csl()["accessed"] == {"date-parts": [[2026, 2, 1]]} and cited.csl()["container-title"] == work.title

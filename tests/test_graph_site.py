@@ -17,7 +17,8 @@ import pytest
 
 from assay.site import explorer
 from assay.site.markup import BACKGROUNDS, contrast
-from tests.browser import CHROMIUM, launch, new_page, serve
+from assay.site.views import SETTLED
+from tests.browser import CHROMIUM, OBSERVED, launch, new_page, serve
 from tests.test_site import REPO
 
 SHOTS = REPO / "build" / "screens"
@@ -121,7 +122,7 @@ def _page(browser, width: int = 1280, dark: bool = False, strokes: bool = False)
 def _graph(page, url: str) -> dict:
     page.goto(url)
     page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=15_000)
-    page.wait_for_timeout(150)
+    page.evaluate(OBSERVED)
     return page.evaluate("""() => { const c = document.getElementById('assay-graph-canvas').getBoundingClientRect();
         return {w: c.width, h: c.height, top: c.top, left: c.left, stats: window.assayGraph.stats}; }""")
 
@@ -266,6 +267,47 @@ def test_focus_links_depth_filters_and_find_keep_working(repo_site: str, repo_gr
     assert errors == []
 
 
+def test_each_claim_is_ringed_by_its_assertions_verdicts_in_the_verdict_palette(
+    repo_site: str, repo_graph: dict, browser
+) -> None:
+    from assay import vocabulary
+
+    page, errors = _page(browser, 1280, strokes=True)
+    _graph(page, f"{repo_site}/graph.html")
+    data = page.evaluate("window.ASSAY_GRAPH")
+    states = repo_graph["states"]
+    node = next(r for r in data["nodes"] if r[0] == "SOTA-364")
+    verdicts = [a.by_device["cpu"] for a in states["SOTA-364"].assertions]
+    assert node[9] == [verdicts.count(v) for v in vocabulary.ASSERTION] and node[11] == "cpu"
+    assert [a for a, _ in node[10]] == [a.id for a in states["SOTA-364"].assertions if a.by_device["cpu"] not in SETTLED]
+    assert [v["light"] for v in data["verdicts"]] == [explorer.schemes(s.colour)["light"] for s in vocabulary.ASSERTION.values()]
+    shown = {k for r in data["nodes"] if r[9] for k, n in enumerate(r[9]) if n}
+    stroked = {c for c, *_ in page.evaluate("window.__strokes")}
+    assert {data["verdicts"][k]["light"] for k in shown} <= stroked
+    assert page.evaluate("window.assayGraph.stats.rings") == len(shown)
+    assert errors == []
+
+
+def test_a_click_on_a_claim_lists_its_assertions_that_do_not_hold_each_linked(repo_site: str, repo_graph: dict, browser) -> None:
+    page, errors = _page(browser)
+    _graph(page, f"{repo_site}/graph.html")
+    node = next(r for r in repo_graph["data"]["nodes"] if r[0] == "SOTA-361")
+    at = page.evaluate("window.assayGraph.screen('SOTA-361')")
+    frame = page.locator("#assay-graph-canvas").bounding_box()
+    page.mouse.move(frame["x"] + at["x"], frame["y"] + at["y"])
+    page.mouse.click(frame["x"] + at["x"], frame["y"] + at["y"])
+    items = page.locator("#assay-graph-panel .assay-gp-open li")
+    items.first.wait_for(state="visible")
+    verdicts = repo_graph["data"]["verdicts"]
+    assert items.all_inner_texts() == [f"{verdicts[v]['name']}{a}" for a, v in node[10]]
+    title = page.locator("#assay-graph-panel .assay-gp-open-title").inner_text()
+    assert title == f"{len(node[10])} of its assertions do not hold (cpu):"
+    first = node[10][0][0]
+    items.first.locator("a").click()
+    page.wait_for_url(f"**/claims/SOTA-361.html#assertion-{first}")
+    assert errors == []
+
+
 def test_clicking_a_record_opens_its_page(repo_site: str, browser) -> None:
     page, errors = _page(browser)
     _graph(page, f"{repo_site}/graph.html")
@@ -295,14 +337,44 @@ def test_the_neighbourhood_figure_labels_read_at_4_5_to_1(repo_site: str, browse
     assert errors == []
 
 
+# Records, for each query the page sends the search worker, the answer to it: the worker answers in the order asked
+# (Material's worker/main), so the answer to the last query sent is known, and with it the result to wait for.
+ANSWERS = """
+window.__answers = {};
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message && message.type === 2) {  // SearchMessageType.QUERY
+    (this.__asked = this.__asked || []).push(message.data);
+    if (!this.__heard) {
+      this.__heard = true;
+      this.addEventListener("message", (e) => {
+        if (e.data && e.data.type === 3) {  // SearchMessageType.RESULT
+          const items = e.data.data.items || [];
+          window.__answers[this.__asked.shift()] = items.length ? items[0][0].location : "";
+        }
+      });
+    }
+  }
+  return post.call(this, message, ...rest);
+};
+"""
+
+
 def _search(browser, base: str, query: str) -> list[str]:
-    page, _ = _page(browser)
+    """The results as a reader sees them once the page shows the answer to the whole query, typed a key at a time:
+    the answers to its first letters (``SOTA-36`` ranks SOTA-361 first) may come before it, however slow the machine."""
+    page, _ = new_page(browser, script=ANSWERS)
     page.goto(f"{base}/index.html")
-    page.wait_for_timeout(300)
     page.locator(".md-search__input").click()
     page.locator(".md-search__input").press_sequentially(query, delay=15)
-    page.wait_for_function("document.querySelectorAll('.md-search-result__item > a').length > 0", timeout=10_000)
-    page.wait_for_timeout(1200)  # the results settle as the last keystrokes are answered
+    page.wait_for_function("q => q in window.__answers", arg=query, timeout=20_000)
+    first = page.evaluate("q => window.__answers[q]", query)
+    page.wait_for_function(
+        """first => { const a = document.querySelector('.md-search-result__item > a');
+            return a && new URL(a.href).href === new URL(first, document.baseURI).href; }""",
+        arg=first,
+        timeout=10_000,
+    )
     hrefs = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.getAttribute('href'))")
     page.context.close()
     return [h.split("//", 1)[-1].split("/", 1)[-1] for h in hrefs]

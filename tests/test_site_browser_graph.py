@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, launch, new_page
+from tests.browser import CHROMIUM, OBSERVED, launch, new_page
 from tests.test_site import REPO
 
 SHOTS = REPO / "build" / "screens"
@@ -57,7 +57,7 @@ def _contrast(page, selector: str, prop: str | None = None) -> list[tuple[str, f
 def _graph(page, site: Path) -> None:
     page.goto((site / "graph.html").as_uri())
     page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=15_000)
-    page.wait_for_timeout(200)
+    page.evaluate(OBSERVED)
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
@@ -163,16 +163,20 @@ def test_in_the_dark_scheme_buttons_and_linked_check_ids_keep_4_5_to_1(repo_site
     assert errors == []
 
 
+#: Whether the element ``selector`` has no transition or animation running (its colours are the final ones).
+SETTLED = "selector => document.querySelector(selector).getAnimations().length === 0"
+
+
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_a_hovered_or_focused_button_keeps_4_5_to_1(repo_site_dir: Path, browser, dark: bool) -> None:
     page, errors = new_page(browser, 1280, dark)
     _graph(page, repo_site_dir)
     page.hover("#assay-graph-clear")
-    page.wait_for_timeout(500)  # Material's colour transition
+    page.wait_for_function(SETTLED, arg="#assay-graph-clear")  # Material's colour transition
     hovered = _contrast(page, "#assay-graph-clear")
     page.goto((repo_site_dir / "code" / "verify" / "test_sota364_mechanics.py.html").as_uri())
     page.focus("button.assay-copy")
-    page.wait_for_timeout(500)
+    page.wait_for_function(SETTLED, arg="button.assay-copy")
     focused = _contrast(page, "button.assay-copy")
     assert len(hovered) == len(focused) == 1
     assert [x for x in hovered + focused if x[1] < 4.5] == []
@@ -195,7 +199,7 @@ def test_the_graph_draws_on_every_reload_and_after_a_resize(repo_site_dir: Path,
     for attempt in range(20):  # a resize observed just after the first drawing used to leave the canvas cleared
         _graph(page, repo_site_dir) if attempt == 0 else page.reload()
         page.wait_for_function("document.body.dataset.graphReady === '1'", timeout=15_000)
-        page.wait_for_timeout(150)  # past the first resize the observer reports
+        page.evaluate(OBSERVED)  # past the first resize the observer reports
         blank += [attempt] if page.evaluate(INKED) == 0 else []
     for width in (900, 1280):
         page.set_viewport_size({"width": width, "height": 800})

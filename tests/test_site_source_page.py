@@ -113,3 +113,59 @@ def test_numbers_and_discrepancies_stand_at_their_place_and_every_link_into_a_so
         # a place named in other words than any passage's is no heading of its own
         for item in re.findall(r'<li id="cited-[^"]+"><strong>(.*?)</strong>', others):
             assert unescape(item) not in headings
+
+
+def test_a_source_page_leads_with_each_takeaway_and_the_verdicts_of_the_assertions_that_file_it(repo) -> None:
+    from assay.site.views import index
+
+    kb, pages = repo
+    html = pages["sources/LIT-591.md"]
+    assert html.index('<h2 id="takeaways">What we found</h2>') < html.index('<h2 id="cited-passages">')
+    items = re.findall(r'<li class="assay-takeaway">(.*?)</li>', html, re.S)
+    assert len(items) == len(kb.sources["LIT-591"].takeaways) == 8
+    summaries = index(REPO).summaries
+    verdicts = dict(summaries["SOTA-364"].verdicts)
+    bn = next(i for i in items if "Batch norm leaks the answer" in i)
+    assert 'href="../claims/SOTA-364.html#assertion-leak-exploited"' in bn
+    assert f"SOTA-364 leak-exploited: {verdicts['leak-exploited']}</span>" in bn
+    first = items[0]
+    shown = re.findall(r'#assertion-([a-z0-9-]+)"', first)
+    assert set(shown) == {
+        "composition-is-the-task",
+        "proved-by-removing-pieces",
+        "crop-colour-stands-out",
+        "shortcut-is-the-reason",
+        "crops-share-histogram",
+        "network-takes-the-route",
+        "no-single-suffices",
+        "solving-and-learning-come-apart",
+    }
+    still = [
+        a
+        for a in shown
+        if dict(summaries["SOTA-361"].verdicts + summaries["SOTA-365"].verdicts).get(a) not in ("supported", "untested")
+    ]
+    assert shown[: len(still)] == still  # what does not hold first
+    assert f'<span class="assay-label">{len(still)} of 8 do not hold:</span>' in first
+
+
+def test_a_takeaway_its_source_states_otherwise_is_flagged_where_it_is_shown(repo) -> None:
+    _, pages = repo
+    first = re.findall(r'<li class="assay-takeaway">(.*?)</li>', pages["sources/LIT-591.md"], re.S)[0]
+    flags = re.findall(r'<p class="assay-differs-flag[^"]*">(.*?)</p>', first, re.S)
+    assert len(flags) == 3  # SOTA-361's discrepancies against LIT-591 for words of this takeaway
+    assert _words(flags[0]).startswith(
+        _letters("The source’s own text differs (SOTA-361, §3.1; Figure 5): “the paper proves it by removing pieces”")
+    )
+
+
+def test_a_source_page_shows_its_venue_and_its_first_posting_apart(repo) -> None:
+    _, pages = repo
+    html = pages["sources/LIT-590.md"]
+    assert "<dt>Year</dt><dd>2020</dd>" in html
+    assert (
+        "<dt>Published</dt><dd>CVPR 2020: IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR), pp. 9729–9738, IEEE</dd>"
+        in html
+    )
+    assert "<dt>First posted</dt><dd>arXiv 1911.05722v3, first posted 2019-11</dd>" in html
+    assert "@inproceedings{he2020momentum," in html and "  pages = {9729--9738},\n" in html
