@@ -349,6 +349,15 @@ def test_payload_records_show_as_text_in_pages(built: Path) -> None:
     assert "&lt;img src=x onerror=alert(&#34;quote&#34;)&gt;" in html
 
 
+def test_a_payload_claims_description_and_open_graph_tags_are_escaped_text_in_one_attribute(built: Path) -> None:
+    html = (built / "claims" / "SOTA-999.html").read_text(encoding="utf-8")
+    head = html[: html.index("</head>")]
+    described = re.findall(r'<meta (?:name|property)="(description|og:title|og:description)" content="([^"]*)">', head)
+    assert sorted(name for name, _ in described) == ["description", "og:description", "og:title"]
+    assert all("&lt;script&gt;alert(&quot;title&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in content for _, content in described)
+    assert "<script>alert" not in head
+
+
 def test_payload_records_show_as_text_in_the_search_index(built: Path) -> None:
     index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
     texts = [d["title"] + " " + d["text"] for d in index["docs"] if "SOTA-999" in d["location"]]

@@ -199,8 +199,9 @@ class AssayPlugin(BasePlugin[AssayConfig]):
             out = self.pages[page.file.src_uri] = later.render()
             page.content, page.toc = out.content, _toc(out)
         out = self.pages.get(page.file.src_uri)
-        if out is not None:  # the theme writes the page's own description in place of the site's
-            page.meta.update({name: content for name, content in out.meta if name == "description"})
+        if out is not None:  # the theme writes the page's own description in place of the site's, as it is given:
+            # MkDocs renders its theme without autoescape, so the text goes in escaped (a title may hold quotes, markup)
+            page.meta.update({name: Markup(escape(content)) for name, content in out.meta if name == "description"})
         if out is not None and out.search is not None:
             self.held[page.file.src_uri] = page.content
             page.content = out.search
