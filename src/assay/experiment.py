@@ -174,6 +174,25 @@ class Seeds(BaseModel):
         return list(range(self.first, self.first + self.count))
 
 
+class Setting(BaseModel):
+    """Where a number comes from, in the three terms a reader compares two numbers by."""
+
+    model_config = PART
+
+    data: Text = Field(description="What it trains and tests on (`sklearn digits, 8x8, 1,437 training images`).")
+    model: Text = Field(description="The model (`2-layer MLP, 64 hidden units`).")
+    steps: Text = Field(description="How long it trains (`300 Adam steps at batch 256`).")
+
+
+class Settings(BaseModel):
+    """The setting of a check's numbers and of the source's, stated once per check: a page names what differs."""
+
+    model_config = PART
+
+    ours: Setting = Field(description="Our run's setting.")
+    source: Setting = Field(description="The source's setting for the numbers the check's expectations stand beside.")
+
+
 class Check(BaseModel):
     """One executable check of a claim: the sentence it tests and the verifier that measures it."""
 
@@ -233,6 +252,11 @@ class Check(BaseModel):
         default_factory=list,
         description="The apparatus checks whose machinery this check runs on; a failing one makes this check's evidence "
         "an error.",
+    )
+    setting: Settings | None = Field(
+        None,
+        description="Our setting and the source's (data, model, steps), where the check's numbers stand beside a "
+        "paper's: a page names what differs, and a pair across settings compares direction only, never size.",
     )
 
     def metric(self, name: str) -> MetricSpec | None:

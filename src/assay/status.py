@@ -7,6 +7,7 @@ and why a check needs a run. The commands, the export and the site read these; t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from assay.experiment import Check
@@ -30,22 +31,36 @@ def combine_devices(statuses: list[str]) -> str:
 
 
 def summarise(check_statuses: list[str], any_stale: bool) -> str:
-    """A claim's status from its checks' combined statuses."""
-    if not check_statuses:
-        return "cited-only"
-    if "error" in check_statuses:
-        return "error"
-    if any_stale:
+    """A claim's status from its checks' combined statuses, while it is not cut into assertions (``standing``: a
+    passed check reads as supported, a failed one as contradicted)."""
+    if any_stale and check_statuses and "error" not in check_statuses:
         return "stale"
-    if all(s == "not-run" for s in check_statuses):
+    as_verdicts = {"passed": "supported", "failed": "contradicted", "known-failing": "contradicted"}
+    return standing([as_verdicts.get(s, s) for s in check_statuses])
+
+
+def standing(verdicts: list[str]) -> str:
+    """A claim's status (a key of CLAIM: its chip and colour) from its assertions' verdicts on the devices that ran,
+    repeats counted. The one rule: every dashboard, graph and page reads it. Error, then stale, come first; verified
+    when all are supported; something supported beside something contradicted is mixed; supported with nothing
+    contradicted is partly-verified; nothing supported and something contradicted is contradicted; then
+    provisional, out-of-regime, not run, and inconclusive."""
+    if not verdicts or all(v == "untested" for v in verdicts):
+        return "cited-only"
+    for name in ("error", "stale"):
+        if name in verdicts:
+            return name
+    if all(v == "not-run" for v in verdicts if v != "untested"):
         return "not-run"
-    if all(s == "passed" for s in check_statuses):
+    if all(v == "supported" for v in verdicts):
         return "verified"
-    if "passed" in check_statuses:
-        return "partly-verified"
-    if "failed" in check_statuses or "known-failing" in check_statuses:
-        return "contradicted" if "not-run" not in check_statuses else "partly-verified"
-    return "inconclusive" if "not-run" not in check_statuses else "not-run"
+    held, failed = bool({"supported", "direction-only"} & set(verdicts)), "contradicted" in verdicts
+    if held:
+        return "mixed" if failed else "partly-verified"
+    for name in ("contradicted", "provisional", "out-of-regime", "not-run"):
+        if name in verdicts:
+            return name
+    return "inconclusive"
 
 
 def check_states(
@@ -101,6 +116,17 @@ def check_states(
     return states
 
 
+@dataclass(frozen=True)
+class Finding:
+    """An assertion's verdict on one device: its status (a key of ASSERTION), the line that explains it, the reason
+    as a defined word (a key of REASON) and the expectations that decided it, as (check, metric)."""
+
+    status: str
+    why: str
+    reason: str
+    deciding: tuple[tuple[str, str], ...] = ()
+
+
 def assertion_status(
     assertion: Assertion,
     states: dict[tuple[str, str], CheckState],
@@ -108,9 +134,21 @@ def assertion_status(
     checks: dict[str, Check] | None = None,
     elsewhere: dict[str, frozenset[str]] | None = None,
 ) -> tuple[str, str]:
-    """An assertion's status on one device (a key of ASSERTION) and the line that explains it, from its checks'
-    votes there (``vote``; ``checks``: the claim's checks by id, whose marks weigh a vote; ``elsewhere``: per check,
-    the metrics other assertions name as testing their own sentences).
+    """An assertion's status on one device (a key of ASSERTION) and the line that explains it (``finding``)."""
+    found = finding(assertion, states, device, checks, elsewhere)
+    return found.status, found.why
+
+
+def finding(
+    assertion: Assertion,
+    states: dict[tuple[str, str], CheckState],
+    device: str,
+    checks: dict[str, Check] | None = None,
+    elsewhere: dict[str, frozenset[str]] | None = None,
+) -> Finding:
+    """An assertion's verdict on one device from its checks' votes there (``vote``; ``checks``: the claim's checks
+    by id, whose marks weigh a vote; ``elsewhere``: per check, the metrics other assertions name as testing their own
+    sentences), with the expectations that decided it.
 
     Checks for and against: inconclusive. Only against: contradicted. A run out of its regime: out-of-regime, never
     contradicted. Any undecided: inconclusive. For, with every check measured: supported, or direction-only where a
@@ -119,46 +157,60 @@ def assertion_status(
     apparatus that a check uses and that failed makes the assertion an error, one with no result here not run."""
     checks, elsewhere = checks or {}, elsewhere or {}
     if assertion.cited_only:
-        return "untested", "cited only: " + assertion.cited_only
+        return Finding("untested", "cited only: " + assertion.cited_only, "cited-only")
     relevant = [
         (e, states[(e.check, device)])
         for e in assertion.evidence
         if (e.check, device) in states and getattr(checks.get(e.check), "role", "evidence") != "apparatus"
     ]
     if not relevant:
-        return "not-run", "no check that bears on it has run here"
+        return Finding("not-run", "no check that bears on it has run here", "not-run")
     broken = _apparatus_failed(relevant, states, device, checks)
     if broken:
-        return ("not-run" if "no measurement" in broken else "error"), broken
+        return Finding("not-run", broken, "not-run") if "no measurement" in broken else Finding("error", broken, "apparatus")
     if any(st.status == "error" for _, st in relevant):
-        return "error", "a check that bears on it crashed or timed out"
+        return Finding("error", "a check that bears on it crashed or timed out", "error")
     if any(st.stale for _, st in relevant):
-        return "stale", "a check that bears on it ran on inputs that have changed"
-    votes = [vote(e, st, checks.get(e.check), elsewhere.get(e.check, frozenset())) for e, st in relevant]
-    cast = [v for v in votes if v is not None]
-    missing = len(cast) < len(votes)
+        return Finding("stale", "a check that bears on it ran on inputs that have changed", "stale")
+    votes = [(e.check, vote(e, st, checks.get(e.check), elsewhere.get(e.check, frozenset()))) for e, st in relevant]
+    cast = [(c, v) for c, v in votes if v is not None]
     if not cast:
-        return "not-run", "no check that bears on it has a measurement here"
-    values = [v.value for v in cast]
-    first = {x: next(v.why for v in cast if v.value == x) for x in set(values)}
+        return Finding("not-run", "no check that bears on it has a measurement here", "not-run")
+    return _weighed(cast, missing=len(cast) < len(votes))
+
+
+def _weighed(cast: list[tuple[str, Vote]], *, missing: bool) -> Finding:
+    """The verdict from the votes cast (check, vote), each verdict with the votes that decided it."""
+    values = [v.value for _, v in cast]
+
+    def of(pick: Callable[[Vote], bool]) -> tuple[tuple[str, str], ...]:
+        return tuple((c, m) for c, v in cast if pick(v) for m in v.deciding)
+
+    first = {x: next(v for _, v in cast if v.value == x) for x in set(values)}
     if 1 in values and -1 in values:
-        return "inconclusive", f"checks disagree: {first[1]}; but {first[-1]}"
+        why = f"checks disagree: {first[1].why}; but {first[-1].why}"
+        return Finding("inconclusive", why, "checks-disagree", of(lambda v: v.value in (1, -1)))
     if -1 in values:
-        return "contradicted", first[-1]
-    regime = next((v for v in cast if v.out_of_regime), None)
+        return Finding("contradicted", first[-1].why, first[-1].reason, of(lambda v: v.value == -1))
+    regime = next((v for _, v in cast if v.out_of_regime), None)
     if regime is not None:
-        return "out-of-regime", f"the regime its words need was not reached: {regime.why}"
+        why = f"the regime its words need was not reached: {regime.why}"
+        return Finding("out-of-regime", why, "out-of-regime", of(lambda v: v.out_of_regime))
     if None in values:
-        return "inconclusive", first[None]
+        return Finding("inconclusive", first[None].why, first[None].reason, of(lambda v: v.value is None))
     if 1 in values:
         if missing:
-            return "not-run", "not every check that bears on it has a measurement here"
-        unfixed = next((v for v in cast if v.provisional), None)
+            return Finding("not-run", "not every check that bears on it has a measurement here", "not-run")
+        unfixed = next((v for _, v in cast if v.provisional), None)
         if unfixed is not None:
-            return "provisional", unfixed.why
-        shy = next((v for v in cast if v.direction_only), None)
-        return ("direction-only", shy.why) if shy else ("supported", first[1])
-    return ("not-run", "not every check that bears on it has a measurement here") if missing else ("inconclusive", first[0])
+            return Finding("provisional", unfixed.why, "unconfirmed", of(lambda v: v.provisional))
+        shy = next((v for _, v in cast if v.direction_only), None)
+        if shy is not None:
+            return Finding("direction-only", shy.why, "weaker-than-source", of(lambda v: v.direction_only))
+        return Finding("supported", first[1].why, first[1].reason, of(lambda v: v.value == 1))
+    if missing:
+        return Finding("not-run", "not every check that bears on it has a measurement here", "not-run")
+    return Finding("inconclusive", first[0].why, "not-refuted", of(lambda v: v.value == 0))
 
 
 def _apparatus_failed(relevant: list, states: dict, device: str, checks: dict[str, Check]) -> str:
@@ -182,6 +234,7 @@ class AssertionState:
     id: str
     by_device: dict[str, str]  # device -> a key of ASSERTION
     why: dict[str, str] = field(default_factory=dict)  # device -> the one line that explains it
+    found: dict[str, Finding] = field(default_factory=dict)  # device -> its reason and deciding expectations
 
 
 def assertion_states(claim: Claim, checks: list[CheckState]) -> list[AssertionState]:
@@ -191,8 +244,8 @@ def assertion_states(claim: Claim, checks: list[CheckState]) -> list[AssertionSt
     out = []
     for a in claim.assertions:
         elsewhere = named_elsewhere(claim, a)
-        judged = {d: assertion_status(a, by_key, d, records, elsewhere) for d in devices}
-        out.append(AssertionState(a.id, {d: s for d, (s, _) in judged.items()}, {d: w for d, (_, w) in judged.items()}))
+        judged = {d: finding(a, by_key, d, records, elsewhere) for d in devices}
+        out.append(AssertionState(a.id, {d: f.status for d, f in judged.items()}, {d: f.why for d, f in judged.items()}, judged))
     return out
 
 
@@ -218,25 +271,13 @@ def devices_run(checks: list[CheckState]) -> list[str]:
 
 
 def summarise_assertions(claim: Claim, assertions: list[AssertionState], ran: list[str]) -> str:
-    """A claim's status from its assertions (a key of CLAIM): verified only when every assertion is
-    supported on every device that ran."""
+    """A claim's status from its assertions (``standing``): verified only when every assertion is supported on every
+    device that ran."""
     if all(a.cited_only for a in claim.assertions):
         return "cited-only"
-    every = [st for a in assertions for d, st in a.by_device.items() if d in ran]
-    if "error" in every:
-        return "error"
-    if "stale" in every:
-        return "stale"
     if not ran:
         return "not-run"
-    if all(a.by_device.get(d) == "supported" for a in assertions for d in ran):
-        return "verified"
-    if "supported" in every or "direction-only" in every:
-        return "partly-verified"
-    for name in ("contradicted", "provisional", "out-of-regime"):
-        if name in every:
-            return name
-    return "inconclusive"
+    return standing([st for a in assertions for d, st in a.by_device.items() if d in ran])
 
 
 def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: list[str]) -> str:

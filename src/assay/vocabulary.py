@@ -71,7 +71,14 @@ CLAIM = {
             "partly-verified",
             "material-circle-half-full",
             "#9e9d24",
-            "Some of it is supported; other parts are contradicted, inconclusive, cited only or not run.",
+            "Some of it is supported and nothing of it is contradicted; the rest is inconclusive, provisional, "
+            "untested or not run.",
+        ),
+        Status(
+            "mixed",
+            "material-scale-unbalanced",
+            "#bf360c",
+            "Some of it is supported and some of it is contradicted: it holds in part and fails in part at our scale.",
         ),
         Status(
             "contradicted",
@@ -106,7 +113,7 @@ CLAIM = {
             "cited-only",
             "material-book-open-variant",
             "#5d4037",
-            "No check tests it: every part of it is cited only, and the record says why.",
+            "No check tests it: every part of it is untested (cited only), and the record says why.",
         ),
     ]
 }
@@ -259,6 +266,111 @@ REGISTRATION = {
 }
 
 
+#: Why a row reads as it does: each line that explains a verdict is one of these, defined once (``assay.votes``).
+REASON = {
+    s.name: s
+    for s in [
+        Status(
+            "held",
+            "material-check",
+            "#2e7d32",
+            "What it reads held, and each counterpart (the condition without the effect) failed it.",
+        ),
+        Status("analytic", "material-function-variant", "#2e7d32", "An exact or numerical fact held, with no seeds to spread."),
+        Status(
+            "weaker-than-source",
+            "material-trending-up",
+            "#8a4b00",
+            "It held, but its threshold asks less than the size the source states: the direction holds, the size is untested.",
+        ),
+        Status(
+            "unconfirmed",
+            "material-timer-sand",
+            "#00838f",
+            "It held, but was fixed with or after its result (or the history is missing): confirm on fresh seeds.",
+        ),
+        Status("failed", "material-close", "#c62828", "An expectation it reads did not hold."),
+        Status("refuted", "material-close", "#c62828", "A check that tests its opposite held."),
+        Status("checks-disagree", "material-scale-unbalanced", "#8e24aa", "One check came out for it and another against it."),
+        Status(
+            "seeds-disagree",
+            "material-help-circle-outline",
+            "#8e24aa",
+            "Some seeds meet an expectation it reads and some do not, or the mean's interval straddles it.",
+        ),
+        Status(
+            "unchallenged",
+            "material-shield-off-outline",
+            "#8e24aa",
+            "It held, but could not have failed: a counterpart meets it too, is undecided on it, or is a constant or a "
+            "function of the effect's values.",
+        ),
+        Status("control-failed", "material-flask-off-outline", "#8e24aa", "A control showed the effect it must not show."),
+        Status(
+            "identity", "material-equal", "#8e24aa", "It holds by construction: an identity is support only in an analytic check."
+        ),
+        Status(
+            "no-spread",
+            "material-minus",
+            "#8e24aa",
+            "A seeded measurement came out the same on every seed: with no spread it decides nothing.",
+        ),
+        Status(
+            "post-hoc",
+            "material-lock-open-alert-outline",
+            "#c62828",
+            "Its threshold was moved after a failing or inconclusive result: it votes for nothing until fresh seeds confirm it.",
+        ),
+        Status(
+            "not-refuted", "material-minus-circle-outline", "#8e24aa", "Only a check of its opposite ran, and it did not refute."
+        ),
+        Status(
+            "no-effect-read",
+            "material-eye-off-outline",
+            "#8e24aa",
+            "It reads only a control or the regime of its check, which cannot support anything.",
+        ),
+        Status(
+            "out-of-regime",
+            "material-target-variant",
+            "#546e7a",
+            "A regime expectation did not hold: the run never reached what its words need.",
+        ),
+        Status("cited-only", "material-book-open-variant", "#5d4037", "No check tests it; the record says why."),
+        Status("not-run", "material-circle-outline", "#9e9e9e", "Not every check that bears on it has a result here."),
+        Status("error", "material-alert-octagon", "#6a1b9a", "A check that bears on it crashed or timed out."),
+        Status("apparatus", "material-wrench-outline", "#6a1b9a", "Our own machinery that a check uses failed its check."),
+        Status("stale", "material-update", "#0277bd", "A check that bears on it ran on inputs that have changed since."),
+    ]
+}
+
+
+#: How a paper's number stands beside ours (``assay.pairing``): what the two may be compared for.
+PAIR = {
+    s.name: s
+    for s in [
+        Status(
+            "same-quantity",
+            "material-equal-box",
+            "#2e7d32",
+            "Same quantity, unit and setting: the numbers are compared (ours shown in the paper's unit).",
+        ),
+        Status(
+            "direction-only",
+            "material-swap-vertical",
+            "#8a4b00",
+            "Same quantity in another setting (our data, model or steps): only the sign or order is compared, never the size.",
+        ),
+        Status(
+            "different-quantity",
+            "material-not-equal-variant",
+            "#546e7a",
+            "Another quantity (or one not declared): shown side by side, never compared.",
+        ),
+    ]
+}
+
+
 #: Every vocabulary by its title: the legends of the site and the README are printed from this.
 VOCABULARIES = {
     "Claim": CLAIM,
@@ -268,4 +380,6 @@ VOCABULARIES = {
     "Freshness": FRESHNESS,
     "Flags": FLAGS,
     "Registration": REGISTRATION,
+    "Reason": REASON,
+    "Pair": PAIR,
 }

@@ -66,6 +66,8 @@ class Vote:
     direction_only: bool = False
     out_of_regime: bool = False
     provisional: bool = False
+    reason: str = "held"  # a key of ``vocabulary.REASON``: the why, as a defined entry of the page's key
+    deciding: tuple[str, ...] = ()  # the metrics whose outcome decided the vote, in the record's order
 
 
 def _outcome(read: list[Evaluated]) -> str:
@@ -91,24 +93,27 @@ def vote(support: Support, state: CheckState, check: Check | None, elsewhere: fr
     every = _read(state, [], check)
     regime = [ev for ev, _ in every if ev.regime and ev.outcome != "holds"]
     if regime:
-        return Vote(None, _said(regime[0]), out_of_regime=True)
+        return Vote(None, _said(regime[0]), out_of_regime=True, reason="out-of-regime", deciding=(regime[0].metric,))
     controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
     if controls:
-        return Vote(None, f"its control failed: {_said(controls[0])}")
+        return Vote(None, f"its control failed: {_said(controls[0])}", reason="control-failed", deciding=(controls[0].metric,))
     named = support.metrics or [ev.metric for ev, _ in every if ev.metric not in elsewhere] or [ev.metric for ev, _ in every]
     read = [(ev, spec) for ev, spec in _read(state, named, check) if not ev.regime and not ev.control]
     if not read:
-        return Vote(None, f"{support.check}: it reads no effect expectation (only a control or the regime), which cannot support")
+        why = f"{support.check}: it reads no effect expectation (only a control or the regime), which cannot support"
+        return Vote(None, why, reason="no-effect-read")
     outcome = _outcome([ev for ev, _ in read])
     value = VOTE[(support.stance, outcome)]
     if outcome != "holds" or value == 0:
         on = [ev.metric for ev, _ in read if ev.outcome == outcome]
         where = f" ({', '.join(on[:2])}{', …' if len(on) > 2 else ''})" if on else ""
         why = {"fails": f"{support.check}: an expectation it reads failed{where}", "inconclusive": f"the seeds disagree{where}"}
-        return Vote(value, why.get(outcome) or f"the refuting check {support.check} did not refute")
+        reason = {"fails": "failed", "inconclusive": "seeds-disagree"}.get(outcome, "not-refuted")
+        text = why.get(outcome) or f"the refuting check {support.check} did not refute"
+        return Vote(value, text, reason=reason, deciding=tuple(on))
     held = f"the refuting check {support.check} held" if support.stance == "refutes" else f"{support.check} holds"
     if value == -1:
-        return Vote(value, held)
+        return Vote(value, held, reason="refuted", deciding=tuple(ev.metric for ev, _ in read))
     return _support(support, state, check, read, held, every)
 
 
@@ -132,57 +137,64 @@ def _unchallenged(ev: Evaluated) -> str:
 def _support(support: Support, state: CheckState, check: Check | None, read: list, held: str, every: list) -> Vote:
     """The vote for an assertion whose effect expectations all held: only as much as they could have failed (a
     control its counterpart meets too cannot tell the models apart: it blocks support, not a contradiction)."""
-    blind = next((why for ev, _ in every if ev.control and (why := _unchallenged(ev))), "")
+    blind = next(((why, ev.metric) for ev, _ in every if ev.control and (why := _unchallenged(ev))), None)
     if blind:
-        return Vote(None, blind)
+        return Vote(None, blind[0], reason="unchallenged", deciding=(blind[1],))
     analytic = check is not None and check.tier == "analytic"
     if analytic and all(ev.seeds == "value" for ev, _ in read):
-        return Vote(1, f"{held} analytically")
+        return Vote(1, f"{held} analytically", reason="analytic", deciding=tuple(ev.metric for ev, _ in read))
     voting = [(ev, spec) for ev, spec in read if not (spec is not None and spec.identity)]
     if not voting:
-        return Vote(None, f"{support.check} holds by construction: an identity is support only in an analytic check")
+        why = f"{support.check} holds by construction: an identity is support only in an analytic check"
+        return Vote(None, why, reason="identity", deciding=tuple(ev.metric for ev, _ in read))
     hacked = [ev.metric for ev, _ in voting if ev.metric in state.post_hoc]
     if hacked:
-        return Vote(None, f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it")
+        why = f"post-hoc: {hacked[0]} was moved after its result; it votes for nothing until fresh seeds confirm it"
+        return Vote(None, why, reason="post-hoc", deciding=(hacked[0],))
     for ev, _ in voting if not analytic else ():  # an exact fact has no spread; a toy's measurement must
         values = state.result.metrics[ev.metric].seeds if ev.metric in state.result.metrics else []
         if len(values) >= 2 and max(values) == min(values):
-            return Vote(
-                None,
+            why = (
                 f"{ev.metric} is the same on all {len(values)} seeds: a seeded measurement with no spread decides nothing "
-                "(an identity? mark it identity: true)",
+                "(an identity? mark it identity: true)"
             )
-    weak = next((why for ev, _ in voting if (why := _unchallenged(ev))), "")
+            return Vote(None, why, reason="no-spread", deciding=(ev.metric,))
+    weak = next(((why, ev.metric) for ev, _ in voting if (why := _unchallenged(ev))), None)
     if weak:
-        return Vote(None, weak)
+        return Vote(None, weak[0], reason="unchallenged", deciding=(weak[1],))
     if not any(ev.discriminates for ev, _ in voting):
-        return Vote(None, f"unchallenged: no counterpart shows that {support.check} could have failed")
-    unfixed = _unfixed(state, voting)
+        why = f"unchallenged: no counterpart shows that {support.check} could have failed"
+        return Vote(None, why, reason="unchallenged", deciding=tuple(ev.metric for ev, _ in voting))
+    unfixed, on = _unfixed(state, voting)
     weaker = [spec for _, spec in voting if spec is not None and spec.weaker_than_source()]
+    if unfixed:
+        return Vote(1, unfixed, bool(weaker), provisional=True, reason="unconfirmed", deciding=on)
     if weaker:
         says = weaker[0].source_value.says if weaker[0].source_value else ""
         why = f"holds in direction; {weaker[0]} is weaker than the source's size ({says})"
-        return Vote(1, unfixed or why, True, provisional=bool(unfixed))
-    return Vote(1, unfixed or f"{held} and its counterparts fail it", provisional=bool(unfixed))
+        return Vote(1, why, True, reason="weaker-than-source", deciding=tuple(w.metric for w in weaker))
+    return Vote(1, f"{held} and its counterparts fail it", reason="held", deciding=tuple(ev.metric for ev, _ in voting))
 
 
-def _unfixed(state: CheckState, voting: list) -> str:
-    """Why a supporting reading is provisional: a seeded expectation it reads was fixed only with or after its result
-    and not confirmed on fresh seeds, or the history that would tell is missing; '' when it is fixed."""
+def _unfixed(state: CheckState, voting: list) -> tuple[str, tuple[str, ...]]:
+    """Why a supporting reading is provisional, and on which metrics: a seeded expectation it reads was fixed only
+    with or after its result and not confirmed on fresh seeds, or the history that would tell is missing; ('', ())
+    when it is fixed."""
     seeded = [ev for ev, _ in voting if ev.seeds != "value"]
     if not seeded:
-        return ""  # an exact value with no seeds needs no confirming run
+        return "", ()  # an exact value with no seeds needs no confirming run
     if not state.registration:
         missing = state.no_history or "registration was not read"
-        return f"provisional: {missing}; when its expectations were fixed cannot be told (confirm on fresh seeds)"
+        why = f"provisional: {missing}; when its expectations were fixed cannot be told (confirm on fresh seeds)"
+        return why, tuple(ev.metric for ev in seeded)
     by_metric = {g.metric: g for g in state.registration}
     for ev in seeded:
         g = by_metric.get(ev.metric)
         if g is not None and g.unstable:
-            return f"provisional: {ev.metric} is unstable across machines: {g.unstable}"
+            return f"provisional: {ev.metric} is unstable across machines: {g.unstable}", (ev.metric,)
         if g is not None and not g.fixed:
-            return f"provisional: {ev.metric} is {g.kind} ({g.why})"
-    return ""
+            return f"provisional: {ev.metric} is {g.kind} ({g.why})", (ev.metric,)
+    return "", ()
 
 
 def _read(state: CheckState, on: list[str], check: Check | None) -> list[tuple[Evaluated, Expectation | None]]:

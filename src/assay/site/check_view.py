@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from assay import prose, vocabulary
+from assay import prose, units, vocabulary
 from assay.experiment import Check
 from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
@@ -63,6 +63,21 @@ class Measure:
     paper: Paper | None
     post_hoc: bool = False  # moved after a failing or inconclusive result: it votes for nothing (``Registered``)
     plan: str = ""  # an open question's planning figure (``assay.power``): the fresh seeds that would decide it
+    n: int = 0  # the seeds it rests on (0: one value, no seeds)
+    each: tuple[str, ...] = ()  # each seed's value, where it rests on three seeds or fewer
+    interval: str = ""  # the mean's interval, where it is read so
+    registration: Status | None = None  # when its expectation was fixed (``assay.ledger.registration``)
+    check: str = ""  # the check it belongs to
+
+    @property
+    def how_sure(self) -> str:
+        """``3 seeds: 0.21, 0.22, 0.24``, ``5 seeds, interval [0.01, 0.03]``, or '' for one exact value."""
+        if not self.n:
+            return ""
+        head = f"{self.n} seed{'s' if self.n != 1 else ''}"
+        if self.each:
+            return f"{head}: {', '.join(self.each)}"
+        return f"{head}, interval {self.interval}" if self.interval else f"{head}, {self.seeds.split(', ', 1)[-1].split(';')[0]}"
 
     @property
     def sentence(self) -> str:
@@ -191,7 +206,10 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
         )
     r = s.result
     quantities = {x.id: x.quantity for x in view.claim.reported}
-    measures = [measure(check, e, r, quantities) for e in r.expectation]
+    fixed = {g.metric: vocabulary.REGISTRATION[g.shown] for g in s.registration}
+    measures = [
+        replace(measure(check, e, r, quantities), registration=fixed.get(e.metric), check=check.id) for e in r.expectation
+    ]
     measures = [replace(m, post_hoc=True) if m.metric in s.post_hoc else m for m in measures]
     plans = {p.metric: p for p in open_plans(check, r)}
     settled = f"Settled on {len(r.settling.seeds)} fresh seeds and still open. " if r.settling else ""
@@ -217,34 +235,40 @@ def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | N
     metric = r.metrics.get(e.metric)
     spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
     unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
-    seeds = metric.seeds if metric else []
+    seeds = [units.shown(v, unit)[0] for v in (metric.seeds if metric else [])]
     spread = f"{len(seeds)} seeds, {number(min(seeds))} to {number(max(seeds))}" if len(seeds) > 1 else ""
     holding, total = getattr(e, "seeds_holding", None), getattr(e, "seeds_total", None)
     if holding is not None and total:
         spread += f"; holds on {holding} of {total}"
     interval = getattr(e, "interval", None)
+    around = f"[{number(units.shown(interval[0], unit)[0])}, {number(units.shown(interval[1], unit)[0])}]" if interval else ""
     if interval:
-        spread += f"; mean's interval [{number(interval[0])}, {number(interval[1])}]"
+        spread += f"; mean's interval {around}"
     paper = None
     if e.paper is not None:
         p = e.paper
         paper = paper_number(p.value, p.unit, getattr(p, "bound", None), p.source, p.locator)
         kind = p.quantity or (quantities or {}).get(e.reported or "")
         paper = replace(paper, differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
-    within = f" within {number(e.tol)}" if e.tol is not None else ""
+    threshold, word = units.shown(e.value, unit)
+    within = f" within {number(units.shown(e.tol, unit)[0])}" if e.tol is not None else ""
     outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
-    shown = beside(e.measured, e.value) if isinstance(e.measured, float) else number(e.measured)
-    measured = f"{shown} {unit}" if unit else shown
+    value = units.shown(e.measured, unit)[0] if isinstance(e.measured, float) else e.measured
+    shown = beside(value, threshold) if isinstance(value, float) else number(value)
+    measured = f"{shown} {word}" if word else shown
     return Measure(
         e.metric,
         measured,
-        f"{OPS[e.op]} {number(e.value)}{within}",
+        f"{OPS[e.op]} {number(threshold)}{within}",
         e.holds,
         outcome,
         OUTCOME[outcome],
         e.control,
         spread.strip("; "),
         paper,
+        n=len(seeds),
+        each=tuple(number(v) for v in seeds) if len(seeds) <= 3 else (),
+        interval=around,
     )
 
 

@@ -15,7 +15,7 @@ from markupsafe import Markup
 from assay import prose, status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
-from assay.site import check_view, claim_cite, neighbourhood, search, table_key
+from assay.site import check_view, claim_cite, neighbourhood, row_view, search, table_key
 from assay.site.code import record_listing_path
 from assay.site.markup import record_doc
 from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
@@ -29,42 +29,23 @@ DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
 
 
-LEAD = {
-    "verified": "Holds",
-    "partly-verified": "Holds in part",
-    "contradicted": "Does not hold as filed",
-    "inconclusive": "Undecided",
-    "provisional": "Provisional, to confirm on fresh seeds",
-    "out-of-regime": "Out of the regime its words speak of",
-    "error": "A check did not finish",
-    "stale": "Results are stale",
-    "not-run": "Not run yet",
-    "cited-only": "Cited only",
-}
-
-
-#: The groups of the assertions table, in the order a reader meets them: what does not hold first, cited only last.
-GROUPS = (
-    ("contradicted", "Does not hold"),
-    ("inconclusive", "Undecided"),
-    ("out-of-regime", "Out of regime"),
-    ("provisional", "Provisional: to confirm on fresh seeds"),
-    ("direction-only", "Holds in direction only"),
-    ("error", "A check did not finish"),
-    ("stale", "Stale"),
-    ("not-run", "Not run yet"),
-    ("supported", "Holds"),
-    ("untested", "Cited only"),
+#: The groups of the assertions table, in the order a reader meets them: what does not hold first, untested last.
+#: Each is headed by its verdict's one name (``vocabulary.ASSERTION``), as in ``assay show`` and ``assay status``.
+GROUPS = tuple(
+    (name, name)
+    for name in (
+        "contradicted",
+        "inconclusive",
+        "out-of-regime",
+        "provisional",
+        "direction-only",
+        "error",
+        "stale",
+        "not-run",
+        "supported",
+        "untested",
+    )
 )
-
-
-COUNT_WORDS = {
-    "untested": "cited only",
-    "not-run": "not run",
-    "error": "crashed",
-    "direction-only": "holding in direction only",
-    "out-of-regime": "out of regime",
-}
 
 
 @dataclass(frozen=True)
@@ -88,7 +69,7 @@ class Row:
     source_note: str | None
     refs: list[Ref]
     verdicts: list[tuple[str, Status]]
-    key: check_view.Measure | None
+    deciding: list[check_view.Measure]  # the expectations that decided its verdict (the engine's), or the first read
     figure: check_view.Figure | None
     evidence: list[Evidence]
     refined: str | None
@@ -100,6 +81,9 @@ class Row:
     order: int = 0  # its place in the record, for the table's "as filed" order
     devices: list[str] = field(default_factory=list)  # the devices its checks run on
     tiers: list[str] = field(default_factory=list)  # the evidence tiers of its checks
+    reason: Status | None = None  # why it reads as it does, as a defined word (``vocabulary.REASON``)
+    pairs: list[row_view.PairView] = field(default_factory=list)  # the paper's numbers beside the deciding ones
+    against_source: bool = False  # its source says otherwise (``SourceSays.kind: contradicted``)
 
     @property
     def by_device(self) -> str:
@@ -167,7 +151,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         id=claim.id,
         title=claim.title,
         trail=breadcrumb("claims", claim.id),
-        verdict=verdict_sentence(view),
+        verdict=verdict_rest(view),
         status=vocabulary.CLAIM[view.state.status],
         closure=closure,
         freshness=freshness,
@@ -200,6 +184,13 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
             verdicts=[s.name for r in rows for _, s in r.verdicts],
             sources=[r.source_kind for r in rows],
             tiers=view.tiers,
+            shown=table_key.Shown(
+                [r.reason for r in rows if r.reason],
+                [g.status for c in checks.values() for g in c.registration]
+                + [m.registration for r in rows for m in r.deciding if m.registration],
+                [p.transfer for r in rows for p in r.pairs],
+                any(r.discrepancies for r in rows),
+            ),
         ),
         facets=table_key.facets(
             list(GROUPS),
@@ -229,13 +220,17 @@ def _toc(p: ClaimPage) -> list[tuple[str, str]]:
 
 
 def verdict_sentence(view: ClaimView) -> str:
-    """``Holds in part, at toy scale, on CPU: 6 of 10 assertions supported, 2 contradicted, 2 cited only;
-    not run on a GPU.`` Made from the counts, never typed."""
+    """``mixed, supported at toy scale, on CPU: 3 of 10 assertions supported, 2 contradicted, 5 untested; not run on
+    a GPU.`` Made from the counts, never typed; it opens with the claim's one status name (``verdict_rest`` follows)."""
+    return f"{view.state.status}: {verdict_rest(view)}"
+
+
+def verdict_rest(view: ClaimView) -> str:
+    """The verdict sentence after the status name: the scales that support something (or, with nothing supported,
+    that contradict it), then the counts per device."""
     st, claim = view.state, view.claim
-    # our own machinery (apparatus) sets no scale word: it is no evidence
-    evidence = [c for c in claim.checks if c.role != "apparatus" and _ran(view, c.id)]
-    ran_tiers = [TIER_WORDS[t] for t in view.tiers if any(c.tier == t for c in evidence)]
-    head = LEAD[st.status] + (", " + " and ".join(ran_tiers) if ran_tiers else "")
+    held, failed = _deciding_tiers(view, ("supported", "direction-only")), _deciding_tiers(view, ("contradicted",))
+    scales = f"supported {' and '.join(held)}" if held else " and ".join(failed)  # a contradicted claim: where
     declared = status.claim_devices(claim)
     ran = [d for d in declared if d in st.devices_run]
     parts = [f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran]
@@ -247,14 +242,25 @@ def verdict_sentence(view: ClaimView) -> str:
             else "nothing here is tested, and the record says why"
         ]
     not_ran = [DEVICE_WORDS.get(d, d) for d in declared if d not in ran]
-    text = head + (", " + "; ".join(parts) if parts and st.status != "cited-only" else (": " + parts[0] if parts else ""))
+    counted = "; ".join(parts) if st.status != "cited-only" else (parts[0][:1].upper() + parts[0][1:] if parts else "")
+    text = ", ".join(t for t in (scales, counted) if t)
     if not_ran:
-        text += ("; " if parts else ": ") + f"not run on {' or '.join(not_ran)}"
+        text += ("; " if text else "") + f"not run on {' or '.join(not_ran)}"
     return text + "."
 
 
-def _ran(view: ClaimView, check_id: str) -> bool:
-    return any(s.check == check_id and s.result is not None and s.result.measured for s in view.state.checks)
+def _deciding_tiers(view: ClaimView, verdicts: tuple[str, ...]) -> list[str]:
+    """The scale words of the checks (our machinery, apparatus, aside) that decided a verdict of ``verdicts``: for a
+    claim cut into assertions, the checks its findings name; for one not cut yet, its checks that passed or failed."""
+    claim, st = view.claim, view.state
+    if claim.assertions:
+        used = {c for a in st.assertions for f in a.found.values() if f.status in verdicts for c, _ in f.deciding}
+    else:
+        outcome = {"supported": "passed", "direction-only": "passed", "contradicted": "failed"}
+        wanted = {outcome[v] for v in verdicts}
+        used = {s.check for s in st.checks if s.status in wanted or (s.status == "known-failing" and "failed" in wanted)}
+    evidence = [c for c in claim.checks if c.role != "apparatus" and c.id in used]
+    return [TIER_WORDS[t] for t in view.tiers if any(c.tier == t for c in evidence)]
 
 
 def _counts(view: ClaimView, device: str) -> str:
@@ -271,7 +277,7 @@ def _counts(view: ClaimView, device: str) -> str:
     order = list(vocabulary.ASSERTION)  # every verdict, supported first: none left out of the count
     n = {name: names.count(name) for name in order}
     bits = [f"{n['supported']} of {total} {what} supported" if total != 1 else f"{n['supported']} of 1 {what[:-1]} supported"]
-    bits += [f"{n[name]} {COUNT_WORDS.get(name, name)}" for name in order[1:] if n[name]]
+    bits += [f"{n[name]} {name}" for name in order[1:] if n[name]]
     return ", ".join(bits)
 
 
@@ -285,11 +291,16 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
         devices = view.state.devices_run or []
         state = view.state.assertions[i] if i < len(view.state.assertions) else None
         by_device = state.by_device if state else {}
-        why = next((state.why[d] for d in devices if d in state.why), "") if state else ""
         verdicts = [(d, vocabulary.ASSERTION[by_device.get(d, "not-run")]) for d in devices] or [
             ("", vocabulary.ASSERTION["untested" if a.cited_only else "not-run"])
         ]
+        group = _group([s.name for _, s in verdicts])
+        # the device whose verdict the row is listed under speaks for it: its finding, its deciding numbers
+        device = next((d for d in devices if by_device.get(d) == group), devices[0] if devices else "")
+        found = state.found.get(device) if state else None
         evidence = [_evidence(e.stance, checks[e.check], e.metrics, e.because) for e in a.evidence if e.check in checks]
+        text = " ".join([a.says or "", *a.filed])
+        cited = {claim.citations[n - 1].source for n in a.source.citations if 0 < n <= len(claim.citations)}
         out.append(
             Row(
                 a.id,
@@ -298,18 +309,21 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 a.source.note,
                 source_refs(ix, claim, a.source.citations, view),
                 verdicts,
-                _key(evidence, by_device),
+                row_view.deciding(view, found, checks, device) or _first_read(evidence, by_device),
                 _first_figure(evidence),
                 evidence,
                 _prose(view, a.refined),
                 a.cited_only,
                 marks.get(a.id, []),
                 _prose(view, a.says),
-                why,
-                _group([s.name for _, s in verdicts]),
+                state.why.get(device, "") if state else "",
+                group,
                 i,
                 sorted({d for e in evidence for d, _ in e.check.verdicts}),
                 [t for t in view.tiers if any(e.check.tier == t for e in evidence)],
+                vocabulary.REASON[found.reason] if found else None,
+                row_view.pairs(view, found, device, text, cited),
+                a.source.kind == "contradicted",
             )
         )
     return out
@@ -338,24 +352,20 @@ def _evidence(stance: str, check: check_view.CheckView, metrics: list[str] | Non
 def _check_row(check: check_view.CheckView, c: Check) -> Row:
     verdicts = [(d, s) for d, s in check.verdicts if s.name != "not-run"] or check.verdicts[:1]
     evidence = [_evidence("supports", check, None)]
-    return Row(c.id, [c.tests], "", None, [], verdicts, _key(evidence, {}), _first_figure(evidence), evidence, None, None, [])
+    measures = _first_read(evidence, {"": "contradicted"} if any(s.name == "failed" for _, s in verdicts) else {})
+    return Row(c.id, [c.tests], "", None, [], verdicts, measures, _first_figure(evidence), evidence, None, None, [])
 
 
-def _key(evidence: list[Evidence], by_device: dict[str, str]) -> check_view.Measure | None:
-    """The measurement a reader needs beside the filed words: one linked to a paper's number first, then the
-    first that did not hold (when the assertion is contradicted), then the first that is not a control."""
+def _first_read(evidence: list[Evidence], by_device: dict[str, str]) -> list[check_view.Measure]:
+    """Where the engine names no deciding expectation (a claim not cut into assertions, a row not run): the first
+    that did not hold (when it is contradicted), else the first that is not a control."""
     measures = [m for e in evidence for m in e.measures]
     contradicted = "contradicted" in by_device.values()
-    for pick in (
-        lambda m: m.paper is not None,
-        lambda m: contradicted and m.outcome != "holds" and not m.control,
-        lambda m: not m.control,
-        lambda m: True,
-    ):
+    for pick in (lambda m: contradicted and m.outcome != "holds" and not m.control, lambda m: not m.control, lambda m: True):
         found = [m for m in measures if pick(m)]
         if found:
-            return found[0]
-    return None
+            return found[:1]
+    return []
 
 
 def _first_figure(evidence: list[Evidence]) -> check_view.Figure | None:

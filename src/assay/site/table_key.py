@@ -69,19 +69,51 @@ def tier_meanings() -> dict[str, str]:
     return _listed(Check.model_fields["tier"].description)
 
 
-def key(claim: Status, freshness: Status, closure: Status, *, verdicts: list[str], sources: list[str], tiers: list[str]) -> Key:
-    """The key of a page whose rows show the verdicts ``verdicts``, the source stances ``sources`` and whose checks
-    have the tiers ``tiers`` (each in the page's order, repeats allowed), under the claim's own three chips."""
+@dataclass(frozen=True)
+class Shown:
+    """What a page's rows show beyond their verdicts: the reasons they give, the registrations of their deciding
+    expectations, the transfers of their pairs with a paper's number, and whether a row carries the ≠ source flag."""
+
+    reasons: list[Status]
+    registrations: list[Status]
+    pairs: list[Status]
+    flagged: bool = False
+
+
+#: The flag on a row whose filed words a discrepancy overlaps.
+FLAG = Term(
+    "≠ source",
+    "The seed's words here are ones its source does not state, or states otherwise: the fold names the discrepancy.",
+)
+
+
+def key(
+    claim: Status, freshness: Status, closure: Status, *, verdicts: list[str], sources: list[str], tiers: list[str], shown: Shown
+) -> Key:
+    """The key of a page whose rows show the verdicts ``verdicts``, the source stances ``sources``, what ``shown``
+    lists, and whose checks have the tiers ``tiers`` (each in the page's order, repeats allowed), under the claim's own
+    three chips. Every word a row can give is defined here."""
     seen_v = list(dict.fromkeys(v for v in verdicts if v in vocabulary.ASSERTION))
     seen_s = list(dict.fromkeys(s for s in sources if s))
     seen_t = list(dict.fromkeys(tiers))
+
+    def chips(statuses: list[Status]) -> list[Term]:
+        return [Term(s.name, s.meaning, s) for s in dict.fromkeys(statuses)]
+
     sections = [
         (
             "The claim",
             [Term(claim.name, claim.meaning, claim), Term(f"freshness: {freshness.name}", freshness.meaning, freshness)],
         ),
         ("Our verdict", [Term(v, vocabulary.ASSERTION[v].meaning, vocabulary.ASSERTION[v]) for v in seen_v]),
-        ("The source", [Term(SOURCE_WORDS.get(s, s), _sentence(source_meanings().get(s, "")), plain=True) for s in seen_s]),
+        ("Why", chips(shown.reasons)),
+        ("Fixed", chips(shown.registrations)),
+        ("Beside the paper's", chips(shown.pairs)),
+        (
+            "The source",
+            [Term(SOURCE_WORDS.get(s, s), _sentence(source_meanings().get(s, "")), plain=True) for s in seen_s]
+            + ([FLAG] if shown.flagged else []),
+        ),
         ("Evidence tier", [Term(f"tier: {t}", _sentence(tier_meanings().get(t, ""))) for t in seen_t]),
         ("Closure", [Term(f"closure: {closure.name}", closure.meaning, closure)]),
     ]
