@@ -197,7 +197,7 @@ def test_status_lists_claims_by_status_and_why_a_result_is_stale(kb_root, capsys
         "not-run (1): No check has a result yet.",
         "  SOTA-364     Batch norm leaks information between contrastive pairs",
         "    cpu: not run; cuda: not run",
-        "cited-only (1): No check tests it: every part of it is cited only, and the record says why.",
+        "cited-only (1): No check tests it: every part of it is untested (cited only), and the record says why.",
         "  THEORY-090   Larger batches give contrastive learning more negatives",
     ]
     assert err.startswith("legend: verified = Every assertion is supported on every device that ran")

@@ -157,11 +157,12 @@ def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> No
     page = _text_outputs(site_kb)["claims/SOTA-364.md"]
     start = page.index('id="assertion-identifies-positive"')
     row = page[start : page.index("</details>", start)]
-    assert '<code class="assay-metric">knn_<wbr>gap</code> <strong>12 %</strong>' in row
     assert (
-        '<span class="assay-paper">paper 10 % <span class="assay-locator">'
-        '(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)'
-    ) in row
+        '<span class="assay-pair"><span class="assay-chip assay-c-8a4b00 assay-dot">direction-only</span> ours 12 % · '
+        'paper 10 % <span class="assay-locator">(<a href="../sources/LIT-590.html#cited-figure-a-1">LIT-590 Figure A.1</a>)'
+        "</span>: same sign as the paper&#39;s"
+        '<span class="assay-differs"> differs: setting: not stated (a toy check)</span></span>'
+    ) in row  # a typed pair: the same quantity at another (unstated) setting compares direction only
     assert 'href="https://arxiv.org/abs/1911.05722v3"' in page
     assert 'href="https://doi.org/10.1109/CVPR42600.2020.00975"' in page
 
@@ -169,14 +170,14 @@ def test_the_claim_page_shows_the_papers_number_beside_ours(site_kb: Path) -> No
 def test_the_claim_page_opens_with_a_verdict_made_from_the_counts(site_kb: Path) -> None:
     outputs = _text_outputs(site_kb)
     assert (
-        '<span class="assay-verdict-text">Holds in part, at toy scale, on CPU: 1 of 4 assertions supported, '
-        "1 contradicted, 2 cited only; not run on a GPU.</span>"
+        '<span class="assay-verdict-text">supported at toy scale, on CPU: 1 of 4 assertions supported, '
+        "1 contradicted, 2 untested; not run on a GPU.</span>"
     ) in outputs["claims/SOTA-364.md"]
     assert (
-        '<span class="assay-verdict-text">Holds, analytically, on CPU: 1 of 1 check supported.</span>'
+        '<span class="assay-verdict-text">supported analytically, on CPU: 1 of 1 check supported.</span>'
         in outputs["claims/THEORY-085.md"]
     )
-    assert "Cited only: nothing here is tested, and the record says why." in outputs["claims/SOTA-368.md"]
+    assert "Nothing here is tested, and the record says why." in outputs["claims/SOTA-368.md"]
 
 
 def test_every_reported_number_is_on_its_claims_page_with_its_bound_and_locator(site_kb: Path) -> None:

@@ -99,7 +99,7 @@ def A(**by_device: str) -> AssertionState:
     ("assertions", "ran", "expected"),
     [
         ([A(cpu="supported", cuda="not-run")], ["cpu"], "verified"),
-        ([A(cpu="supported", cuda="contradicted")], ["cpu", "cuda"], "partly-verified"),
+        ([A(cpu="supported", cuda="contradicted")], ["cpu", "cuda"], "mixed"),
         ([A(cpu="supported"), A(cpu="untested")], ["cpu"], "partly-verified"),
         ([A(cpu="supported"), A(cpu="inconclusive")], ["cpu"], "partly-verified"),
         ([A(cpu="contradicted"), A(cpu="untested")], ["cpu"], "contradicted"),
@@ -139,7 +139,7 @@ def test_the_fixture_claims_verdicts_come_from_their_assertions(kb_root):
     [
         ([], "cited-only"),
         (["passed", "passed"], "verified"),
-        (["passed", "failed"], "partly-verified"),
+        (["passed", "failed"], "mixed"),
         (["failed", "known-failing"], "contradicted"),
         (["inconclusive"], "inconclusive"),
         (["inconclusive", "failed"], "contradicted"),
@@ -269,3 +269,53 @@ def test_a_failed_apparatus_makes_the_checks_that_use_it_an_error(kb_root):
         "error",
         "the apparatus failed: shuffle-bn uses bn-cross-sample, which is failed",
     )
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        (["supported"] * 3 + ["untested"] * 3, "partly-verified"),  # THEORY-085: nothing failed
+        (["contradicted"] * 4 + ["inconclusive"] * 4 + ["untested"] * 3, "contradicted"),  # SOTA-362
+        (["supported"] * 3 + ["contradicted"] * 3 + ["untested"] * 10, "mixed"),  # SOTA-364
+        (["direction-only", "contradicted"], "mixed"),
+        (["contradicted", "not-run"], "contradicted"),
+        (["inconclusive", "untested"], "inconclusive"),
+        (["supported", "supported"], "verified"),
+    ],
+)
+def test_one_rule_gives_a_claim_its_chip_from_the_counts(verdicts, expected):
+    assert status.standing(verdicts) == expected
+
+
+def test_a_claim_with_nothing_supported_and_something_contradicted_is_never_olive():
+    from assay import vocabulary
+
+    olive = vocabulary.CLAIM["partly-verified"].colour
+    assert vocabulary.CLAIM[status.standing(["contradicted", "not-run", "untested"])].colour != olive
+    assert vocabulary.CLAIM["mixed"].colour != olive
+
+
+def test_the_deciding_expectation_of_sota_368s_mining_row_is_the_failing_margin_gain():
+    from tests.test_site import REPO
+
+    from assay.site.views import index
+
+    view = index(REPO).claims["SOTA-368"]
+    found = next(a for a in view.state.assertions if a.id == "mining-needed").found["cpu"]
+    assert (found.status, found.reason, found.deciding) == (
+        "contradicted",
+        "failed",
+        (("table4-losses", "lin_mining_gain_margin"),),
+    )
+
+
+def test_every_reason_a_vote_can_give_is_an_entry_of_the_key():
+    import re
+    from pathlib import Path
+
+    from assay import vocabulary
+
+    source = Path(status.__file__).read_text() + Path(status.__file__).with_name("votes.py").read_text()
+    given = set(re.findall(r'reason="([a-z-]+)"', source)) | set(re.findall(r'Finding\([^)]*?"([a-z-]+)"\)', source))
+    given |= {"held", "failed", "seeds-disagree", "not-refuted"}
+    assert given - set(vocabulary.REASON) == set()
