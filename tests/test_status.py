@@ -296,9 +296,8 @@ def test_a_claim_with_nothing_supported_and_something_contradicted_is_never_oliv
 
 
 def test_the_deciding_expectation_of_sota_368s_mining_row_is_the_failing_margin_gain():
-    from tests.test_site import REPO
-
     from assay.site.views import index
+    from tests.test_site import REPO
 
     view = index(REPO).claims["SOTA-368"]
     found = next(a for a in view.state.assertions if a.id == "mining-needed").found["cpu"]
