@@ -105,6 +105,9 @@ def test_the_key_of_the_chips_is_on_screen_above_the_table(fixture_site_dir: Pat
     assert [t.inner_text() for t in key.locator("dt").all()] == [
         "The claim",
         "Our verdict",
+        "Why",
+        "Fixed",
+        "Beside the paper's",
         "The source",
         "Evidence tier",
         "Closure",
