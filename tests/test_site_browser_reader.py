@@ -46,8 +46,8 @@ def test_a_query_filters_the_assertions_by_verdict(fixture_site_dir: Path, brows
     page.goto(_claim(fixture_site_dir, "?verdict=untested"))
     assert page.evaluate(SHOWN) == ["bn-only", "same-batch"]
     assert page.locator("#assay-rows-shown").inner_text() == "2 of 4 assertions shown"
-    assert page.evaluate(HEADINGS) == ["Cited only (2)"]
-    assert page.locator(".assay-groups").inner_text() == "Cited only (2)"
+    assert page.evaluate(HEADINGS) == ["untested (2)"]
+    assert page.locator(".assay-groups").inner_text() == "untested (2)"
     assert errors == []
 
 
@@ -72,7 +72,7 @@ def test_a_device_regroups_the_rows_by_their_verdict_on_it(fixture_site_dir: Pat
     page, errors = new_page(browser)
     page.goto(_claim(fixture_site_dir, "?device=cuda"))
     assert page.evaluate(SHOWN) == ["identifies-positive"]  # the only row whose checks run on a GPU
-    assert page.evaluate(HEADINGS) == ["Not run yet (1)"]
+    assert page.evaluate(HEADINGS) == ["not-run (1)"]
     page.goto(_claim(fixture_site_dir, "?device=cpu&verdict=untested"))
     assert page.evaluate(SHOWN) == []  # cited only: no check, so on no device
     assert page.locator("#assay-rows-shown").inner_text() == "0 of 4 assertions shown"
