@@ -144,7 +144,7 @@ def test_every_reported_number_appears_on_its_claims_page(repo_site: Path, brows
         if not claim.reported:
             continue
         page.goto((repo_site / "claims" / f"{cid}.html").as_uri())
-        text = page.locator("#reported + .assay-table-wrap").inner_text()
+        text = page.locator("#reported + details .assay-table-wrap").text_content()  # in the fold: on the page
         missing += [
             f"{cid}: {r.id}"
             for r in claim.reported
