@@ -64,11 +64,11 @@ def test_the_key_stands_above_the_assertions_and_defines_every_chip_in_them(page
     assert key < rows
     block = html[key : html.index("</dl>", key)]
     table = html[rows : html.index('<h2 id="reported">')]
-    verdicts = set(re.findall(r'<span class="assay-cell"><span class="assay-chip [^"]*">.*?</span>([a-z-]+)</span>', table))
+    verdicts = set(re.findall(r'<span class="assay-cell"><span class="assay-chip [^"]*">.*?</i>([a-z-]+)</span>', table))
     kinds = set(re.findall(r'<span class="assay-kind assay-kind-([a-z-]+)">', table))
     assert "untested" in verdicts and len(verdicts) >= 2
     for v in verdicts:
-        assert f"</span>{v}</span>" in block, v
+        assert f"</i>{v}</span>" in block, v
     for k in kinds:
         assert f'<span class="assay-kind">{SOURCE_WORDS[k]}</span> {source_meanings()[k].capitalize()}.' in block
     assert f"tier: toy</span> {tier_meanings()['toy'].capitalize()}." in block
