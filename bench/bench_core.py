@@ -16,6 +16,10 @@ file when it is imported; the benchmark fails if any command imported one.
 
     python bench/bench_core.py [--sizes 1000,10000,50000] [--keep DIR] [--repeat 2]
 
+The floor: the same files read and parsed by libyaml's ``CSafeLoader`` (records) and ``json`` (ledger) alone, in
+one process (``FLOOR``); each command's CPU seconds are printed beside it as a ratio (``/floor``), first run and
+fastest, so that two runs compare as ratios measured in the same hour, whatever the shared machine's speed.
+
 Records are written as strings (no YAML emitter), and the same values validated as models, so the
 ledger can be computed without loading what was just written; at the smallest size the loaded
 knowledge base is compared with them.
@@ -59,6 +63,20 @@ TIME_TARGETS = {10_000: 2.0, 50_000: 10.0}
 #: seconds allowed to the first `check` after a clone (an empty cache), by number of claims
 COLD_TARGETS = {10_000: 2.0, 50_000: 20.0}
 MEMORY_TARGET = (50_000, 2048.0)  # claims, MB
+#: The floor: every record parsed by libyaml and every ledger file by json, nothing else.
+FLOOR = """\
+import json, os, sys, yaml
+root = sys.argv[1]
+for folder in ("claims", "sources", "decisions"):
+    for e in os.scandir(os.path.join(root, folder)):
+        with open(e.path, "rb") as fh:
+            yaml.load(fh.read(), Loader=yaml.CSafeLoader)
+for d in os.scandir(os.path.join(root, "results")):
+    for e in os.scandir(d.path):
+        if e.name.endswith(".json"):
+            with open(e.path, "rb") as fh:
+                json.loads(fh.read())
+"""
 #: Written at the top of every verifier module: importing one leaves a file behind.
 IMPORT_TRAP = "import pathlib\n\npathlib.Path(__file__).with_suffix('.imported').write_text('imported')\n"
 
@@ -294,7 +312,7 @@ def write_ledger(root: Path, claims: list[Claim], rng: random.Random) -> None:
 # --- running the commands ----------------------------------------------------------------------
 
 
-Row = dict[str, tuple[float, float, float]]  # command -> (wall s, CPU s, peak MB)
+Row = dict[str, tuple[float, float, float]]  # command -> (wall s, CPU s, peak MB): the fastest run; "<name> first": the first
 
 
 def run(root: Path, args: list[str], cache: Path) -> tuple[float, float, float, int]:
@@ -326,14 +344,16 @@ def bench(n: int, keep: Path | None, check_loaded: bool, repeat: int) -> Row:
         for name, args in COMMANDS.items():
             runs = []
             for _ in range(1 if name == "check, cold" else repeat):  # the machine is shared: the best of a few
-                *measured, rc = run(root, [a.format(id=middle) for a in args], Path(tmp) / "cache")
-                runs.append(tuple(measured))
+                *figures, rc = run(root, [a.format(id=middle) for a in args], Path(tmp) / "cache")
+                runs.append(tuple(figures))
                 if name.startswith("check") and rc != 0:
                     subprocess.run([sys.executable, "-m", "assay.cli", "check", "--root", str(root)])
                     sys.exit("the generated knowledge base does not check clean")
                 if imported(root):
                     sys.exit(f"assay {name} imported verifier modules: {imported(root)[:5]}")
-            row[name] = min(runs)
+            row[name], row[f"{name} first"] = min(runs), runs[0]
+        floor = [measured([sys.executable, "-c", FLOOR, str(root)], os.environ)[:3] for _ in range(repeat)]
+        row["floor"] = row["floor first"] = min(floor)
         if keep:
             shutil.copytree(root, keep / f"kb-{n}", dirs_exist_ok=True)
         return row
@@ -351,6 +371,18 @@ def table(rows: dict[int, Row]) -> str:
         )
         line += "".join(f"{rows[b][name][0] / rows[a][name][0]:>11.1f}" for a, b in zip(sizes, sizes[1:]))
         lines.append(line)
+    lines.append(f"{'floor':<13}" + "".join(f"{w:>13.2f}{c:>7.2f}{mb:>7.0f}" for n in sizes for w, c, mb in [rows[n]["floor"]]))
+    lines.append("")
+    lines.append("CPU s / floor's CPU s, first run and fastest: " + ", ".join(f"{n:,} claims" for n in sizes))
+    for name in COMMANDS:
+        lines.append(
+            f"{name:<13}"
+            + "".join(
+                f"{rows[n][name + ' first'][1] / floor:>9.2f}{rows[n][name][1] / floor:>7.2f}"
+                for n in sizes
+                for floor in [rows[n]["floor"][1]]
+            )
+        )
     return "\n".join(lines)
 
 

@@ -68,8 +68,8 @@ def test_a_file_written_within_the_racy_window_is_not_kept(make_kb, parsed, monk
 def test_a_corrupt_cache_file_is_ignored_and_replaced(make_kb, parsed):
     root = make_kb()
     load(root, cache=True)
-    (store,) = (Path(os.environ["ASSAY_CACHE_DIR"])).glob("*.pickle")
-    store.write_bytes(b"\x80\x05not a pickle at all")
+    (store,) = (Path(os.environ["ASSAY_CACHE_DIR"])).glob("*.msgpack")
+    store.write_bytes(store.read_bytes()[:-40])  # cut short, as by a crash mid-write
     parsed.clear()
     assert list(load(root, cache=True).claims) == ["SOTA-364", "THEORY-085", "THEORY-090"]
     assert len(parsed) == 6
@@ -348,16 +348,6 @@ def test_settling_one_name_waits_for_that_work_alone(monkeypatch, tmp_path):
     assert slow.read_text() == "done" and not bulk._BEHIND
 
 
-def _head(path: Path) -> dict:
-    """The head of a cache file (``ParseCache._write``): after the MAC, its length, then its pickle."""
-    import pickle
-    import struct
-
-    body = path.read_bytes()[32:]
-    (size,) = struct.unpack_from("<Q", body)
-    return pickle.loads(body[8 : 8 + size])
-
-
 def _first_check_forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A first check of ``root`` whose records, verifier modules and ledger forked processes read ahead."""
     from assay.ledger import problems
@@ -380,9 +370,7 @@ def _first_check_forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[str
     return found
 
 
-def test_a_first_reading_by_forked_processes_is_kept_as_they_pickled_it_and_a_second_run_reads_nothing(
-    kb_root, parsed, monkeypatch
-):
+def test_a_first_reading_by_forked_processes_is_kept_and_a_second_run_reads_nothing(kb_root, parsed, monkeypatch):
     from assay.ledger import store as ledger_store
     from assay.records import verifiers
     from tests.conftest import write_result
@@ -392,11 +380,8 @@ def test_a_first_reading_by_forked_processes_is_kept_as_they_pickled_it_and_a_se
     parsed.clear()  # writing the result read the claim
     first = _first_check_forked(kb_root, monkeypatch)
     assert parsed == [] and any("nothing.cpu.json" in d for d in first)
-    heads = [_head(path) for path in sorted(Path(os.environ["ASSAY_CACHE_DIR"]).glob("*.pickle"))]
-    # the rules read beside a result and the verifiers' imports are kept by this process, not by the forked readers
-    heads = [h for h in heads if h["kind"] not in ("judgement", "imports")]
-    assert sorted(h["kind"] for h in heads) == ["ledger", "records", "verifiers"]
-    assert all(h["entries"] is None and h["sizes"] for h in heads)  # each kept as the runs the processes pickled
+    kinds = [_kind(path) for path in sorted(Path(os.environ["ASSAY_CACHE_DIR"]).glob("*.msgpack"))]
+    assert sorted(kinds) == ["imports", "judgement", "ledger", "records", "verifiers"]
     alone = ledger_store.read_ledger(kb_root)  # as read with no cache
     read: list[str] = []
     real_entry, real_module = ledger_store._read_entry, verifiers.read_module
@@ -409,7 +394,7 @@ def test_a_first_reading_by_forked_processes_is_kept_as_they_pickled_it_and_a_se
     assert [d.render() for d in kept.diagnostics] == [d.render() for d in alone.diagnostics] != []
 
 
-def test_a_first_reading_within_the_racy_window_is_not_kept_though_the_processes_pickled_it(kb_root, parsed, monkeypatch):
+def test_a_first_reading_within_the_racy_window_is_not_kept_though_processes_read_it(kb_root, parsed, monkeypatch):
     from tests.conftest import write_result
 
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
@@ -420,43 +405,22 @@ def test_a_first_reading_within_the_racy_window_is_not_kept_though_the_processes
     assert parsed == [f"{folder}/{name}" for folder, name in knowledge_base.record_names(kb_root.resolve())]  # none kept
 
 
-def test_a_file_kept_after_a_first_reading_was_kept_as_pickled_is_kept_beside_it(tmp_path, monkeypatch):
-    import pickle
+def _kind(path: Path) -> str:
+    """The kind a cache file keeps, from its head (``ParseCache._write``)."""
+    import msgspec
 
-    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "RACY_S", -1.0)
-    root = tmp_path / "kb"
-    root.mkdir()
-    first = ParseCache(root, "things")
-    old = (1, 2, 3, 4, 5)
-    runs = [memoryview(pickle.dumps([("a", 1), ("b", 2)])), memoryview(pickle.dumps([("c", 3)]))]
-    first.put_all([("a.txt", old, 1), ("b.txt", None, 2), ("c.txt", old, 3)], runs, take=1)  # b: no stamp, never kept
-    first.put("d.txt", old, 4)
-    first.save()
-    again = ParseCache(root, "things")
-    assert {rel: again.get(rel, old) for rel in ("a.txt", "b.txt", "c.txt", "d.txt")} == {
-        "a.txt": 1,
-        "b.txt": None,
-        "c.txt": 3,
-        "d.txt": 4,
-    }
+    return msgspec.msgpack.decode(path.read_bytes())[2]
 
 
-def test_pickles_are_kept_as_they_are_only_by_a_cache_that_kept_nothing_before(tmp_path, monkeypatch):
-    """A run that finds entries kept writes each value put, not the processes' pickles (which hold only what was read)."""
-    import pickle
-
+def test_a_kept_value_comes_back_as_the_type_its_kind_declares(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "RACY_S", -1.0)
     root = tmp_path / "kb"
     root.mkdir()
     stamp = (1, 2, 3, 4, 5)
-    first = ParseCache(root, "things")
-    first.put("a.txt", stamp, "a")
+    kind = tuple[str, tuple[tuple[str, int], ...], frozenset[str]]
+    first = ParseCache(root, "things", value=kind)
+    first.put("a.txt", stamp, ("a", (("x", 1),), frozenset({"y"})))
     first.save()
-    second = ParseCache(root, "things")
-    assert second.get("a.txt", stamp) == "a"
-    second.put_all([("b.txt", stamp, "b")], [memoryview(pickle.dumps(["not b"]))])
-    second.save()
-    third = ParseCache(root, "things")
-    assert (third.get("a.txt", stamp), third.get("b.txt", stamp)) == ("a", "b")
+    assert ParseCache(root, "things", value=kind).get("a.txt", stamp) == ("a", (("x", 1),), frozenset({"y"}))
+    assert ParseCache(root, "things", value=tuple[int, int]).get("a.txt", stamp) is None  # not of this type: afresh

@@ -49,6 +49,10 @@ def run(kb: KnowledgeBase) -> list[Diagnostic]:
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
 
 
+#: What the judgement rules keep of a claim: its stamps, its diagnostics, whether its results read seeds.
+JUDGED = tuple[str, tuple[Diagnostic, ...], bool]
+
+
 def _judgement_rules(kb: KnowledgeBase, ledger: store.Ledger) -> tuple[set[Diagnostic], list[str]]:
     """The rules that read a claim's record beside its results (``assay.ledger.challenges``, ``assay.prose``) for
     every claim with results, and the claims whose results read seeds (``no-history`` needs them). A large knowledge
@@ -57,7 +61,7 @@ def _judgement_rules(kb: KnowledgeBase, ledger: store.Ledger) -> tuple[set[Diagn
     keys: dict[str, list] = {}
     for key in ledger.results:  # the keys only: no result is validated for this
         keys.setdefault(key[0], []).append(key)
-    memo = ParseCache(kb.root, "judgement", also=("*",)) if len(kb.files) >= CACHE_FROM else None
+    memo = ParseCache(kb.root, "judgement", also=("*",), value=JUDGED) if len(kb.files) >= CACHE_FROM else None
     found: set[Diagnostic] = set()
     seeded: list[str] = []
     for cid in sorted(set(keys) & set(kb.claim_files)):

@@ -7,28 +7,24 @@ write within the same clock tick could leave its times as they were (git's "raci
 The cache is keyed by the engine too: another version of the loader or the model, of pydantic or of
 PyYAML starts it afresh.
 
-A first run writes its entries as the processes that read the files pickled them (``put_all``), beside an index of
-paths and stamps; a later run that changes one writes them afresh. The entries are pickles, and unpickling runs
-code, so a file is unpickled only when it is certainly this user's: it lives in the user's cache folder (``assay.cache_folder``:
-``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``), never one inside the knowledge
-base (a cache there could arrive with a commit or an archive, and is not used); the folder and the file are checked
-as they are opened (a real folder and a regular file of this user that nobody else can write, so swapping either
-between check and use does not help); and the file must carry the MAC, under a secret kept in that folder, that
-only this user's runs make. A cache that cannot be read, or is not ours, is ignored, never an error; so is one that
-cannot be written. The prune removes only files of the cache's own names.
+Every entry is data, never code: a typed, data-only format (MessagePack, ``msgspec``), each kind's value decoded
+as the type its reader declares (``value``), so that nothing in the cache executes when read, by construction. A
+file that is not such data of that type (a planted pickle, a truncated write, another version's layout) is ignored.
+It lives in the user's cache folder (``assay.cache_folder``: ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``,
+else ``~/.cache/assay``), never one inside the knowledge base (a cache there could arrive with a commit or an
+archive, and is not used); the folder and the file are checked as they are opened (a real folder and a regular file
+of this user that nobody else can write), so another user cannot feed a run parses of files it never read. A cache
+that cannot be read, or is not ours, is ignored, never an error; so is one that cannot be written. The prune removes
+only files of the cache's own names.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import os
-import pickle
 import re
-import secrets
 import stat
-import struct
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +32,8 @@ from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
+
+import msgspec
 
 from assay import bulk, cache_folder
 from assay.bulk import no_collection
@@ -92,7 +90,7 @@ def engine_files(also: tuple[str, ...] = ()) -> list[Path]:
 def _engine(also: tuple[str, ...] = ()) -> str:
     """The code a parse depends on: Python, pydantic, PyYAML, and the files of Assay ``engine_files`` names."""
     h = hashlib.sha256(sys.version.encode())
-    for package in ("pydantic", "pydantic-core", "PyYAML"):
+    for package in ("pydantic", "pydantic-core", "PyYAML", "msgspec"):
         try:
             h.update(f"{package}={metadata.version(package)}".encode())
         except metadata.PackageNotFoundError:
@@ -108,7 +106,7 @@ def path_of(root: Path, kind: str) -> Path | None:
     folder inside the knowledge base could come with it: a commit, an archive)."""
     key = hashlib.sha256(f"{root}\0{kind}".encode()).hexdigest()[:24]
     kept_in = cache_folder.outside(root)
-    return None if kept_in is None else kept_in / f"{key}.pickle"
+    return None if kept_in is None else kept_in / f"{key}.msgpack"
 
 
 def kept(root: Path, kind: str) -> bool:
@@ -121,14 +119,24 @@ def kept(root: Path, kind: str) -> bool:
 class ParseCache:
     """The parses of one kind of file (``kind``: records, say) under one knowledge base ``root``."""
 
-    def __init__(self, root: Path, kind: str, also: tuple[str, ...] = ()):
-        """``also``: the modules of Assay besides ``PARSE_MODULES`` that this kind's entries depend on."""
+    def __init__(
+        self,
+        root: Path,
+        kind: str,
+        also: tuple[str, ...] = (),
+        value: Any = Any,
+        dump: Callable[[Any], Any] | None = None,
+        load: Callable[[Any], Any] | None = None,
+    ):
+        """``also``: the modules of Assay besides ``PARSE_MODULES`` that this kind's entries depend on; ``value``: the
+        type of an entry's value as kept (plain data: builtins, tuples, dataclasses, named tuples); ``dump`` and
+        ``load``: a value made that type and made again from it, where it is not one (``Loaded``)."""
         self.root, self.kind = Path(root).resolve(), kind
         self.path = path_of(self.root, kind)
         self.engine = _engine(also)
+        self._value, self._dump, self._load = value, dump, load
         self._old: dict[str, tuple[Stamp, Any]] = self._read()
         self._new: dict[str, tuple[Stamp, Any]] = {}
-        self._runs: tuple[list[tuple[str, Stamp | None]], list[memoryview], int | None, bool] | None = None  # put_all
         self._changed = False
         self._now = time.time_ns()
 
@@ -157,29 +165,13 @@ class ParseCache:
     def put(self, rel: str, current: Stamp | None, value: Any) -> None:
         """Keep ``value`` as the parse of the file at ``rel`` while it has the stamp ``current``."""
         self._changed = True
-        if self._runs is not None:  # kept as pickled so far: now as entries, with this one
-            self._new, self._runs = {**_from_runs(*self._runs), **self._new}, None
         if self.settled(current):
             self._new[rel] = (current, value)
 
-    def put_all(
-        self,
-        entries: list[tuple[str, Stamp | None, Any]],
-        pickles: list[memoryview] | None = None,
-        take: int | None = None,
-        nested: bool = False,
-    ) -> None:
-        """``put`` of each ``(rel, stamp, value)``. Where ``pickles`` has them as forked processes pickled them
-        (``bulk.Mapped``) and this cache kept nothing before (a first run), those pickles are written as they are,
-        not made again (pickling 55,000 records' parses again cost 1.9 CPU s). ``pickles``: the runs whose items,
-        in order, are the entries' values; ``take``: the element of an item that is the value (None: the whole
-        item); ``nested``: each item of a run is a list of such items (a folder's files), flattened first."""
-        if pickles is None or self._old or self._new or self._runs is not None:
-            for rel, current, value in entries:
-                self.put(rel, current, value)
-            return
-        self._changed = True
-        self._runs = ([(rel, current if self.settled(current) else None) for rel, current, _ in entries], pickles, take, nested)
+    def put_all(self, entries: list[tuple[str, Stamp | None, Any]]) -> None:
+        """``put`` of each ``(rel, stamp, value)``."""
+        for rel, current, value in entries:
+            self.put(rel, current, value)
 
     def settled(self, current: Stamp | None) -> bool:
         """Whether a file with the stamp ``current`` was last changed long enough ago for the stamp to stand for its
@@ -190,31 +182,25 @@ class ParseCache:
         """Write the entries used or made in this run (files gone or changed drop out), if any changed."""
         if self.path is None or (not self._changed and len(self._new) == len(self._old)):
             return
-        data: dict[str, Any] = {"engine": self.engine, "root": str(self.root), "kind": self.kind, "entries": self._new}
-        runs: list[memoryview] = []
-        if self._runs is not None:
-            index, runs, take, nested = self._runs
-            data.update(entries=None, index=index, take=take, nested=nested, sizes=[len(run) for run in runs])
-        if len(self._new) + len(data.get("index", ())) >= BEHIND_FROM:
-            # pickling and writing a large cache need not hold the command up
-            bulk.behind(partial(self._write, data, runs), str(self.path))
+        entries = self._new
+        if len(entries) >= BEHIND_FROM:
+            # encoding and writing a large cache need not hold the command up
+            bulk.behind(partial(self._write, entries), str(self.path))
         else:
-            self._write(data, runs)
+            self._write(entries)
 
-    def _write(self, data: dict[str, Any], runs: list[memoryview]) -> None:
-        """The file: its MAC, then the body (the length of the head, the head's pickle, then each run's pickle)."""
+    def _write(self, entries: dict[str, tuple[Stamp, Any]]) -> None:
+        """The file: the head (engine, root, kind) and the entries, one MessagePack array."""
+        dump = self._dump
+        body = {rel: (current, dump(value)) for rel, (current, value) in entries.items()} if dump else entries
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             dir_fd = cache_folder.open_private(self.path.parent)
             if dir_fd is None:
                 return
             try:
-                head = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
-                parts = [struct.pack("<Q", len(head)), head, *runs]
-                mac = hmac.new(_key(dir_fd), digestmod=hashlib.sha256)
-                for part in parts:
-                    mac.update(part)
-                cache_folder.write_in(dir_fd, self.path.name, mac.digest(), *parts)
+                data = _ENCODER.encode((self.engine, str(self.root), self.kind, msgspec.Raw(_ENCODER.encode(body))))
+                cache_folder.write_in(dir_fd, self.path.name, data)
                 _prune(dir_fd)
             finally:
                 os.close(dir_fd)
@@ -222,82 +208,37 @@ class ParseCache:
             pass  # a cache that cannot be written only costs time
 
     def _read(self) -> dict[str, tuple[Stamp, Any]]:
-        """The entries of this cache's file, if this user wrote it: the folder and the file are checked as opened
-        (no time between the check and the use), and the file's MAC under the folder's key must hold before a
-        byte is unpickled, so a planted file is never loaded. A file this process is still writing is waited for."""
+        """The entries of this cache's file, if this user wrote it for this engine, root and kind, decoded as data of
+        this kind's type (``value``): anything else (a pickle, a truncated file) is ignored. The folder and the file are
+        checked as opened (no time between the check and the use). A file this process is still writing is waited for."""
         bulk.settle(str(self.path))
+        if self.path is None:
+            return {}
+        dir_fd = cache_folder.open_private(self.path.parent)
+        if dir_fd is None:
+            return {}
         try:
-            if self.path is None:
-                return {}
-            dir_fd = cache_folder.open_private(self.path.parent)
-            if dir_fd is None:
-                return {}
-            try:
-                sealed = cache_folder.read_in(dir_fd, self.path.name)
-                key = _key(dir_fd, create=False)
-            finally:
-                os.close(dir_fd)
-            body = _unseal(key, sealed) if key is not None and sealed is not None else None
-            if body is None:
+            data = cache_folder.read_in(dir_fd, self.path.name)
+        finally:
+            os.close(dir_fd)
+        if data is None:
+            return {}
+        try:
+            *head, body = _HEAD.decode(data)
+            if tuple(head) != (self.engine, str(self.root), self.kind):
                 return {}
             with no_collection():  # a great many objects, no cycle
-                return _entries(body, (self.engine, str(self.root), self.kind))
-        except Exception:  # noqa: BLE001 - missing, truncated, corrupt or foreign: parse afresh
-            return {}
+                entries = msgspec.msgpack.decode(body, type=dict[str, tuple[tuple[int, int, int, int, int], self._value]])
+                load = self._load
+                return {rel: (tuple(current), load(value)) for rel, (current, value) in entries.items()} if load else entries
+        except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError):
+            return {}  # truncated, corrupt, of another layout or not data at all: parsed afresh
 
 
-def _entries(body: memoryview, ours: tuple[str, str, str]) -> dict[str, tuple[Stamp, Any]]:
-    """The entries of a sealed body (``ParseCache._write``) made by this engine for this root and kind, else none."""
-    (size,) = struct.unpack_from("<Q", body)
-    data = pickle.loads(body[8 : 8 + size])
-    if (data["engine"], data["root"], data["kind"]) != ours:
-        return {}
-    if data["entries"] is not None:
-        return data["entries"] if isinstance(data["entries"], dict) else {}
-    runs, at = [], 8 + size
-    for n in data["sizes"]:
-        runs.append(body[at : at + n])
-        at += n
-    return _from_runs(data["index"], runs, data["take"], data["nested"])
-
-
-def _from_runs(
-    index: list[tuple[str, Stamp | None]], runs: list[memoryview], take: int | None, nested: bool
-) -> dict[str, tuple[Stamp, Any]]:
-    """The entries ``put_all`` kept as runs: the runs unpickled, their items flattened, each file's value taken; a
-    file whose stamp did not stand for its content when it was read is left out."""
-    values: list[Any] = []
-    for run in runs:  # one run's items at a time: the rest of each item (its path, its stamp again) is let go at once
-        items = pickle.loads(run)
-        if nested:
-            items = [item for group in items for item in group]
-        values += items if take is None else [item[take] for item in items]
-    return {rel: (current, value) for (rel, current), value in zip(index, values, strict=True) if current is not None}
-
-
-#: The secret of a cache folder: a file's MAC is made with it, so only this user's runs make files that load.
-KEY_FILE = "key"
-_MAC = 32
-_KEPT = re.compile(r"^[0-9a-f]{24}\.pickle$")  # the only files the cache writes, and so the only ones it prunes
-
-
-def _key(dir_fd: int, create: bool = True) -> bytes | None:
-    """The folder's secret, made on first use (readable by this user alone)."""
-    key = cache_folder.read_in(dir_fd, KEY_FILE)
-    if key is not None and len(key) == 32:
-        return key
-    if not create:
-        return None
-    key = secrets.token_bytes(32)
-    cache_folder.write_in(dir_fd, KEY_FILE, key)
-    return key
-
-
-def _unseal(key: bytes, sealed: bytes) -> memoryview | None:
-    """The body of a sealed file (its MAC, then the pickle) when the MAC is the folder's; a view, not a copy."""
-    view = memoryview(sealed)
-    mac, body = view[:_MAC], view[_MAC:]
-    return body if hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()) else None
+_ENCODER = msgspec.msgpack.Encoder()
+#: A cache file's head, its entries left undecoded until the head is known to be this cache's.
+_HEAD = msgspec.msgpack.Decoder(tuple[str, str, str, msgspec.Raw])
+_KEPT = re.compile(r"^[0-9a-f]{24}\.msgpack$")  # the only files the cache writes, and so the only ones it prunes
 
 
 def _prune(dir_fd: int) -> None:

@@ -3,8 +3,8 @@
 The folder is ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``, and never one inside the
 knowledge base (``files.resolve_inside``: a cache there could arrive with a commit or an archive). It and each file are
 checked as they are opened (a real folder and a regular file of this user that nobody else can write), so swapping
-either between a check and its use does not help. The parse cache (``assay.cache``) keeps its pickles here, sealed;
-plain data (the history's summaries) is read and written with ``read_plain`` and ``write_plain``.
+either between a check and its use does not help. The parse cache (``assay.cache``) keeps its data here;
+the history's summaries are read and written with ``read_plain`` and ``write_plain``.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def write_in(dir_fd: int, name: str, *parts: bytes) -> None:
     """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
     a reader meets the old file or the new one, whole.
 
-    Not synced to disk: a cache file cut short by a crash fails its MAC and is ignored (a lost key only makes the
-    files sealed with it ignored), and syncing the records' cache of a large knowledge base cost most of a second.
+    Not synced to disk: a cache file cut short by a crash does not decode and is ignored, and syncing the records'
+    cache of a large knowledge base cost most of a second.
     """
     tmp = f".{name}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)

@@ -105,6 +105,10 @@ class Brief:
     stale: tuple[tuple[str, str, tuple[str, ...]], ...]  # (check, device, reasons)
 
 
+#: What ``briefs`` keeps of a claim: the key of its inputs, and its status, counts and stale results.
+MADE = tuple[str, tuple[str, str, tuple[tuple[str, str, tuple[str, ...]], ...]]]
+
+
 def briefs(
     kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
 ) -> dict[str, Brief]:
@@ -126,7 +130,7 @@ def briefs(
     ledger = read_ledger(kb.root, cache=True) if ledger is None else ledger
     registry = Registry(kb.root) if registry is None else registry
     inputs = InputParts(kb.root, cache=True)
-    memo = ParseCache(kb.root, "status", also=("*",))
+    memo = ParseCache(kb.root, "status", also=("*",), value=MADE)
     pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
     made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
     code: dict[str, bytes] = {}

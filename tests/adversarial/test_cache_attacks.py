@@ -1,4 +1,4 @@
-"""Attacks on the parse cache: a pickle planted where Assay would read it must never run."""
+"""Attacks on the parse cache: a pickle planted where Assay would read it is refused as data, never run."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from assay import cache, cache_folder
+from assay.records import knowledge_base
 from assay.records.knowledge_base import load
 
 
@@ -27,7 +28,7 @@ class _Payload:
 def _plant(folder: Path, root: Path, marker: Path, kind: str = "records") -> Path:
     """A pickle at the name the cache of ``root`` would read, as an attacker can compute it."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    name = hashlib.sha256(f"{root.resolve()}\0{kind}".encode()).hexdigest()[:24] + ".pickle"
+    name = hashlib.sha256(f"{root.resolve()}\0{kind}".encode()).hexdigest()[:24] + ".msgpack"
     path = folder / name
     path.write_bytes(pickle.dumps(_Payload(marker)))
     return path
@@ -42,17 +43,22 @@ def test_a_pickle_committed_in_a_cache_folder_inside_the_knowledge_base_is_never
     assert [p.name for p in (kb_root / ".assay-cache").iterdir()] == [planted.name]  # nothing read, nothing written
 
 
-def test_a_pickle_planted_in_the_users_own_cache_folder_without_the_folders_mac_is_never_unpickled(
-    kb_root, monkeypatch, tmp_path
-):
+def test_a_pickle_planted_where_the_users_cache_file_goes_is_refused_as_data_and_parsed_afresh(kb_root, monkeypatch, tmp_path):
     folder = tmp_path / "cache"
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(folder))
     monkeypatch.setattr(cache, "RACY_S", -1.0)
-    load(kb_root, cache=True)  # the user's run makes the folder, its key and a sealed file
+    first = load(kb_root, cache=True)  # the user's run makes the folder and a cache file
     marker = tmp_path / "ran"
-    _plant(folder, kb_root, marker)  # written over by someone who got a file in, without the key
-    load(kb_root, cache=True)
+    planted = _plant(folder, kb_root, marker)  # written over by someone who got a file in
+    parsed: list[str] = []
+    real = knowledge_base.load_record
+    counting = lambda root, rel, direct=False: parsed.append(rel) or real(root, rel, direct)  # noqa: E731
+    monkeypatch.setattr(knowledge_base, "load_record", counting)
+    again = load(kb_root, cache=True)
     assert not marker.exists()
+    assert sorted(parsed) == sorted(f.path for f in first.files)  # every record parsed afresh: the file held no data
+    assert [f.path for f in again.files] == [f.path for f in first.files]
+    assert not planted.read_bytes().startswith(b"\x80")  # and written over with data
 
 
 def test_a_cache_folder_that_is_a_link_is_not_used(kb_root, monkeypatch, tmp_path):
@@ -71,7 +77,7 @@ def test_the_prune_removes_only_the_files_the_cache_wrote(kb_root, monkeypatch, 
     folder.mkdir(mode=0o700)
     mine = folder / "notes.pickle"  # a user's own file in the folder, long unused
     mine.write_bytes(b"x")
-    stale = folder / ("0" * 24 + ".pickle")  # a cache file nobody used for a long time
+    stale = folder / ("0" * 24 + ".msgpack")  # a cache file nobody used for a long time
     stale.write_bytes(b"x")
     old = time.time() - 40 * 86400
     for p in (mine, stale):

@@ -76,7 +76,7 @@ class InputParts:
         """``cache``: keep each module's imported names between runs (``assay.cache``), for large knowledge bases."""
         self.root = Path(root).resolve()
         self._cached = cache
-        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",)) if cache else UNCACHED
+        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",), value=list[str]) if cache else UNCACHED
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}

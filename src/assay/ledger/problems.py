@@ -89,7 +89,7 @@ def diagnostics(kb: KnowledgeBase, ledger: Ledger | None = None) -> Iterator[Dia
         if whose:
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
             yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
-    store = ParseCache(kb.root, "figures", also=FIGURES_ALSO) if big and ledger.figures else None
+    store = ParseCache(kb.root, "figures", also=FIGURES_ALSO, value=tuple[str, str | None]) if big and ledger.figures else None
     for key, figures in ledger.figures.items():
         for problem in figure_problems(kb.root, key, figures, store):
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()

@@ -211,6 +211,15 @@ def _key_named(folder: str, name: str) -> Key | None:
 Entry = tuple[Key | None, "Result | bytes | None", Diagnostic | None, tuple[tuple[str, str], ...]]
 
 
+#: An ``Entry`` as the cache keeps it: a result as its JSON (one only the long way read is not kept).
+KEPT = tuple[tuple[str, str, str] | None, bytes | None, Diagnostic | None, tuple[tuple[str, str], ...]]
+
+
+def _keepable(current: Stamp | None, entry: Entry) -> Stamp | None:
+    """The stamp to keep ``entry`` under: none (not kept) where its result is a model, not the JSON it was read from."""
+    return None if isinstance(entry[1], Result) else current
+
+
 #: The modules of Assay a kept ledger reading depends on, besides ``assay.cache.PARSE_MODULES``.
 CACHE_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.refusals", "reading", "precision")
 
@@ -231,13 +240,13 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
 
 def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=CACHE_ALSO) if cache else None
+    store = ParseCache(root, "ledger", also=CACHE_ALSO, value=KEPT) if cache else None
     if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
         folders = bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
         read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
         if store is not None:
-            store.put_all([(f"results/{f}/{n}", current, entry) for (f, n, _), current, entry in read], folders.pickles, 2, True)
+            store.put_all([(f"results/{f}/{n}", _keepable(current, entry), entry) for (f, n, _), current, entry in read])
     else:  # stamped before it is read
         listed = list(_ledger_entries(root))
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
@@ -248,7 +257,7 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
         found[i] = entry
         if store is not None:
             stamps[i] = current
-            store.put(f"results/{listed[i][0]}/{listed[i][1]}", current, entry)
+            store.put(f"results/{listed[i][0]}/{listed[i][1]}", _keepable(current, entry), entry)
     for (folder, name, _), current, (key, result, diag, figures) in zip(listed, stamps, found):  # type: ignore[misc]
         if diag is not None:
             ledger.diagnostics.append(diag)

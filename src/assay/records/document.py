@@ -1,5 +1,5 @@
 """A record file as read: its data with the position of every field (``assay.records.yaml_safe``), its record,
-outline and diagnostics, kept frozen as bytes between looks (``Loaded``).
+outline and diagnostics, kept frozen as bytes of plain data between looks (``Loaded``).
 
 Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
 validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
@@ -7,14 +7,15 @@ validation is kept (``Loaded.record`` is None) so the graph can still show it, f
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from assay.diagnostics import Diagnostic, Loc, Pos
 from assay.fingerprints import Stamp
-from assay.model import Record, series
+from assay.model import MODELS, Record, series
 from assay.records.outline import Outline
 from assay.records.yaml_safe import positions_of
 
@@ -25,12 +26,13 @@ class Loaded:
     What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
     the record included, ``assay.records.within``), the model of its valid record and its ``outline``. The rest
     (the data, the positions, the record) is what a page or a diagnostic needs of one file; taken from the parse
-    cache it stays one pickled string until first read, so a command over 50,000 records thaws only the records
-    it looks at.
+    cache it stays one string of plain data (MessagePack) until first read, so a command over 50,000 records thaws
+    only the records it looks at.
 
     Where the file was read here, the positions are kept as the flat ``marks`` of its nodes (``read_marks``) and
     made into the map of field paths only when a diagnostic or a page asks where a field is; a record validated
-    from the data is kept as its model, and validated again when it is thawed (faster than unpickling it).
+    from the data is kept as its model's name, and validated again when it is thawed. ``state`` is what the parse
+    cache keeps of it (``STATE`` its type): plain data, nothing that runs when read.
     """
 
     __slots__ = (
@@ -67,8 +69,8 @@ class Loaded:
         self._data, self._positions, self._record = data, positions if positions is not None else {}, record
         self._marks: bytes | None = None  # the positions, flat (``read_marks``), where ``_positions`` is not made yet
         self._derived = False  # whether the record is its model's validation of the data (``validate``)
-        self._frozen: bytes | None = None  # the data, positions and record pickled, where they were kept
-        self._warm = False  # whether they are unpickled beside it
+        self._frozen: bytes | None = None  # the data, positions and record as plain data, where they were kept
+        self._warm = False  # whether they are decoded beside it
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
         self.unlisted = unlisted  # problems found but not made into diagnostics (see _from_pydantic)
         self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.records.within.local)
@@ -103,16 +105,25 @@ class Loaded:
         self._derived = True
 
     def _frozen_bytes(self) -> bytes:
-        """The data, positions and record pickled: the positions as marks where they were not made, and a record
-        validated from the data as its model (``_thaw`` validates it again)."""
-        positions = self._marks if self._positions is None else self._positions
-        record = type(self._record) if self._derived and self._record is not None else self._record
-        return pickle.dumps((self._data, positions, record), pickle.HIGHEST_PROTOCOL)
+        """The data, positions and record as plain data: the positions as marks where they were not made, a record
+        validated from the data as its model's name (``_thaw`` validates it again), any other as its model's name and
+        its fields."""
+        positions = self._marks if self._positions is None else [(list(k), v) for k, v in self._positions.items()]
+        record = self._record
+        if record is None:
+            kept: Any = None
+        elif self._derived:
+            kept = type(record).__name__
+        else:
+            kept = [type(record).__name__, record.model_dump(mode="json", by_alias=True)]
+        return _FROZEN.encode((self._data, positions, kept))
 
-    def __getstate__(self) -> tuple:
+    def state(self) -> tuple:
+        """What the parse cache keeps of the file (of the type ``STATE``), and what crosses to another process."""
         frozen = self._frozen
         if frozen is None:  # made here, or changed since it was kept
             frozen = self._frozen_bytes()
+        model = self.model
         return (
             self.path,
             self.folder,
@@ -121,38 +132,59 @@ class Loaded:
             self.rules,
             self.id,
             self.named,
-            self.model,
+            None if model is None else model.__name__,
             self.outline,
             self.stamp,
             frozen,
         )
 
+    @classmethod
+    def from_state(cls, state: tuple) -> Loaded:
+        """The file as ``state`` keeps it, its data, positions and record frozen until first read."""
+        loaded = cls.__new__(cls)
+        loaded.__setstate__(state)
+        return loaded
+
+    def __getstate__(self) -> tuple:
+        return self.state()
+
     def __setstate__(self, state: tuple) -> None:
         (
             self.path,
             self.folder,
-            self.diagnostics,
+            diagnostics,
             self.unlisted,
-            self.rules,
+            rules,
             self._id,
             self._named,
-            self._model,
+            model,
             self._outline,
-            self.stamp,
+            stamp,
             self._frozen,
         ) = state
+        self.diagnostics, self.rules = list(diagnostics), list(rules)
+        self._model = None if model is None else _MODELS[model]
+        self.stamp = None if stamp is None else tuple(stamp)
         self._warm = False
 
     def _thaw(self) -> None:
         if self._frozen is not None and not self._warm:
-            data, positions, record = pickle.loads(self._frozen)
-            self._data, self._derived = data, isinstance(record, type)
-            self._positions, self._marks = (None, positions) if isinstance(positions, bytes) else (positions, None)
-            self._record = record.model_validate(data) if self._derived else record
+            data, positions, kept = msgspec.msgpack.decode(self._frozen)
+            self._data, self._derived = data, isinstance(kept, str)
+            if isinstance(positions, bytes):
+                self._positions, self._marks = None, positions
+            else:
+                self._positions, self._marks = {tuple(k): tuple(v) for k, v in positions}, None
+            if kept is None:
+                self._record = None
+            elif self._derived:
+                self._record = _MODELS[kept].model_validate(data)
+            else:
+                self._record = _MODELS[kept[0]].model_validate(kept[1])
             self._warm = True
 
     def freeze(self) -> None:
-        """Keep the data, positions and record only pickled from now on, until next read: a command that walks
+        """Keep the data, positions and record only as plain data from now on, until next read: a command that walks
         every record of a large knowledge base holds one at a time."""
         if self._frozen is None:
             self._frozen = self._frozen_bytes()
@@ -233,3 +265,22 @@ class Loaded:
     def diag(self, loc: Loc, code: str, message: str, hint: str | None = None) -> Diagnostic:
         line, col = self.where(loc)
         return Diagnostic(self.path, line, col, code, message, hint)
+
+
+_FROZEN = msgspec.msgpack.Encoder()
+_MODELS: dict[str, type[Record]] = {model.__name__: model for model in MODELS.values()}
+
+#: The type of ``Loaded.state``: what the parse cache keeps of a record file.
+STATE = tuple[
+    str,
+    str,
+    list[Diagnostic],
+    int,
+    list[Diagnostic],
+    str,
+    bool,
+    str | None,
+    Outline | None,
+    tuple[int, int, int, int, int] | None,
+    bytes,
+]

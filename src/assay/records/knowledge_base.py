@@ -16,7 +16,7 @@ from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, prefetch, refuse_link_out
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
-from assay.records.document import Loaded
+from assay.records.document import STATE, Loaded
 from assay.records.validation import load_record
 
 
@@ -89,7 +89,8 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     paths = record_names(root)
     direct = _direct(root)
     with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
-        store = ParseCache(root, "records") if (len(paths) >= CACHE_FROM if cache is None else cache) else None
+        big = len(paths) >= CACHE_FROM if cache is None else cache
+        store = ParseCache(root, "records", value=STATE, dump=Loaded.state, load=Loaded.from_state) if big else None
         if store is None:
             return KnowledgeBase(root, [load_record(root, f"{folder}/{name}", folder in direct) for folder, name in paths])
         kept: list[Loaded | None] = []
@@ -103,7 +104,7 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
         parsed = parse_all(root, [rel for _, rel in missing], direct)
         for (i, _), loaded in zip(missing, parsed):
             kept[i] = loaded
-        store.put_all([(f.path, f.stamp, f) for f in parsed], parsed.pickles)
+        store.put_all([(f.path, f.stamp, f) for f in parsed])
         store.save()
         files = [f for f in kept if f is not None]  # every one: the missing were parsed
     return KnowledgeBase(root, files)
@@ -144,7 +145,7 @@ def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> lis
 
 
 def parse_for_cache(root: Path, rel: str, direct: bool = False) -> Loaded:
-    """One record file as the cache keeps it: parsed, its heavy parts pickled."""
+    """One record file as the cache keeps it: parsed, its heavy parts frozen as plain data."""
     loaded = load_record(root, rel, direct)
     loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
     return loaded

@@ -50,7 +50,7 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
         rels = [path.relative_to(root).as_posix() for path in verifiers.modules(root)]
         found = dict(zip(rels, _read_all(root, rels)))
     out: dict[str, tuple[Tie, Recorded]] = {}
-    with bulk.no_collection():  # tens of thousands of readings unpickled, and no cycle
+    with bulk.no_collection():  # tens of thousands of readings decoded, and no cycle
         for reading in found.values():
             if isinstance(reading, str):
                 continue  # unreadable: reported where the verifiers are indexed

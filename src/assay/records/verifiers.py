@@ -7,12 +7,13 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
-import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple
+
+import msgspec
 
 from assay import bulk
 from assay.cache import ParseCache, kept
@@ -94,7 +95,8 @@ def scan(root: Path, cache: bool = False) -> Index:
 
 class Reading(NamedTuple):
     """One verifier module as read, from one parse: its tests by node id (``tests_of``), and what each records
-    (``assay.records.metric_calls.read``), kept pickled: a command that needs only the tests never unpickles it."""
+    (``assay.records.metric_calls.read``), kept as plain data (MessagePack): a command that needs only the tests never
+    decodes it."""
 
     tests: dict[str, Verifier]
     calls: bytes
@@ -102,13 +104,16 @@ class Reading(NamedTuple):
 
     def recorded(self) -> dict[str, Recorded]:
         """What each test records, by function name."""
-        return pickle.loads(self.calls)
+        return _CALLS.decode(self.calls)
+
+
+_CALLS = msgspec.msgpack.Decoder(dict[str, Recorded])
 
 
 def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     """The ``Reading`` of every ``verify/test_*.py`` under ``root`` by path, or why it cannot be read (the rule of
     ``scan``); ``cache``: keep each reading between runs while the file is unchanged (``assay.cache``)."""
-    store = ParseCache(root, "verifiers") if cache else None
+    store = ParseCache(root, "verifiers", value=Reading | str) if cache else None
     out: dict[str, Reading | str] = {}
     todo = []
     for path in modules(root):
@@ -126,7 +131,7 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
             (rel, current if direct and not isinstance(reading, str) else None, reading)
             for (rel, direct), (current, reading) in zip(todo, fresh)
         ]
-        store.put_all(entries, fresh.pickles, take=1)
+        store.put_all(entries)
         store.save()
     return out  # type: ignore[return-value]  # every None was replaced
 
@@ -181,8 +186,8 @@ def read_module(root: Path, rel: str) -> Reading | str:
         try:
             tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
         except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-            return Reading({}, pickle.dumps({}, pickle.HIGHEST_PROTOCOL), problems)
-        return Reading(tests_of(tree, rel), pickle.dumps(read(tree), pickle.HIGHEST_PROTOCOL), problems)
+            return Reading({}, msgspec.msgpack.encode({}), problems)
+        return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems)
 
 
 def source_problems(rel: str, source: bytes) -> list[Diagnostic]:
