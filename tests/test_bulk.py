@@ -1,4 +1,4 @@
-"""assay.bulk: work started ahead in forked processes gives what the work done here gives, in order, whatever they do."""
+"""assay.corpus.forking: work started ahead in forked processes gives what the work done here gives, in order."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assay import audit, bulk, cache
-from assay.ledger import problems, store
-from assay.records import across, knowledge_base, metric_rules, verifiers
+from assay import audit, corpus
+from assay.corpus import cache
+from assay.corpus import forking as bulk
 from assay.records.knowledge_base import load
 
 
@@ -101,10 +101,7 @@ def test_a_first_check_that_reads_all_ahead_says_what_one_that_reads_nothing_ahe
     write_result(root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     (root / "results" / "THEORY-085" / "nothing.cpu.json").write_text("{not json")
     monkeypatch.setattr(cache, "RACY_S", -1.0)
-    for module in (audit, knowledge_base, across, metric_rules, problems):
-        monkeypatch.setattr(module, "CACHE_FROM", 1)
-    for module in (knowledge_base, verifiers, store):
-        monkeypatch.setattr(module, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(corpus, "LARGE_FROM", 1)
 
     def check(cache_dir: str, ahead: bool) -> list[str]:
         monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / cache_dir))
@@ -160,19 +157,10 @@ def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monke
     assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]
 
 
-def test_the_results_come_with_the_pickle_each_process_made_of_its_runs_where_processes_made_them(monkeypatch):
-    """A cache keeps those pickles as they are (``assay.cache.ParseCache.put_all``): they must be the results."""
-    import pickle
-
+def test_the_results_are_the_same_worked_ahead_in_a_pool_or_here(monkeypatch):
     items = list(range(100))
     bulk.ahead(partial(where, "a"), items, 10)
     ahead = bulk.shared_map(partial(where, "a"), items, 10)
     pooled = bulk.shared_map(partial(where, "a"), items, 10)  # no job ahead: a pool of forked processes
-    for got in (ahead, pooled):
-        assert got.pickles and len(got.pickles) > 1
-        assert [r for p in got.pickles for r in pickle.loads(p)] == list(got)
-    assert bulk.shared_map(partial(where, "a"), items[:5], 10).pickles is None  # done here: nothing was pickled
-    work = partial(dying, os.getpid())
-    bulk.ahead(work, list(range(40)), 10)
-    rerun = bulk.shared_map(work, list(range(40)), 10)
-    assert rerun == list(range(40)) and rerun.pickles is None  # a run done here: the pickles would not be whole
+    here = bulk.shared_map(partial(where, "a"), items, 10**9)
+    assert [v for _, v, _, _ in ahead] == [v for _, v, _, _ in pooled] == [v for _, v, _, _ in here] == [i * 2 for i in items]

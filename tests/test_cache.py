@@ -1,4 +1,4 @@
-"""assay.cache: parses kept between runs, used only while the file, the engine and the cache are what they were."""
+"""assay.corpus.cache: parses kept between runs, used only while the file, the engine and the cache are what they were."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from assay import audit, bulk, cache
-from assay.cache import ParseCache
+from assay import audit, corpus
+from assay.corpus import cache
+from assay.corpus import forking as bulk
+from assay.corpus.cache import ParseCache
 from assay.records import knowledge_base, validation
 from assay.records.document import Loaded
 from assay.records.knowledge_base import linked_out, load
@@ -128,7 +130,7 @@ def test_a_small_knowledge_base_keeps_no_cache_unless_asked(make_kb, parsed):
 def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
     # else a change to that module would not start the cache afresh; a ledger reading and a module's imports
     # depend on the modules they name too
-    src = Path(cache.__file__).parent
+    src = Path(cache.__file__).parent.parent
     from assay.ledger.store import CACHE_ALSO
 
     for also in [(), CACHE_ALSO, ("ledger.inputs",)]:
@@ -143,7 +145,7 @@ def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
 
 def test_the_engine_key_covers_every_module_inside_a_package(tmp_path, monkeypatch):
     # a module moved into a package (records/, ledger/) must still start the cache afresh when it changes
-    src = Path(cache.__file__).parent
+    src = Path(cache.__file__).parent.parent
     assert src / "records" / "document.py" in cache.engine_files()
     assert src / "ledger" / "store.py" in cache.engine_files(("ledger.result", "ledger.store"))
     assert set(src.rglob("*.py")) == set(cache.engine_files(("*",)))
@@ -151,7 +153,7 @@ def test_the_engine_key_covers_every_module_inside_a_package(tmp_path, monkeypat
     import shutil
 
     shutil.copytree(src, copy)
-    monkeypatch.setattr(cache, "__file__", str(copy / "cache.py"))
+    monkeypatch.setattr(cache, "__file__", str(copy / "corpus" / "cache.py"))
     before = cache._engine()
     (copy / "records" / "within.py").write_text((copy / "records" / "within.py").read_text() + "\n# moved\n")
     assert cache._engine() != before
@@ -247,7 +249,7 @@ def test_files_parsed_by_several_processes_are_kept_as_one_process_parses_them(m
     root = make_kb("unknown-field")
     alone = [d.render() for d in audit.run(load(root, cache=False))]
     parsed.clear()
-    monkeypatch.setattr(knowledge_base, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(corpus, "LARGE_FROM", 2)
     monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert rendered(root) == alone
@@ -265,7 +267,7 @@ def test_ledger_files_read_by_several_processes_are_read_as_one_process_reads_th
     forked: list[int] = []
     real = bulk.pool
     monkeypatch.setattr(bulk, "pool", lambda: forked.append(1) or real())
-    monkeypatch.setattr(ledger_store, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(corpus, "LARGE_FROM", 1)
     monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     shared = ledger_store.read_ledger(kb_root)
@@ -350,23 +352,16 @@ def test_settling_one_name_waits_for_that_work_alone(monkeypatch, tmp_path):
 
 def _first_check_forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A first check of ``root`` whose records, verifier modules and ledger forked processes read ahead."""
-    from assay.ledger import problems
-    from assay.ledger import store as ledger_store
-    from assay.records import across, metric_rules, verifiers
 
     monkeypatch.setattr(bulk.threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    for module in (audit, knowledge_base, across, metric_rules, problems):
-        monkeypatch.setattr(module, "CACHE_FROM", 1)
-    for module in (knowledge_base, verifiers, ledger_store):
-        monkeypatch.setattr(module, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(corpus, "LARGE_FROM", 1)
     audit.ahead(root)
     assert len(bulk._AHEAD) == 3
     kb = load(root)
     bulk.settle()
     found = [d.render() for d in audit.run(kb)]
-    for module in (knowledge_base, verifiers, ledger_store):
-        monkeypatch.setattr(module, "PARALLEL_FROM", 10**9)  # from now on, whatever is read is read here
+    monkeypatch.setattr(bulk, "can_fork", lambda: False)  # from now on, whatever is read is read here
     return found
 
 

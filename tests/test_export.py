@@ -152,9 +152,9 @@ def test_the_json_export_shows_the_last_error_without_engine_frames_or_machine_p
 def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_at_once(kb_root, monkeypatch, tmp_path):
     # States computes each claim's state as the writer reaches it and releases it after; with the caches
     # of a large knowledge base (forced here), on a second run whose parses, readings and statuses are kept
-    monkeypatch.setattr("assay.overview.CACHE_FROM", 0)
+    monkeypatch.setattr("assay.corpus.LARGE_FROM", 0)
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr("assay.cache.RACY_S", -1.0)
+    monkeypatch.setattr("assay.corpus.cache.RACY_S", -1.0)
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     write_result(
         kb_root,

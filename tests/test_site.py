@@ -125,7 +125,7 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     each page read back is the one this process renders, and its file is gone once read; the export is the same."""
     import threading
 
-    from assay import bulk
+    from assay.corpus import forking as bulk
     from assay.site import generator
 
     here = {d.path: d.render() for d in generator.Site(site_kb).claim_pages()}

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assay import prose
-from assay.cache import CACHE_FROM, ParseCache
+from assay import corpus, prose
 from assay.diagnostics import Diagnostic, capped
 from assay.ledger import challenges, problems, registration, store
 from assay.ledger.inputs import InputParts
@@ -25,11 +24,11 @@ from assay.records.lookup import record_id
 def ahead(root: Path) -> None:
     """Start reading all that ``run`` reads of a large knowledge base where no cache keeps it (a first run): its
     records, verifier modules and ledger, each a job of forked processes at a lower priority than the one before
-    (``bulk.ahead``), so that while this process works on the records alone (the rules across them) the cores go
+    (``corpus.ahead``), so that while this process works on the records alone (the rules across them) the cores go
     on reading the rest."""
     root = Path(root).resolve()
     names = record_names(root)
-    if len(names) >= CACHE_FROM:
+    if corpus.large(len(names)):
         knowledge_base.ahead(root, names)
         verifiers.ahead(root)
         store.ahead(root)
@@ -38,12 +37,13 @@ def ahead(root: Path) -> None:
 def run(kb: KnowledgeBase) -> list[Diagnostic]:
     """All diagnostics of ``kb``, sorted and capped (``capped``)."""
     found = set(across.diagnostics(kb)) | set(metric_rules.diagnostics(kb)) | set(placeholders.in_verifiers(kb.root))
-    ledger = store.read_ledger(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    big = corpus.large(len(kb.files))
+    ledger = store.read_ledger(kb.root, cache=big)
     judged, seeded = _judgement_rules(kb, ledger)
     found |= set(problems.diagnostics(kb, ledger)) | set(registration.diagnostics(kb, ledger, seeded)) | judged
     found |= set(knowledge_base.linked_out(kb.root))
     modules = {c.verifier.split("::")[0] for f in kb.claim_files.values() for c in f.outline.checks}
-    inputs = InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    inputs = InputParts(kb.root, cache=big)
     found |= set(inputs.imported_problems(modules))
     inputs.save()  # the imports each module names, kept for the next run
     return capped(found, {f.path: f.unlisted for f in kb.files if f.unlisted})
@@ -61,7 +61,7 @@ def _judgement_rules(kb: KnowledgeBase, ledger: store.Ledger) -> tuple[set[Diagn
     keys: dict[str, list] = {}
     for key in ledger.results:  # the keys only: no result is validated for this
         keys.setdefault(key[0], []).append(key)
-    memo = ParseCache(kb.root, "judgement", also=("*",), value=JUDGED) if len(kb.files) >= CACHE_FROM else None
+    memo = corpus.ParseCache(kb.root, "judgement", also=("*",), value=JUDGED) if corpus.large(len(kb.files)) else None
     found: set[Diagnostic] = set()
     seeded: list[str] = []
     for cid in sorted(set(keys) & set(kb.claim_files)):

@@ -7,7 +7,6 @@ no traceback unless ``--debug``.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import sys
@@ -15,8 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from assay import audit, export, graph, overview, schema, vocabulary
-from assay.bulk import no_collection
+from assay import audit, corpus, export, graph, overview, schema, vocabulary
 from assay.diagnostics import UsageProblem, printable
 from assay.ledger import registration
 from assay.model import BY_KIND, Claim, series_of
@@ -251,22 +249,6 @@ def cmd_readme(args: argparse.Namespace) -> int:
     return 0
 
 
-def _without_collector(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``func`` run with the cyclic garbage collector off, as it was after.
-
-    A command holds one knowledge base until it exits, and makes no cycles worth collecting; the
-    collector would only rescan its millions of objects whenever a verifier's syntax tree or a ledger
-    file is read: it doubled the CPU time of `assay check` on 10,000 claims.
-    """
-
-    @functools.wraps(func)
-    def run(args: argparse.Namespace) -> int:
-        with no_collection():
-            return func(args)
-
-    return run
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assay", description="A knowledge base of literature claims that can be run.")
     parser.add_argument(
@@ -291,7 +273,7 @@ def _parser() -> argparse.ArgumentParser:
             parents=[common],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        p.set_defaults(func=_without_collector(func))
+        p.set_defaults(func=corpus.without_collector(func))
         return p
 
     add("check", cmd_check).add_argument("--claim", metavar="ID", help="only the problems that bear on this claim")

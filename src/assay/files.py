@@ -14,13 +14,12 @@ import os
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterable
 from pathlib import Path
 
 #: How every read here opens a file: never blocking on a FIFO, never inherited by a child process.
 _READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 #: ``read_in_stat``'s own: the file itself may not be a link.
-_READ_IN_STAT = _READ | getattr(os, "O_NOFOLLOW", 0)
+READ_IN_STAT = _READ | getattr(os, "O_NOFOLLOW", 0)
 
 #: The largest file Assay reads from a knowledge base (records, verifiers, ledgers, figures).
 MAX_BYTES = 8 * 2**20
@@ -134,28 +133,7 @@ def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes,
     root: the file itself must not be a link (``O_NOFOLLOW``), so nothing is resolved. With the bytes comes what
     ``fstat`` said of the file as it was opened, before a byte was read: its stamp (``fingerprints.stamp_of``),
     which a write after the open changes, so it never stands for content newer than what was read."""
-    return _read_open(os.path.join(folder, name), _READ_IN_STAT, limit)
-
-
-def prefetch(paths: Iterable[str]) -> None:
-    """Ask the kernel to start reading each file at ``paths`` now (``POSIX_FADV_WILLNEED``), so that the reads that
-    follow find it in memory. Read one at a time, each file the page cache has let go is a disk request of its own;
-    asked for together, the requests are merged: 100,000 ledger files read 45 s after they were last read took
-    6.7-13.1 s and 3.7-6.9 CPU s one at a time, 2.6-3.5 s and 1.7-2.1 CPU s after this. Only a hint: a file that
-    cannot be opened as ``read_in_stat`` opens it (a link, gone) is left to the read, which says why."""
-    if not hasattr(os, "posix_fadvise"):
-        return
-    for path in paths:
-        try:
-            fd = os.open(path, _READ_IN_STAT)
-        except OSError:
-            continue
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+    return _read_open(os.path.join(folder, name), READ_IN_STAT, limit)
 
 
 def _read_open(path: str, flags: int, limit: int) -> tuple[bytes, os.stat_result]:

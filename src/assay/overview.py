@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay import status
-from assay.cache import CACHE_FROM, ParseCache
+from assay import corpus, status
 from assay.ledger.inputs import InputParts
 from assay.ledger.registration import Registry
 from assay.ledger.store import Ledger, read_ledger
@@ -28,7 +27,7 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
     """Status and closure of every valid claim, from the ledger (read from disk when not given) and the
     expectations' registration (``registry``: from the repository's history when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
-    inputs = InputParts(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    inputs = InputParts(kb.root, cache=corpus.large(len(kb.files)))
     registry = Registry(kb.root) if registry is None else registry
     summary: dict[str, tuple[ClaimVerdict, list[CheckState]]] = {}
     for cid, claim in sorted(kb.claims.items()):
@@ -62,7 +61,7 @@ class States(Mapping[str, ClaimState]):
     @classmethod
     def read(cls, kb: KnowledgeBase) -> States:
         """The states of ``kb``'s claims from its ledger and history as they stand, each closure from ``briefs``."""
-        cache = len(kb.files) >= CACHE_FROM
+        cache = corpus.large(len(kb.files))
         ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
         return cls(kb, briefs(kb, cache, ledger, registry), ledger, InputParts(kb.root, cache=cache), registry)
 
@@ -114,15 +113,15 @@ def briefs(
 ) -> dict[str, Brief]:
     """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all.
 
-    A large knowledge base keeps each claim's status between runs (``assay.cache``) under what it was
+    A large knowledge base keeps each claim's status between runs (``assay.corpus``) under what it was
     computed from: the stamp of the claim's file, the stamps of its ledger files, the hashes of its checks'
     other inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache
     too. A claim whose inputs all stand as they were is not thawed, nor are its results read; any other
-    is computed as ``claim_states`` computes it. ``cache``: by default from ``CACHE_FROM`` files on;
+    is computed as ``claim_states`` computes it. ``cache``: by default where the files are ``corpus.large``;
     ``ledger``: as ``read_ledger`` reads it with ``cache``, if the caller has it; ``registry``: likewise. The
     last commit that changed a claim's files keys its status too (its expectations' registration reads them).
     """
-    if not (len(kb.files) >= CACHE_FROM if cache is None else cache):
+    if not (corpus.large(len(kb.files)) if cache is None else cache):
         return {
             cid: Brief(st.status, st.closure, st.counts, tuple((c.check, c.device, tuple(c.stale)) for c in st.stale))
             for cid, st in claim_states(kb, ledger, registry).items()
@@ -130,7 +129,7 @@ def briefs(
     ledger = read_ledger(kb.root, cache=True) if ledger is None else ledger
     registry = Registry(kb.root) if registry is None else registry
     inputs = InputParts(kb.root, cache=True)
-    memo = ParseCache(kb.root, "status", also=("*",), value=MADE)
+    memo = corpus.ParseCache(kb.root, "status", also=("*",), value=MADE)
     pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
     made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
     code: dict[str, bytes] = {}

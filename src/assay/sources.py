@@ -90,12 +90,12 @@ ARXIV = "https://arxiv.org"
 
 
 def fetch(kb: KnowledgeBase, sid: str | None, fmt: str) -> int:
-    """Download the pinned version of source ``sid`` into the user's cache (``assay.cache_folder.folder()/sources``)."""
+    """Download the pinned version of source ``sid`` into the user's cache (``assay.corpus.folder()/sources``)."""
     import os
     import urllib.error
     import urllib.request
 
-    from assay.cache_folder import folder
+    from assay.corpus import folder
 
     if sid is None:
         raise UsageProblem("assay sources fetch needs the id of a valid source; assay status lists them")

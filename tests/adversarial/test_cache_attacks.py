@@ -10,7 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from assay import cache, cache_folder
+from assay.corpus import cache
+from assay.corpus import home as cache_folder
 from assay.records import knowledge_base
 from assay.records.knowledge_base import load
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from assay import corpus
 from assay.records.metric_rules import recorded
 
 
@@ -93,12 +94,13 @@ def test_a_declared_metric_no_name_built_at_run_time_can_be_is_an_error_and_one_
 
 
 def test_many_verifier_modules_are_read_in_processes_with_the_same_result(tmp_path, monkeypatch):
-    """From PARALLEL_FROM modules on the reading is shared among forked processes; it finds what one process does."""
-    from assay.records import metric_rules
+    """Many modules are read by forked processes; they find what one process does."""
+    from assay.corpus import forking
+    from assay.records import metric_rules, verifiers
 
     verify = tmp_path / "verify"
     verify.mkdir()
-    modules = metric_rules.PARALLEL_FROM + 5
+    modules = -(-corpus.LARGE_FROM // verifiers.COST) + 5
     for n in range(modules):
         (verify / f"test_m{n:03d}.py").write_text(
             "import pytest\n\n\n"
@@ -107,7 +109,7 @@ def test_many_verifier_modules_are_read_in_processes_with_the_same_result(tmp_pa
             f'    evidence.metric("gap_{n}", 1.0, unit="units")\n'
         )
     shared = metric_rules.recorded(tmp_path)
-    monkeypatch.setattr(metric_rules, "PARALLEL_FROM", 10**9)
+    monkeypatch.setattr(forking, "can_fork", lambda: False)
     alone = metric_rules.recorded(tmp_path)
     assert shared == alone and len(shared) == modules
     assert shared["verify/test_m003.py::test_c"][1].names == frozenset({"gap_3"})

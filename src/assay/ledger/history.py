@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay import cache_folder
+from assay import corpus
 from assay.ledger.versions import Point, ResultVersion, Spec, result_version, specs_of  # noqa: F401 - Point is read from here too
 from assay.ledger.versions import summary as summary_of
 
@@ -208,14 +208,14 @@ def _cache_name() -> str:
 
 
 def _load_cache(root: Path) -> dict[str, Any]:
-    """The summaries kept in the user's cache (``cache_folder.read_plain``: never a file inside the knowledge base, where a
+    """The summaries kept in the user's cache (``corpus.read_plain``: never a file inside the knowledge base, where a
     commit could bring forged ones)."""
     try:
-        data = json.loads(cache_folder.read_plain(root, _cache_name()) or b"{}")
+        data = json.loads(corpus.read_plain(root, _cache_name()) or b"{}")
         return data if isinstance(data, dict) else {}
     except ValueError:
         return {}
 
 
 def _save_cache(root: Path, summaries: dict[str, Any]) -> None:
-    cache_folder.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())
+    corpus.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())

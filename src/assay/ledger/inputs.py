@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from assay.cache import UNCACHED, ParseCache
+from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
@@ -73,10 +73,11 @@ class InputParts:
     """The input parts of every check, for one state of the repository under ``root``."""
 
     def __init__(self, root: Path, cache: bool = False):
-        """``cache``: keep each module's imported names between runs (``assay.cache``), for large knowledge bases."""
+        """``cache``: keep each module's imported names between runs (``assay.corpus``), for large knowledge bases."""
         self.root = Path(root).resolve()
         self._cached = cache
-        self._names = ParseCache(self.root, "imports", also=("ledger.inputs",), value=list[str]) if cache else UNCACHED
+        names = corpus.ParseCache(self.root, "imports", also=("ledger.inputs",), value=list[str]) if cache else None
+        self._names = names or corpus.UNCACHED
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.cache import CACHE_FROM, UNCACHED, ParseCache
+from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import sha256, stamp
@@ -20,9 +20,11 @@ from assay.records.knowledge_base import KnowledgeBase
 from assay.svg import unsafe
 
 
-def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], store: ParseCache | None = None) -> list[str]:
+def figure_problems(
+    root: Path, key: Key, figures: tuple[tuple[str, str], ...], store: corpus.ParseCache | None = None
+) -> list[str]:
     """Figures (file, hash) the result of ``key`` names that are missing or do not match their hash (a run
-    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.cache``),
+    killed between writes). ``store``: keep each figure's hash under its stamp between runs (``assay.corpus``),
     so a large ledger's figures are read once per change, not on every check; only where no link lies on
     the way to the file."""
     out = []
@@ -32,7 +34,7 @@ def figure_problems(root: Path, key: Key, figures: tuple[tuple[str, str], ...], 
         rel = f"results/{key[0]}/{file}"
         current = stamp(folder / file) if direct else None
         try:
-            digest, why = (store or UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))
+            digest, why = (store or corpus.UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))
         except Unreadable as e:
             out.append(f"{file} {e}")
             continue
@@ -50,7 +52,10 @@ def _figure_reading(root: Path, path: Path) -> tuple[str, str | None]:
     return sha256(data), unsafe(data)
 
 
-#: The modules a figure's reading in the cache depends on, besides those of every parse (``assay.cache``).
+#: A figure's reading as the cache keeps it: its hash, and why it may not reach a page.
+FIGURE = tuple[str, str | None]
+
+#: The modules a figure's reading in the cache depends on, besides those of every parse (``assay.corpus``).
 FIGURES_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.problems")
 
 _ORPHAN_HINT = "delete it (git rm), or restore the check it belongs to; nothing reads it"
@@ -80,7 +85,7 @@ def _orphan(kb: KnowledgeBase, key: Key, devices: dict[str, dict[str, tuple[str,
 def diagnostics(kb: KnowledgeBase, ledger: Ledger | None = None) -> Iterator[Diagnostic]:
     """Ledger files that cannot be trusted (they count as errors), and results whose figures do not match
     (``ledger``: as ``read_ledger`` reads it, where the caller has it)."""
-    big = len(kb.files) >= CACHE_FROM
+    big = corpus.large(len(kb.files))
     ledger = read_ledger(kb.root, cache=big) if ledger is None else ledger
     yield from ledger.diagnostics
     devices: dict[str, dict[str, tuple[str, ...]] | None] = {}
@@ -89,7 +94,7 @@ def diagnostics(kb: KnowledgeBase, ledger: Ledger | None = None) -> Iterator[Dia
         if whose:
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
             yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
-    store = ParseCache(kb.root, "figures", also=FIGURES_ALSO, value=tuple[str, str | None]) if big and ledger.figures else None
+    store = corpus.ParseCache(kb.root, "figures", also=FIGURES_ALSO, value=FIGURE) if big and ledger.figures else None
     for key, figures in ledger.figures.items():
         for problem in figure_problems(kb.root, key, figures, store):
             path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()

@@ -18,10 +18,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay import bulk
-from assay.cache import ParseCache, kept
+from assay import corpus
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, is_temporary, prefetch, read_in_stat, read_regular, refuse_link_out, write_atomic
+from assay.files import Unreadable, is_temporary, read_in_stat, read_regular, refuse_link_out, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ids import CLAIM_ID
 from assay.ledger.refusals import HINTS, LedgerProblem, diagnose, first_error  # noqa: F401 - read from here too
@@ -220,7 +219,7 @@ def _keepable(current: Stamp | None, entry: Entry) -> Stamp | None:
     return None if isinstance(entry[1], Result) else current
 
 
-#: The modules of Assay a kept ledger reading depends on, besides ``assay.cache.PARSE_MODULES``.
+#: The modules of Assay a kept ledger reading depends on, besides ``assay.corpus.cache.PARSE_MODULES``.
 CACHE_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.refusals", "reading", "precision")
 
 
@@ -231,18 +230,17 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     it (``read_in_stat``, which stamps it as opened) and validated straight from its bytes. Anything else (a
     link, a linked folder, a file that does not validate or sits at another result's path) takes ``read_result``, which reads by
     ``read_regular``'s rule and names the problem. ``cache``: keep the reading of every plain file
-    between runs under its stamp (``assay.cache``), for large knowledge bases; a result read from there
+    between runs under its stamp (``assay.corpus``), for large knowledge bases; a result read from there
     is validated when it is looked at.
     """
-    with bulk.no_collection():  # validating every result makes a great many objects and no cycle
-        return _read_ledger(Path(root).resolve(), cache)
+    return _read_ledger(Path(root).resolve(), cache)
 
 
 def _read_ledger(root: Path, cache: bool) -> Ledger:
     ledger = Ledger()
-    store = ParseCache(root, "ledger", also=CACHE_ALSO, value=KEPT) if cache else None
+    store = corpus.ParseCache(root, "ledger", also=CACHE_ALSO, value=KEPT) if cache else None
     if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
-        folders = bulk.shared_map(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
+        folders = corpus.map_all(partial(_read_folders, root), _ledger_folders(root), FOLDER_COST)
         read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
         if store is not None:
@@ -252,8 +250,8 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
         found = [store.get(f"results/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
     todo = [i for i, entry in enumerate(found) if entry is None]
-    # from PARALLEL_FROM files on, shared among forked processes: a ledger cloned afresh has every file to validate
-    for i, (current, entry) in zip(todo, bulk.shared_map(partial(_read_chunk, root), [listed[i] for i in todo], PARALLEL_FROM)):
+    # shared among forked processes where they are large: a ledger cloned afresh has every file to validate
+    for i, (current, entry) in zip(todo, corpus.map_all(partial(_read_chunk, root), [listed[i] for i in todo])):
         found[i] = entry
         if store is not None:
             stamps[i] = current
@@ -275,15 +273,15 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
     return ledger
 
 
-#: From this many ledger files to read on, ``read_ledger`` shares them among processes, as ``parse_all`` does records.
-PARALLEL_FROM = 2000
+#: What reading one folder of results/ costs beside a record (``corpus.large``): a claim's checks and devices.
+FOLDER_COST = 2
 
 
 def ahead(root: Path) -> None:
-    """Start reading every ledger file under the resolved ``root`` (``bulk.ahead``) if the ledger's cache keeps none:
+    """Start reading every ledger file under the resolved ``root`` (``corpus.ahead``) if the ledger's cache keeps none:
     ``read_ledger`` takes what was read."""
-    if not kept(root, "ledger"):
-        bulk.ahead(partial(_read_folders, root), _ledger_folders(root), PARALLEL_FROM)
+    if not corpus.kept(root, "ledger"):
+        corpus.ahead(partial(_read_folders, root), _ledger_folders(root), FOLDER_COST)
 
 
 def _read_chunk(root: Path, listed: Sequence[tuple[str, str, str]]) -> list[tuple[Stamp | None, Entry]]:
@@ -369,9 +367,9 @@ def _read_folders(
 ) -> list[list[tuple[tuple[str, str, str], Stamp | None, Entry]]]:
     """For each folder of ``results/`` (``_ledger_folders``), each of its files as listed, stamped and read
     (``_read_entry``): a ledger no cache keeps is listed where it is read, each run's files asked for at once
-    (``prefetch``)."""
+    (``corpus.read_ahead``)."""
     listed = [_entries_in(*folder) for folder in folders]
-    prefetch(os.path.join(real, name) for items in listed for _, name, real in items if real)
+    corpus.read_ahead(os.path.join(real, name) for items in listed for _, name, real in items if real)
     return [[(item, *_read_entry(root, *item)) for item in items] for items in listed]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from assay.cache import CACHE_FROM
+from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.model import series_of
 from assay.records import quotes
@@ -213,7 +213,7 @@ def _comparison_cycles(kb: KnowledgeBase, earlier: dict[str, list[str]]) -> Iter
 
 
 def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    tests = scan(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    tests = scan(kb.root, cache=corpus.large(len(kb.files)))
     for path, why in tests.unreadable.items():
         yield Diagnostic(path, 1, 1, "unreadable-file", f"{path} {why}", "verifiers are regular files inside the knowledge base")
     yield from tests.problems

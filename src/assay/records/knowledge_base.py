@@ -10,10 +10,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from assay import bulk
-from assay.cache import CACHE_FROM, ParseCache, kept
+from assay import corpus
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, prefetch, refuse_link_out
+from assay.files import Unreadable, refuse_link_out
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import STATE, Loaded
@@ -81,45 +80,39 @@ class KnowledgeBase:
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
 
-    ``cache``: reuse the parse of every file unchanged since the last run (``assay.cache``); by default
-    when there are ``CACHE_FROM`` files or more. The files it lacks are parsed by as many processes as the
-    machine has cores when there are ``PARALLEL_FROM`` of them or more (``parse_all``).
+    ``cache``: reuse the parse of every file unchanged since the last run; by default where the files are
+    ``corpus.large``. The files it lacks are parsed by as many processes as the machine has cores where they are
+    large (``parse_all``).
     """
     root = Path(root).resolve()
     paths = record_names(root)
     direct = _direct(root)
-    with bulk.no_collection():  # loading makes millions of objects and no cycles: collections would only rescan them
-        big = len(paths) >= CACHE_FROM if cache is None else cache
-        store = ParseCache(root, "records", value=STATE, dump=Loaded.state, load=Loaded.from_state) if big else None
-        if store is None:
-            return KnowledgeBase(root, [load_record(root, f"{folder}/{name}", folder in direct) for folder, name in paths])
-        kept: list[Loaded | None] = []
-        missing: list[tuple[int, str]] = []  # (index, rel) of the files to parse
-        for folder, name in paths:
-            rel = f"{folder}/{name}"
-            # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_record)
-            kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
-            if kept[-1] is None:
-                missing.append((len(kept) - 1, rel))
-        parsed = parse_all(root, [rel for _, rel in missing], direct)
-        for (i, _), loaded in zip(missing, parsed):
-            kept[i] = loaded
-        store.put_all([(f.path, f.stamp, f) for f in parsed])
-        store.save()
-        files = [f for f in kept if f is not None]  # every one: the missing were parsed
-    return KnowledgeBase(root, files)
-
-
-#: From this many files to parse on, ``parse_all`` shares them among processes.
-PARALLEL_FROM = 2000
+    big = corpus.large(len(paths)) if cache is None else cache
+    store = corpus.ParseCache(root, "records", value=STATE, dump=Loaded.state, load=Loaded.from_state) if big else None
+    if store is None:
+        return KnowledgeBase(root, [load_record(root, f"{folder}/{name}", folder in direct) for folder, name in paths])
+    kept: list[Loaded | None] = []
+    missing: list[tuple[int, str]] = []  # (index, rel) of the files to parse
+    for folder, name in paths:
+        rel = f"{folder}/{name}"
+        # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_record)
+        kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
+        if kept[-1] is None:
+            missing.append((len(kept) - 1, rel))
+    parsed = parse_all(root, [rel for _, rel in missing], direct)
+    for (i, _), loaded in zip(missing, parsed):
+        kept[i] = loaded
+    store.put_all([(f.path, f.stamp, f) for f in parsed])
+    store.save()
+    return KnowledgeBase(root, [f for f in kept if f is not None])  # every one: the missing were parsed
 
 
 def ahead(root: Path, paths: list[tuple[str, str]] | None = None) -> None:
-    """Start parsing every record under the resolved ``root`` (``bulk.ahead``) if the records' cache keeps none:
+    """Start parsing every record under the resolved ``root`` (``corpus.ahead``) if the records' cache keeps none:
     ``load`` takes the parses. ``paths``: ``record_names(root)``, where the caller has them."""
     paths = record_names(root) if paths is None else paths
-    if len(paths) >= CACHE_FROM and not kept(root, "records"):
-        bulk.ahead(partial(_parse_chunk, root, frozenset(_direct(root))), [f"{f}/{n}" for f, n in paths], PARALLEL_FROM)
+    if corpus.large(len(paths)) and not corpus.kept(root, "records"):
+        corpus.ahead(partial(_parse_chunk, root, frozenset(_direct(root))), [f"{f}/{n}" for f, n in paths])
 
 
 def _direct(root: Path) -> set[str]:
@@ -128,19 +121,19 @@ def _direct(root: Path) -> set[str]:
     return {folder for folder in MODELS if (root / folder).resolve() == root / folder}
 
 
-def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> bulk.Mapped:
+def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list[Loaded]:
     """``parse_for_cache`` of each root-relative path, in order.
 
     A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
-    so from ``PARALLEL_FROM`` files on they are shared among forked processes (``bulk.shared_map``). Each
+    so where they are large they are shared among forked processes (``corpus.map_all``). Each
     parse comes back as the cache keeps it: plain fields and one frozen string. ``direct``: the folders known to
     be no link and to lie inside the resolved ``root`` (``load_record``).
     """
-    return bulk.shared_map(partial(_parse_chunk, root, frozenset(direct)), rels, PARALLEL_FROM)
+    return corpus.map_all(partial(_parse_chunk, root, frozenset(direct)), rels)
 
 
 def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[Loaded]:
-    prefetch(f"{root}/{rel}" for rel in rels if rel.split("/", 1)[0] in direct)  # a run's files asked for at once
+    corpus.read_ahead(f"{root}/{rel}" for rel in rels if rel.split("/", 1)[0] in direct)  # a run's files asked for at once
     return [parse_for_cache(root, rel, rel.split("/", 1)[0] in direct) for rel in rels]
 
 

@@ -20,8 +20,7 @@ import difflib
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay import bulk
-from assay.cache import CACHE_FROM
+from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.records import verifiers
 from assay.records.document import Loaded
@@ -42,7 +41,7 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
 
     Modules are read by the rule of ``assay.records.verifiers.scan``, which reports one it cannot read; a module that
     does not parse records nothing here (pytest reports it). ``cache``: take each module's reading from the cache
-    that ``scan`` keeps (one parse of a module gives both), reading there those it lacks (``assay.cache``).
+    that ``scan`` keeps (one parse of a module gives both), reading there those it lacks (``assay.corpus``).
     """
     if cache:
         found = verifiers.readings(root, cache=True)
@@ -50,24 +49,16 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
         rels = [path.relative_to(root).as_posix() for path in verifiers.modules(root)]
         found = dict(zip(rels, _read_all(root, rels)))
     out: dict[str, tuple[Tie, Recorded]] = {}
-    with bulk.no_collection():  # tens of thousands of readings decoded, and no cycle
-        for reading in found.values():
-            if isinstance(reading, str):
-                continue  # unreadable: reported where the verifiers are indexed
-            calls = reading.recorded()
-            out.update({n: ((v.claim, v.check, v.line), calls[n.split("::")[1]]) for n, v in reading.tests.items()})
+    for reading in found.values():
+        if isinstance(reading, str):
+            continue  # unreadable: reported where the verifiers are indexed
+        calls = reading.recorded()
+        out.update({n: ((v.claim, v.check, v.line), calls[n.split("::")[1]]) for n, v in reading.tests.items()})
     return out
 
 
-#: From this many verifier modules to read on, ``_read_all`` shares them among processes, as ``parse_all`` does.
-PARALLEL_FROM = 20
-
-
 def _read_all(root: Path, rels: list[str]) -> list[verifiers.Reading | str]:
-    """``verifiers.read_module`` of each path, in order; shared among forked processes from ``PARALLEL_FROM`` modules
-    on (``verifiers.read_modules``)."""
-    if len(rels) < PARALLEL_FROM:
-        return [verifiers.read_module(root, rel) for rel in rels]
+    """``verifiers.read_module`` of each path, in order (``verifiers.read_modules``)."""
     return verifiers.read_modules(root, rels)
 
 
@@ -75,7 +66,7 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
     """Each check's declared metrics against what its verifier records, where the verifier is tied back to it.
 
     Reads each record's outline only: a record is thawed to place a diagnostic, never to find one."""
-    tests = recorded(kb.root, cache=len(kb.files) >= CACHE_FROM)
+    tests = recorded(kb.root, cache=corpus.large(len(kb.files)))
     for cid, f in kb.claim_files.items():
         for n, check in enumerate(f.outline.checks):
             (claim, tied, line), r = tests.get(check.verifier, ((None, None, 0), None))

@@ -1,7 +1,7 @@
 """The records `assay new` writes, and the placeholder texts in them that a person is to replace.
 
 Kept apart from ``assay.scaffold`` (``assay init``): ``assay.records.within`` reads the placeholders when a record is
-parsed, so this module is part of what a kept parse depends on (``assay.cache.PARSE_MODULES``).
+parsed, so this module is part of what a kept parse depends on (``assay.corpus.cache.PARSE_MODULES``).
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from assay import bulk
-from assay.cache import ParseCache, kept
+from assay import corpus
 from assay.diagnostics import Diagnostic, bidi_controls
 from assay.files import Miscoded, Unreadable, python_text, read_regular
 from assay.fingerprints import Stamp, stamp
@@ -81,7 +80,7 @@ def scan(root: Path, cache: bool = False) -> Index:
 
     A module is read by ``read_regular``'s rule: a link leading outside the knowledge base, a FIFO or an
     oversized file is not read; it is listed in ``Index.unreadable`` and none of its tests is indexed.
-    ``cache``: keep each module's reading between runs while the file is unchanged (``assay.cache``).
+    ``cache``: keep each module's reading between runs while the file is unchanged (``assay.corpus``).
     """
     out = Index()
     for rel, reading in readings(root, cache).items():
@@ -112,8 +111,8 @@ _CALLS = msgspec.msgpack.Decoder(dict[str, Recorded])
 
 def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     """The ``Reading`` of every ``verify/test_*.py`` under ``root`` by path, or why it cannot be read (the rule of
-    ``scan``); ``cache``: keep each reading between runs while the file is unchanged (``assay.cache``)."""
-    store = ParseCache(root, "verifiers", value=Reading | str) if cache else None
+    ``scan``); ``cache``: keep each reading between runs while the file is unchanged (``assay.corpus``)."""
+    store = corpus.ParseCache(root, "verifiers", value=Reading | str) if cache else None
     out: dict[str, Reading | str] = {}
     todo = []
     for path in modules(root):
@@ -123,7 +122,7 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
         if out[rel] is None:
             todo.append((rel, direct))
     # each module is stamped where it is read, before it is read (``_read_stamped``)
-    fresh = bulk.shared_map(partial(_read_stamped, root), [rel for rel, _ in todo], PARALLEL_FROM)
+    fresh = corpus.map_all(partial(_read_stamped, root), [rel for rel, _ in todo], COST)
     for (rel, _), (_, reading) in zip(todo, fresh):
         out[rel] = reading
     if store is not None:  # a module that could not be read, or one reached through a link, is read again next time
@@ -137,10 +136,10 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
 
 
 def ahead(root: Path) -> None:
-    """Start reading every verifier module under the resolved ``root`` (``bulk.ahead``) if the verifiers' cache
+    """Start reading every verifier module under the resolved ``root`` (``corpus.ahead``) if the verifiers' cache
     keeps none: ``readings`` takes what was read."""
-    if not kept(root, "verifiers"):
-        bulk.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in modules(root)], PARALLEL_FROM)
+    if not corpus.kept(root, "verifiers"):
+        corpus.ahead(partial(_read_stamped, root), [p.relative_to(root).as_posix() for p in modules(root)], COST)
 
 
 def modules(root: Path) -> list[Path]:
@@ -156,14 +155,14 @@ def _read_stamped(root: Path, rels: Sequence[str]) -> list[tuple[Stamp | None, R
     return [(stamp(root / rel), read_module(root, rel)) for rel in rels]
 
 
-#: From this many modules to read on, ``read_modules`` shares them among processes, as ``parse_all`` does records.
-PARALLEL_FROM = 20
+#: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is walked twice.
+COST = 50
 
 
 def read_modules(root: Path, rels: list[str]) -> list[Reading | str]:
-    """``read_module`` of each path, in order; shared among forked processes from ``PARALLEL_FROM`` modules on
-    (``bulk.shared_map``)."""
-    return bulk.shared_map(partial(_read_chunk, root), rels, PARALLEL_FROM)
+    """``read_module`` of each path, in order; shared among forked processes where they are large
+    (``corpus.map_all``)."""
+    return corpus.map_all(partial(_read_chunk, root), rels, COST)
 
 
 def _read_chunk(root: Path, rels: Sequence[str]) -> list[Reading | str]:
@@ -174,20 +173,17 @@ def read_module(root: Path, rel: str) -> Reading | str:
     """The ``Reading`` of the module at ``rel`` (relative to ``root``), or why it cannot be read (``Unreadable``).
 
     A module that does not parse has no tests and records nothing (pytest reports it when it collects the module).
-    The collector is paused meanwhile: a parse makes thousands of objects and no cycle, and in a process that holds
-    a loaded knowledge base each collection would walk all of it (it made the parse two to three times slower).
     """
-    with bulk.no_collection():
-        try:
-            source = read_regular(root, root / rel)
-        except Unreadable as e:
-            return str(e)
-        problems = tuple(source_problems(rel, source))
-        try:
-            tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
-        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-            return Reading({}, msgspec.msgpack.encode({}), problems)
-        return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems)
+    try:
+        source = read_regular(root, root / rel)
+    except Unreadable as e:
+        return str(e)
+    problems = tuple(source_problems(rel, source))
+    try:
+        tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
+    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return Reading({}, msgspec.msgpack.encode({}), problems)
+    return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems)
 
 
 def source_problems(rel: str, source: bytes) -> list[Diagnostic]:

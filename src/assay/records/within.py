@@ -2,7 +2,7 @@
 within itself resolve, its assertions cover its text and name its checks, its metrics are declared.
 
 A rule here needs the record file alone, so its diagnostics are made once per change of the file and kept with
-its parse (``assay.cache``).
+its parse (``assay.corpus``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from assay import bulk
+from assay import corpus
 from assay.export import bibtex_all, csl_all, write_json
 from assay.site import claim_page, code, dashboard, explorer, figure_page, pages, reference, source_page
 from assay.site.markup import VOCABULARIES, colour_css, esc, icon_css, page_url, record_doc, script_safe, visible_bidi
@@ -97,7 +97,7 @@ class Site:
         processes, one per core, that write the export (``export_file``) and render the claim pages
         (``claim_pages``) into the private ``folder`` while the caller goes on; ``close`` stops them. Whether they
         were started."""
-        if self.forked is None and bulk.can_fork() and len(self.ix.summaries) >= AHEAD_FROM:
+        if self.forked is None and corpus.can_fork() and len(self.ix.summaries) >= AHEAD_FROM:
             self.forked = _Ahead(self, folder)
         return self.forked is not None
 
@@ -173,7 +173,7 @@ class _Ahead:
         global _FORKED
         _FORKED = site
         self.folder = folder
-        self.pool = bulk.pool()
+        self.pool = corpus.pool()
         self.chunk_of: dict[str, int] = {}
         self.futures: list[Future[Path]] = []
         self.held: tuple[int, dict[str, Output]] = (-1, {})

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from assay import citation
-from assay.cache import CACHE_FROM
+from assay import citation, corpus
 from assay.experiment import Check, Tier
 from assay.graph import build
 from assay.ledger import history
@@ -269,7 +268,7 @@ def index(root: Path) -> SiteIndex:
 
     kb = load(root)
     past = history.read(kb.root)  # once per build: the registration and every check's strip read it
-    cache = len(kb.files) >= CACHE_FROM
+    cache = corpus.large(len(kb.files))
     ledger = read_ledger(kb.root, cache=cache)
     summaries: dict[str, Summary] = {}
     states = States(kb, summaries, ledger, InputParts(kb.root, cache=cache), Registry(kb.root, past))

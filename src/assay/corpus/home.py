@@ -3,7 +3,7 @@
 The folder is ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``, else ``~/.cache/assay``, and never one inside the
 knowledge base (``files.resolve_inside``: a cache there could arrive with a commit or an archive). It and each file are
 checked as they are opened (a real folder and a regular file of this user that nobody else can write), so swapping
-either between a check and its use does not help. The parse cache (``assay.cache``) keeps its data here;
+either between a check and its use does not help. The parse cache (``assay.corpus.cache``) keeps its data here;
 the history's summaries are read and written with ``read_plain`` and ``write_plain``.
 """
 

@@ -1,8 +1,7 @@
 """Work over many files at once: shared among forked processes, and with the garbage collector paused.
 
 A knowledge base cloned afresh has every record, ledger file and verifier module to read; ``shared_map`` shares
-such work among forked processes, one per core (at most 8), in chunks, and gives the results in order, with the
-pickle each process made of each chunk's results (``Mapped.pickles``: a cache keeps them without pickling again).
+such work among forked processes, one per core (at most 8), in chunks, and gives the results in order.
 Processes are forked only where the system forks and this process runs no other thread (a fork beside a
 thread can copy a lock that thread holds): elsewhere the work is done here, with the same results.
 ``ahead`` starts such work before it is asked for, so a command that knows what it will read (a first ``assay
@@ -56,15 +55,7 @@ def pool() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(cores(), mp_context=mp.get_context("fork"))
 
 
-class Mapped(list):  # type: ignore[type-arg]
-    """What ``shared_map`` gives: the results, in order; and ``pickles``, where forked processes made them, the
-    pickle of each run's results as it came back (a view of the bytes, in order), so that a cache can keep what
-    was read without pickling it again; None where the work was done here."""
-
-    pickles: list[memoryview] | None = None
-
-
-def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_from: int) -> Mapped:
+def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], parallel_from: int) -> list[R]:
     """``chunk`` of every item, in order, each call given a run of items and giving one result each: from
     ``parallel_from`` items on, the runs go to forked processes where ``can_fork``, sixteen a core, so that a core
     done first waits for a short run only. ``chunk`` is sent to them by name: a function of a module, or a
@@ -72,22 +63,11 @@ def shared_map(chunk: Callable[[Sequence[T]], list[R]], items: Sequence[T], para
     job = _AHEAD.pop(_key(chunk, items), None) if _AHEAD else None
     if job is not None:
         return job.take()
-    if len(items) < parallel_from or not can_fork():
-        return Mapped(chunk(items))
+    if len(items) < max(parallel_from, 1) or not can_fork():
+        return chunk(items)
     size = -(-len(items) // (cores() * 16))
     with no_collection(), pool() as workers:  # the results are unpickled here: many objects, no cycle
-        pickles = [
-            memoryview(p)
-            for p in workers.map(partial(_pickled, chunk), [items[i : i + size] for i in range(0, len(items), size)])
-        ]
-        out = Mapped(r for p in pickles for r in pickle.loads(p))
-    out.pickles = pickles
-    return out
-
-
-def _pickled(chunk: Callable[[Sequence[T]], list[R]], run: Sequence[T]) -> bytes:
-    """The pickle of ``chunk(run)``, made in the forked process: the bytes come back as they are."""
-    return pickle.dumps(chunk(run), pickle.HIGHEST_PROTOCOL)
+        return [r for run in workers.map(chunk, [items[i : i + size] for i in range(0, len(items), size)]) for r in run]
 
 
 #: How much nicer (``os.nice``) each job ``ahead`` starts is than the one before: ten steps, a tenth of the share.
@@ -149,11 +129,10 @@ class _Job:
                     with contextlib.suppress(OSError):
                         os.close(fd)
 
-    def take(self) -> Mapped:
+    def take(self) -> list[Any]:
         """The results of every run, in order, each read as soon as it and those before it are done; a run no process
-        finished (one was killed) is run here (and then the results come without their ``pickles``)."""
+        finished (one was killed) is run here."""
         out: list[Any] = []
-        pickles: list[memoryview | None] = []
         done: set[int] = set()
         pending = b""
         try:
@@ -164,33 +143,28 @@ class _Job:
                     done.update(n for (n,) in struct.iter_unpack("<I", pending[:whole]))
                     pending = pending[whole:]
                     while len(out) < len(self.runs) and len(out) in done:
-                        results, made = self._result(len(out))
-                        out.append(results)
-                        pickles.append(made)
+                        out.append(self._result(len(out)))
                 while len(out) < len(self.runs):
                     out.append(self.chunk(self.runs[len(out)]))
-                    pickles.append(None)
         finally:
             self.close()
-        mapped = Mapped(r for results in out for r in results)
-        mapped.pickles = pickles if None not in pickles else None  # type: ignore[assignment]
-        return mapped
+        return [r for results in out for r in results]
 
-    def _result(self, n: int) -> tuple[list[Any], memoryview | None]:
-        """The results of run ``n`` and the pickle they were read from (None where the run was done here)."""
+    def _result(self, n: int) -> list[Any]:
+        """The results of run ``n``, as the process that ran it left them (run here where it left none whole)."""
         path = os.path.join(self.folder, str(n))
         try:
             with open(path, "rb") as fh:  # mapped, not read: 430 MB of runs at 50,000 claims were a second of copying
                 payload = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
             value = pickle.loads(payload[1:])
         except (OSError, pickle.UnpicklingError, EOFError, ValueError):
-            return self.chunk(self.runs[n]), None  # the process died writing it: run here
+            return self.chunk(self.runs[n])  # the process died writing it: run here
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
         if payload[:1] != b"+":
             raise value
-        return value, payload[1:]
+        return value
 
     def close(self) -> None:
         """Stop the processes (those done have exited), and remove the folder and what is left in it."""
@@ -295,11 +269,13 @@ atexit.register(settle)
 
 @contextmanager
 def no_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused inside, as it was after."""
+    """The cyclic garbage collector paused inside, as it was after; what was made inside is frozen (``gc.freeze``:
+    the library's way), so that no later collection walks what was loaded again."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if collecting:
             gc.enable()

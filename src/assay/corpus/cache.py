@@ -10,7 +10,7 @@ PyYAML starts it afresh.
 Every entry is data, never code: a typed, data-only format (MessagePack, ``msgspec``), each kind's value decoded
 as the type its reader declares (``value``), so that nothing in the cache executes when read, by construction. A
 file that is not such data of that type (a planted pickle, a truncated write, another version's layout) is ignored.
-It lives in the user's cache folder (``assay.cache_folder``: ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``,
+It lives in the user's cache folder (``assay.corpus.home``: ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``,
 else ``~/.cache/assay``), never one inside the knowledge base (a cache there could arrive with a commit or an
 archive, and is not used); the folder and the file are checked as they are opened (a real folder and a regular file
 of this user that nobody else can write), so another user cannot feed a run parses of files it never read. A cache
@@ -35,8 +35,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assay import bulk, cache_folder
-from assay.bulk import no_collection
+from assay.corpus import forking as bulk
+from assay.corpus import home as cache_folder
+from assay.corpus.forking import no_collection
 from assay.fingerprints import Stamp
 
 T = TypeVar("T")
@@ -45,10 +46,6 @@ T = TypeVar("T")
 RACY_S = 2.0
 #: From this many entries on, a cache is written by a forked process while the command goes on (``bulk.behind``).
 BEHIND_FROM = 2000
-
-
-#: From this many files of a kind on, their parses are kept between runs; below, parsing takes well under a second.
-CACHE_FROM = 1000
 
 
 #: Days after which a cache file nobody used is removed.
@@ -66,18 +63,16 @@ PARSE_MODULES = (
     "codes",
     "reading",
     "statistics",
-    "cache",
-    "cache_folder",
+    "corpus",
     "files",
     "fingerprints",
-    "bulk",
 )
 
 
 def engine_files(also: tuple[str, ...] = ()) -> list[Path]:
     """The files of Assay's code that ``PARSE_MODULES`` and ``also`` name (dotted: ``ledger.inputs``; a package
     stands for every module under it); ``("*",)``: every module of Assay, in every package."""
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent
     if also == ("*",):
         return sorted(here.rglob("*.py"))
     files: set[Path] = set()
@@ -95,7 +90,7 @@ def _engine(also: tuple[str, ...] = ()) -> str:
             h.update(f"{package}={metadata.version(package)}".encode())
         except metadata.PackageNotFoundError:
             h.update(package.encode())
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent
     for path in engine_files(also):
         h.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
