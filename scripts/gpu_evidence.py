@@ -39,6 +39,7 @@ WHEELHOUSE = {
     "typing-inspection": "typing_inspection",
     "pyyaml": "yaml",
     "networkx": "networkx",
+    "msgspec": "msgspec",  # the parse cache's data-only format (assay.corpus.cache)
 }
 #: The build backend, to install the project from its source there (pyproject.toml's build-system).
 BUILD = "setuptools>=77"

@@ -112,9 +112,9 @@ def test_a_file_that_grows_past_the_limit_after_its_open_is_refused(tmp_path, mo
 
 
 def test_asking_ahead_for_a_fifo_a_link_a_folder_or_nothing_neither_hangs_nor_opens_the_link(tmp_path, monkeypatch):
-    """``prefetch`` is a hint given before the reads: it opens what ``read_in_stat`` would open, never blocks on a FIFO,
-    never follows a link, and leaves whatever it cannot open to the read that says why."""
-    from assay import files
+    """``corpus.read_ahead`` is a hint given before the reads: it opens what ``read_in_stat`` would open, never blocks on
+    a FIFO, never follows a link, and leaves whatever it cannot open to the read that says why."""
+    from assay import corpus, files
 
     secret = tmp_path / "secret"
     secret.write_text("outside")
@@ -124,8 +124,8 @@ def test_asking_ahead_for_a_fifo_a_link_a_folder_or_nothing_neither_hangs_nor_op
     (tmp_path / "folder.json").mkdir()
     hinted: list[int] = []
     real = os.posix_fadvise
-    monkeypatch.setattr(files.os, "posix_fadvise", lambda fd, *a: hinted.append(os.fstat(fd).st_ino) or real(fd, *a))
+    monkeypatch.setattr(corpus.os, "posix_fadvise", lambda fd, *a: hinted.append(os.fstat(fd).st_ino) or real(fd, *a))
     names = ("plain.json", "fifo.json", "link.json", "folder.json", "gone.json")
-    files.prefetch(str(tmp_path / n) for n in names)  # returns at once: the FIFO's open does not wait for a writer
+    corpus.read_ahead(str(tmp_path / n) for n in names)  # returns at once: the FIFO's open does not wait for a writer
     assert secret.stat().st_ino not in hinted and (tmp_path / "plain.json").stat().st_ino in hinted
     assert files.read_in_stat(str(tmp_path), "plain.json")[0] == b"{}"

@@ -73,6 +73,8 @@ SHAPES = {  # text: whether the line reader reads it (it reads what libyaml read
     "a: b: c\n": False,
     "a: [1, 2\n": False,
     "a: {b: 1, b: 2}\n": False,
+    "a: {b:\n": False,  # a flow key that ends its line (a mutated record once read past the line's end)
+    "a: [1, {c:\n": False,
     "- a\n- b\n": False,
     "a:\n  - - x\n": False,
     "a: -1\nb: [-1]\nc: -x\n": False,

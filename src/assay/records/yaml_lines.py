@@ -303,6 +303,8 @@ class _Reader:
                 if key in out or not isinstance(_scalar(key), str):
                     raise _Other
                 at = key_match.end()
+            if at == n:  # a key with nothing after it on the line (``{a:``): libyaml's to say why
+                raise _Other
             mark(line)
             mark(column + start + 1)
             first = text[at]
