@@ -402,5 +402,6 @@ def test_a_claim_outranks_a_tag_page_for_its_title_words(repo_site: str, browser
     claims = [i for i, h in enumerate(hits) if h.startswith("claims/")]
     assert claims and not hits[0].startswith("tags/"), hits[:6]
     assert not tags or claims[0] < tags[0], hits[:6]
-    if claim:  # the claim whose title has the words, above the tag page of the same words, which is still found
-        assert claim in hits[:3] and tags and hits.index(claim) < tags[0], hits
+    if claim:  # the claim whose title has the words in the first three, above the tag page of the same words (which
+        # may fall past the first page of results as claims that hold the words too come in)
+        assert claim in hits[:3] and (not tags or hits.index(claim) < tags[0]), hits

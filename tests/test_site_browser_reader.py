@@ -106,7 +106,7 @@ def test_the_key_of_the_chips_is_on_screen_above_the_table(fixture_site_dir: Pat
         "The claim",
         "Our verdict",
         "Why",
-        "Fixed",
+        "When it was fixed",
         "Beside the paper's",
         "The source",
         "Evidence tier",

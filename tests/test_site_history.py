@@ -81,7 +81,9 @@ def test_each_expectation_shows_its_registration_with_the_line_that_explains_it(
     )
     metrics = [m for _, names, _ in lines for m in re.findall(r"<code>([a-z0-9_]+)</code>", names)]
     assert metrics == ["key_accuracy"]
-    assert "Registration</p>" in pages["claims/SOTA-364.md"]  # the legend defines its chips
+    key = pages["claims/SOTA-364.md"]
+    key = key[key.index('<dl class="assay-key"') : key.index("</dl>", key.index('<dl class="assay-key"'))]
+    assert "<dt>When it was fixed</dt>" in key and "with-result</span>" in key  # the key defines the chips the rows show
 
 
 def test_the_dashboard_counts_the_expectations_by_their_registration(history) -> None:

@@ -127,11 +127,20 @@ def test_a_check_table_has_a_paper_column_only_where_a_paper_number_is_linked(pa
     assert "No expectation here stands beside a paper's number" in pages["claims/THEORY-085.md"]
 
 
-def test_sota_364_weighs_under_250_kb(repo_site_dir) -> None:
+def test_sota_364_states_each_quote_source_link_and_machine_once_and_weighs_under_300_kb(repo_site_dir) -> None:
     """Each check's expectations, each quote, each source's links and the machine stand once on the page; the rows
-    link to them."""
-    size = (repo_site_dir / "claims" / "SOTA-364.html").stat().st_size
-    assert size < 250_000, f"claims/SOTA-364.html is {size:,} bytes"
+    link to them. The page grows with the knowledge base (the second literature's relations, discrepancies and
+    neighbours added 10 KB); what a reader loads is held by test_site_weight (400 KB gzipped in all), and the cap
+    here catches a repetition (the page once weighed 583 KB)."""
+    html = (repo_site_dir / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
+    quotes = re.findall(r"<blockquote>(.*?)</blockquote>", html, re.S)
+    assert quotes and len(quotes) == len(set(quotes))
+    links = re.findall(r'<a class="assay-external" href="([^"]+)"', html)
+    assert links and len(links) == len(set(links))
+    machines = re.search(r'<p class="assay-note" id="machines">(.*?)</p>', html).group(1)
+    lines = [m.strip().removesuffix(".") for m in re.split(r"Machine \d+: ", machines)[1:]]
+    assert "<dt>Environment</dt>" not in html and lines and all(html.count(m) == 1 for m in lines)
+    assert len(html.encode()) < 300_000, f"claims/SOTA-364.html is {len(html.encode()):,} bytes"
 
 
 def test_the_csl_json_export_holds_every_source_as_a_reference_manager_reads_it(pages: dict[str, str]) -> None:

@@ -153,7 +153,7 @@ def test_a_takeaway_its_source_states_otherwise_is_flagged_where_it_is_shown(rep
     _, pages = repo
     first = re.findall(r'<li class="assay-takeaway">(.*?)</li>', pages["sources/LIT-591.md"], re.S)[0]
     flags = re.findall(r'<p class="assay-differs-flag[^"]*">(.*?)</p>', first, re.S)
-    assert len(flags) == 3  # SOTA-361's discrepancies against LIT-591 for words of this takeaway
+    assert len(flags) == 4  # SOTA-361's discrepancies against LIT-591 for words of this takeaway
     assert _words(flags[0]).startswith(
         _letters("The source’s own text differs (SOTA-361, §3.1; Figure 5): “the paper proves it by removing pieces”")
     )

@@ -297,6 +297,18 @@ def notes(s: CheckState) -> list[tuple[Status | None, str]]:
     return notes
 
 
+def machines(checks) -> list[str]:
+    """The machines a page's results ran on, each once, in the order they are met; each run's environment fact becomes
+    the machine's number (the same machine line under every check of a page is the page's weight, not news)."""
+    seen: dict[str, int] = {}
+    for check in checks:
+        for run in check.runs:
+            for k, (name, value) in enumerate(run.facts):
+                if name == "Environment":
+                    run.facts[k] = ("Machine", f"machine {seen.setdefault(value, len(seen) + 1)}, above")
+    return list(seen)
+
+
 def environment_text(env: Environment) -> str:
     """The machine of a result in one line: Python, torch and its build, CPU, BLAS, GPU."""
     bits = [

@@ -1,9 +1,8 @@
 """The claim page's view: the verdict in one sentence, the assertions table, the papers' numbers, the checks.
 
 ``page`` joins the record, its derived status and its ledger entries into ``ClaimPage`` and renders
-``templates/claim.html``. What a reader sees first (the sentence, then one row per assertion with the
-paper's number beside ours) is decided here; the markup is the template's.
-"""
+``templates/claim.html``. What a reader sees first (the sentence, then one row per assertion with the paper's number
+beside ours) is decided here; the markup is the template's."""
 
 from __future__ import annotations
 
@@ -24,8 +23,6 @@ from assay.site.views import ClaimView, SiteIndex
 from assay.vocabulary import Status
 
 DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
-
-
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
 
 
@@ -121,6 +118,7 @@ class ClaimPage:
     by_assertion: bool
     reported: list[ReportedRow]
     checks: list[check_view.CheckView]
+    machines: list[str]  # the machines its results ran on, once (each run names its number)
     discrepancies: list[tuple[Discrepancy, str]]
     citations: list[Ref]
     relations: list[tuple[str, str, str | None, str | None]]  # (relation, record id, title, note)
@@ -164,6 +162,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
             for r in claim.reported
         ],
         checks=list(checks.values()),
+        machines=check_view.machines(checks.values()),
         discrepancies=[(d, check_view.source_href(d.source, d.locator)) for d in claim.discrepancies],
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),

@@ -107,7 +107,7 @@ def key(
         ),
         ("Our verdict", [Term(v, vocabulary.ASSERTION[v].meaning, vocabulary.ASSERTION[v]) for v in seen_v]),
         ("Why", chips(shown.reasons)),
-        ("Fixed", chips(shown.registrations)),
+        ("When it was fixed", chips(shown.registrations)),
         ("Beside the paper's", chips(shown.pairs)),
         (
             "The source",
