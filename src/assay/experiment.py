@@ -239,9 +239,10 @@ class Check(BaseModel):
     )
     experiment: Slug | None = Field(
         None,
-        description="The training run it reads, shared with the other checks of the claim that name it: the verifiers "
-        "train it once per run (the `experiment` fixture) and each check is judged on its own; under pytest-xdist the "
-        "checks of one experiment run on one worker (`--dist loadgroup`).",
+        description="The training run it reads, shared with the other checks that name it, of this claim or another "
+        "(with the same verifier function and arguments): the verifiers train it once per run (the `experiment` "
+        "fixture) and each check is judged on its own; under pytest-xdist the checks of one experiment run on one "
+        "worker (`--dist loadgroup`).",
     )
     role: Role = Field(
         "evidence",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
 
-from tests.test_pytest_plugin import check, ledger, make_kb
+from tests.test_pytest_plugin import CLAIM, check, ledger, make_kb
 
 pytest_plugins = ["pytester"]
 
@@ -33,17 +34,19 @@ SHARED = """\
     """
 
 
+_SHARED_CHECKS = (
+    check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]', "experiment: two-seeds\n"),
+    check(
+        "wide",
+        "test_wide",
+        '[{metric: gap, op: ">", value: 10}]',
+        "experiment: two-seeds\nknown_failing: the gap is 3 at our scale, not over 10\n",
+    ),
+)
+
+
 def _shared_kb(pytester: pytest.Pytester):
-    checks = [
-        check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]', "experiment: two-seeds\n"),
-        check(
-            "wide",
-            "test_wide",
-            '[{metric: gap, op: ">", value: 10}]',
-            "experiment: two-seeds\nknown_failing: the gap is 3 at our scale, not over 10\n",
-        ),
-    ]
-    return make_kb(pytester, checks, SHARED)
+    return make_kb(pytester, list(_SHARED_CHECKS), SHARED)
 
 
 def _verdicts(root) -> tuple[str, str]:
@@ -69,7 +72,17 @@ def test_under_xdist_two_workers_train_an_experiment_once(pytester: pytest.Pytes
 def test_the_verifiers_of_one_experiment_are_marked_as_one_xdist_group(pytester: pytest.Pytester) -> None:
     _shared_kb(pytester)
     items, _ = pytester.inline_genitems("verify")
-    assert [[m.args for m in item.iter_markers("xdist_group")] for item in items] == [[("SOTA-001.two-seeds",)]] * 2
+    assert [[m.args for m in item.iter_markers("xdist_group")] for item in items] == [[("experiment.two-seeds",)]] * 2
+
+
+def test_checks_of_two_claims_that_name_one_experiment_train_it_once(pytester: pytest.Pytester) -> None:
+    gap, wide = _SHARED_CHECKS
+    root = make_kb(pytester, [gap], SHARED.replace('claim("SOTA-001", "wide")', 'claim("SOTA-002", "wide")'))
+    (root / "claims" / "SOTA-002.yaml").write_text(CLAIM.format(checks=wide).replace("SOTA-001", "SOTA-002"))
+    pytester.runpytest("verify").assert_outcomes(passed=1, xfailed=1)
+    assert (root / "trainings.txt").read_text() == "trained\n"
+    assert ledger(root, "gap")["verdict"] == "passed"
+    assert json.loads((root / "results" / "SOTA-002" / "wide.cpu.json").read_text())["verdict"] == "known-failing"
 
 
 def test_what_json_cannot_keep_is_the_verifier_s_error_with_the_way_out(pytester: pytest.Pytester) -> None:

@@ -49,10 +49,11 @@ def verifier_id(item: pytest.Item) -> str:
 
 
 def experiment_group(kb: KnowledgeBase, marked: tuple[str, str]) -> str | None:
-    """The xdist group of a verifier whose check shares a training run (``experiment:``): one per claim and run."""
+    """The xdist group of a verifier whose check shares a training run (``experiment:``): one per experiment name,
+    whichever claims name it (``training.Experiment`` shares the run across claims)."""
     claim = kb.claims.get(marked[0])
     check = claim.check(marked[1]) if claim else None
-    return f"{claim.id}.{check.experiment}" if claim and check and check.experiment else None
+    return f"experiment.{check.experiment}" if check and check.experiment else None
 
 
 def shard_of(nodeid: str, n: int) -> int:

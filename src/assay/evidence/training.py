@@ -1,10 +1,11 @@
 """One training run read by several checks: trained once per `pytest verify` run, each check judged on its own.
 
-Checks of a claim that read one training name it in the record (``experiment: NAME``); each verifier asks the
-``experiment`` fixture for what the run gives, ``runs = experiment(train, seeds, device)``. The first check to ask
-calls ``train(seeds, device)``; every other check of the run that asks with the same function and arguments gets
-what it returned, read back from the run's folder. A check's own known failure, staleness and verdict stay its own:
-the fixture shares the training, not the judgement.
+Checks that read one training name it in the record (``experiment: NAME``); each verifier asks the ``experiment``
+fixture for what the run gives, ``runs = experiment(train, seeds, device)``. The first check to ask calls
+``train(seeds, device)``; every other check of the run that asks with the same name, function and arguments gets
+what it returned, read back from the run's folder, whichever claim it belongs to: the checks of several claims
+that rest on one training (two papers' readings of one ablation) train it once. A check's own known failure,
+staleness and verdict stay its own: the fixture shares the training, not the judgement.
 
 What ``train`` returns is kept as JSON, data and never a pickle (nothing in the cache can execute when read):
 numbers, strings, lists and dicts of them; a tuple comes back as a list, and so it does for the check that trained
@@ -29,7 +30,8 @@ from assay.files import write_atomic
 
 
 class Experiment:
-    """The training run named ``name`` of claim ``claim`` on ``device``, kept in ``folder`` for the rest of the run."""
+    """The training run named ``name`` on ``device``, asked for by a check of ``claim``, kept in ``folder`` for the rest
+    of the run. Its key leaves the claim out: the same name, function and arguments are the same training."""
 
     def __init__(self, folder: Path, claim: str, name: str, device: str):
         self.folder, self.claim, self.name, self.device = folder, claim, name, device
@@ -38,7 +40,7 @@ class Experiment:
     def __call__(self, train: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``train(*args, **kwargs)``, called once per run for this experiment, function and arguments."""
         key = json.dumps(
-            [self.claim, self.name, self.device, f"{train.__module__}.{train.__qualname__}", args, kwargs],
+            [self.name, self.device, f"{train.__module__}.{train.__qualname__}", args, kwargs],
             sort_keys=True,
             default=str,  # a torch.device or a path is its name
         )
