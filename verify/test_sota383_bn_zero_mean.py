@@ -25,7 +25,7 @@ def test_bn_mean_gradient_acts_as_contrast(evidence, seeds, device, experiment):
 
 @pytest.mark.claim("SOTA-383", "works-without-cross-gradient")
 def test_byol_works_without_bn_cross_sample_gradient(evidence, seeds, device, experiment):
-    """BYOL whose BN batch statistics are cut from the gradient still gains over its untrained network."""
+    """BYOL whose BN batch statistics are cut from the gradient gains nothing over its untrained network; with BN it does."""
     runs = experiment(train_siamese, seeds, device)
     for name, unit in (
         ("byol_bnstop_lin_gain", "accuracy"),
