@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import nullcontext
 from typing import Any, TextIO
 
 from assay.citation import bibtex, csl, csl_json
@@ -40,7 +41,7 @@ def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO)
 
 
 def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
-    """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and released after."""
+    """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and let go after."""
     return {
         "claims": _claims(kb, states, past),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
@@ -55,14 +56,13 @@ def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History |
         past = registry.history
     past = past if past is not None and past.available else None
     for cid in sorted(kb.claim_files):
-        claim = kb.claims[cid]
-        yield {
-            **_claim(claim, states[cid]),
-            "history": {c.id: versions(past, cid, c.id) for c in claim.checks} if past is not None else None,
-        }
-        release = getattr(states, "release", None)  # overview.States: one claim's record and results at a time
-        if release is not None:
-            release(cid)
+        using = getattr(states, "using", None)  # overview.States: one claim's record and results at a time
+        with using(cid) if using is not None else nullcontext():
+            claim = kb.claims[cid]
+            yield {
+                **_claim(claim, states[cid]),
+                "history": {c.id: versions(past, cid, c.id) for c in claim.checks} if past is not None else None,
+            }
 
 
 def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:

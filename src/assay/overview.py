@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
 
 class States(Mapping[str, ClaimState]):
     """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
-    over 50,000 claims can hold one claim's record and results at a time (``release``). Made from what the caller
+    over 50,000 claims can hold one claim's record and results at a time (``using``). Made from what the caller
     has read (``read`` reads it all): the ledger, the claims' input parts, the expectations' registration, and
     each claim's closure, which needs every claim's status (``briefs``, or anything with a ``closure`` per claim)."""
 
@@ -84,13 +85,18 @@ class States(Mapping[str, ClaimState]):
     def __len__(self) -> int:
         return len(self.briefs)
 
-    def release(self, cid: str) -> None:
-        """Keep the claim's record and its results only as the bytes they were read from, until next looked at."""
-        f = self.kb.claim_files[cid]
-        f.freeze()
-        for check in f.outline.checks:
-            for device in check.devices:
-                self.ledger.results.release((cid, check.id, device))
+    def using(self, cid: str) -> AbstractContextManager[None]:
+        """Lend the claim's record and results to the ``with`` block, and let them go after (``corpus.Lazy.using``)."""
+        return _using(self.kb, self.ledger, cid)
+
+
+def _using(kb: KnowledgeBase, ledger: Ledger, cid: str) -> AbstractContextManager[None]:
+    """The claim's record and its results, let go after the ``with`` block: one claim in memory at a time."""
+    keys = [(cid, check.id, device) for check in kb.claim_files[cid].outline.checks for device in check.devices]
+    stack = ExitStack()
+    stack.enter_context(kb.claims.using(cid))
+    stack.enter_context(ledger.results.using(*keys))
+    return stack
 
 
 @dataclass(frozen=True)
@@ -139,15 +145,13 @@ def briefs(
         if kept is not None and kept[0] == key:
             made[cid] = kept[1]
             continue
-        claim = f.record
-        states = check_states(inputs, claim, ledger, registry=registry)
-        verdict = status.claim_verdict(claim, states)
+        with _using(kb, ledger, cid):
+            claim = kb.claims[cid]
+            states = check_states(inputs, claim, ledger, registry=registry)
+            verdict = status.claim_verdict(claim, states)
         made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
         if key is not None:
             memo.put(cid, f.stamp, (key, made[cid]))
-        f.freeze()  # one claim and its results in memory at a time
-        for c in states:
-            ledger.results.release((cid, c.check, c.device))
     inputs.save()
     memo.save()
     closed = closure(kb, {cid: status == "verified" for cid, (status, _, _) in made.items()})

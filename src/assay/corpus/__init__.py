@@ -1,7 +1,8 @@
 """The corpus: every kind of knowledge-base file at scale, in one place.
 
 The flows (records, ledger, evidence, the overview, the site, the audit) say what a file means; this package alone
-lists, stamps, caches (``cache``: data only, never code), reads ahead and forks (``forking``) for them, and decides
+lists, stamps, caches (``cache``: data only, never code), makes what was read when it is looked at and lets it
+go after (``Lazy``), reads ahead and forks (``forking``) for them, and decides
 once whether there is enough to make that worth it (``large``). A flow gives its kind's parse as a function of a
 module (sent to forked processes by name) and the type of what it keeps; it names no threshold, pool or collector.
 """
@@ -18,10 +19,12 @@ from assay.corpus.forking import ahead as _ahead
 from assay.corpus.forking import can_fork, no_collection, pool, settle
 from assay.corpus.forking import shared_map as _shared_map
 from assay.corpus.home import folder, read_plain, write_plain
+from assay.corpus.lazy import Lazy
 from assay.files import READ_IN_STAT
 
 __all__ = [
     "LARGE_FROM",
+    "Lazy",
     "UNCACHED",
     "ParseCache",
     "Uncached",

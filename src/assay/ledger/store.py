@@ -10,7 +10,7 @@ import errno
 import fcntl
 import os
 import re
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -110,43 +110,10 @@ def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None)
     return path
 
 
-class Results(MutableMapping[Key, Result]):
-    """Results by key. One taken from the ledger cache stays the JSON it was read from until it is looked
-    at, so a command that needs only the ledger's problems or stamps validates none."""
-
-    def __init__(self) -> None:
-        self._items: dict[Key, Result | bytes] = {}
-        self._json: dict[Key, bytes] = {}  # what a result validated here was read from
-
-    def __getitem__(self, key: Key) -> Result:
-        value = self._items[key]
-        if isinstance(value, bytes):
-            self._json[key] = value
-            value = self._items[key] = Result.model_validate_json(value)
-        return value
-
-    def __setitem__(self, key: Key, value: Result | bytes) -> None:
-        self._items[key] = value
-        self._json.pop(key, None)
-
-    def __delitem__(self, key: Key) -> None:
-        del self._items[key]
-        self._json.pop(key, None)
-
-    def release(self, key: Key) -> None:
-        """Keep the result of ``key`` only as its JSON again, if it was read from JSON: a command that walks
-        every result of a large ledger holds one claim's at a time."""
-        if key in self._json:
-            self._items[key] = self._json.pop(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
-
-    def __iter__(self) -> Iterator[Key]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
+def _result(plain: Result | bytes) -> Result:
+    """A result as the ledger keeps it: one taken from the ledger cache stays the JSON it was read from until it is
+    looked at, so a command that needs only the ledger's problems or stamps validates none."""
+    return plain if isinstance(plain, Result) else Result.model_validate_json(plain)
 
 
 @dataclass
@@ -159,7 +126,7 @@ class Ledger:
     the file where the ledger cache keeps its reading (it then stands for the file's content), else None.
     """
 
-    results: Results = field(default_factory=Results)
+    results: corpus.Lazy[Key, Result] = field(default_factory=lambda: corpus.Lazy(_result))
     diagnostics: list[Diagnostic] = field(default_factory=list)
     broken: dict[Key, Diagnostic] = field(default_factory=dict)
     figures: dict[Key, tuple[tuple[str, str], ...]] = field(default_factory=dict)

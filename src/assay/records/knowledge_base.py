@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -17,27 +17,6 @@ from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import STATE, Loaded
 from assay.records.validation import load_record
-
-
-class Records(Mapping[str, Any]):
-    """Valid records of one kind by id, read from their files when looked at (``Loaded.record`` thaws one)."""
-
-    __slots__ = ("files",)
-
-    def __init__(self, files: dict[str, Loaded]):
-        self.files = files
-
-    def __getitem__(self, rid: str) -> Any:
-        return self.files[rid].record
-
-    def __contains__(self, rid: object) -> bool:
-        return rid in self.files
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.files)
-
-    def __len__(self) -> int:
-        return len(self.files)
 
 
 @dataclass
@@ -57,10 +36,11 @@ class KnowledgeBase:
     claim_files: dict[str, Loaded] = field(init=False, repr=False)
     source_files: dict[str, Loaded] = field(init=False, repr=False)
     decision_files: dict[str, Loaded] = field(init=False, repr=False)
-    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects.
-    claims: Records = field(init=False, repr=False)
-    sources: Records = field(init=False, repr=False)
-    decisions: Records = field(init=False, repr=False)
+    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects, thawed when looked at and frozen again
+    #: when their consumer is done (``corpus.Lazy.using``).
+    claims: corpus.Lazy[str, Any] = field(init=False, repr=False)
+    sources: corpus.Lazy[str, Any] = field(init=False, repr=False)
+    decisions: corpus.Lazy[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_id, self.claim_files, self.source_files, self.decision_files = {}, {}, {}, {}
@@ -71,10 +51,12 @@ class KnowledgeBase:
             if index is not None:
                 index.setdefault(f.id, f)
         self.claims, self.sources, self.decisions = (
-            Records(self.claim_files),
-            Records(self.source_files),
-            Records(self.decision_files),
+            corpus.Lazy(_record, files, Loaded.freeze) for files in (self.claim_files, self.source_files, self.decision_files)
         )
+
+
+def _record(f: Loaded) -> Any:
+    return f.record
 
 
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:

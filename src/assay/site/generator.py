@@ -122,10 +122,8 @@ class Site:
 
     def page(self, cid: str) -> Output:
         """The claim's page, its record and results let go after."""
-        try:
+        with self.ix.states.using(cid):
             return claim_page.page(self.ix, self.ix.claims[cid], self.options)
-        finally:
-            self.ix.states.release(cid)
 
     def let_go(self) -> None:
         """Where forked processes make the export and the claim pages (``ahead``), let this process's index go once

@@ -172,7 +172,7 @@ def verdict_counts(state: ClaimState | Summary | None) -> str:
 
 class Claims(Mapping[str, ClaimView]):
     """Every valid claim's full view (record, state, history), made when looked at and not kept: a page renders
-    one, and ``release`` lets its record and results go before the next (``overview.States``)."""
+    one, and ``States.using`` lets its record and results go before the next."""
 
     def __init__(self, states: States, past: history.History):
         self.states, self.past = states, past
@@ -188,9 +188,6 @@ class Claims(Mapping[str, ClaimView]):
 
     def __len__(self) -> int:
         return len(self.states.briefs)
-
-    def release(self, cid: str) -> None:
-        self.states.release(cid)
 
 
 @dataclass(frozen=True)
@@ -274,17 +271,17 @@ def index(root: Path) -> SiteIndex:
     states = States(kb, summaries, ledger, InputParts(kb.root, cache=cache), Registry(kb.root, past))
     ix = SiteIndex(kb, states, nx.MultiDiGraph(), summaries, Claims(states, past), kb.sources, kb.decisions, kb.by_id, past=past)
     for cid in sorted(kb.claim_files):
-        claim, checks, verdict = states.verdict(cid)
-        summaries[cid] = _summary(claim, checks, verdict, kb.claim_files[cid].path)
-        _links(ix, cid, claim)
-        for c in checks:
-            for fig in c.result.figures if c.result is not None else ():
-                svg = figure_bytes(kb.root, c.result, fig)  # None when missing, not the one the result drew, or unsafe
-                if svg is not None:  # published as the ledger's writer keeps a figure (assay.svg), by the same rule
-                    spec = claim.check(c.check)
-                    words = fig.caption or (caption(spec, fig.name) if spec else fig.name)
-                    ix.figures.append(FigureFile(f"figures/{cid}/{fig.file}", sanitise(svg), cid, c.check, c.device, words))
-        states.release(cid)
+        with states.using(cid):
+            claim, checks, verdict = states.verdict(cid)
+            summaries[cid] = _summary(claim, checks, verdict, kb.claim_files[cid].path)
+            _links(ix, cid, claim)
+            for c in checks:
+                for fig in c.result.figures if c.result is not None else ():
+                    svg = figure_bytes(kb.root, c.result, fig)  # None when missing, not the one the result drew, or unsafe
+                    if svg is not None:  # published as the ledger's writer keeps a figure (assay.svg), by the same rule
+                        spec = claim.check(c.check)
+                        words = fig.caption or (caption(spec, fig.name) if spec else fig.name)
+                        ix.figures.append(FigureFile(f"figures/{cid}/{fig.file}", sanitise(svg), cid, c.check, c.device, words))
     closed = closure(kb, {cid: s.status == "verified" for cid, s in summaries.items()})
     for cid, s in summaries.items():
         s.closure = "closed" if closed[cid] else "open"
