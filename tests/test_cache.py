@@ -204,7 +204,7 @@ def test_a_kept_ledger_reading_is_validated_only_when_looked_at_and_a_rewritten_
     first = read_ledger(kb_root, cache=True)
     kept = read_ledger(kb_root, cache=True)
     key = ("THEORY-085", "log-n-cap", "cpu")
-    assert isinstance(kept.results._items[key], bytes)  # not validated yet
+    assert isinstance(kept.results._plain[key], bytes) and key not in kept.results._made  # not validated yet
     assert kept.results[key] == first.results[key] and kept.stamps[key] is not None
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=1.0)
     assert read_ledger(kb_root, cache=True).results[key].verdict == "failed"

@@ -11,7 +11,7 @@ from assay import audit
 from assay.evidence.judge import VerifierError
 from assay.evidence.recorder import Evidence
 from assay.fingerprints import sha256
-from assay.ledger import store
+from assay.ledger import layout, store
 from assay.ledger.result import Figure, Result
 from assay.records.knowledge_base import load
 from assay.site import generate
@@ -168,7 +168,7 @@ def test_opening_a_claim_with_hostile_figures_runs_nothing_and_requests_nothing_
     result = Result.model_validate_json(write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed").read_text())
     figs = {"recorded": ev.figures["recorded"], "forged": hostile}  # forged: written straight into the ledger
     entries = [
-        Figure(name=n, file=store.figure_file("log-n-cap", "cpu", n, sha256(s.encode())), sha256=sha256(s.encode()))
+        Figure(name=n, file=layout.figure_file("log-n-cap", "cpu", n, sha256(s.encode())), sha256=sha256(s.encode()))
         for n, s in figs.items()
     ]
     store.write_result(kb_root, result.model_copy(update={"figures": entries}), {f.file: figs[f.name] for f in entries})

@@ -19,7 +19,7 @@ from assay import cli, fingerprints
 from assay.evidence import run
 from assay.evidence.judge import VerifierError
 from assay.evidence.recorder import Evidence
-from assay.ledger import merge, problems, store, vetting
+from assay.ledger import layout, merge, problems, store, vetting
 from assay.ledger.result import Figure, Metric, Settling
 from assay.ledger.store import LedgerProblem
 from tests.conftest import write_result
@@ -142,7 +142,7 @@ SVG_NS = 'xmlns="http://www.w3.org/2000/svg"'  # a figure is SVG by its namespac
 
 def _with_figure(result, svg: str):
     sha = fingerprints.sha256(svg.encode())
-    fig = Figure(name="curve", file=store.figure_file(result.check, result.device, "curve", sha), sha256=sha)
+    fig = Figure(name="curve", file=layout.figure_file(result.check, result.device, "curve", sha), sha256=sha)
     return result.model_copy(update={"figures": [fig]}), {fig.file: svg}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay import cli, fingerprints
-from assay.ledger import store, vetting
+from assay.ledger import layout, store, vetting
 from assay.ledger.merge import pick
 from assay.ledger.result import Figure, Inputs, Metric, Result, RunError, Unstable
 from tests.conftest import BROKEN, VALID, write_result
@@ -164,7 +164,7 @@ def test_a_merge_of_a_file_or_a_folder_without_results_is_a_usage_error_and_merg
 def _with_figure(root: Path, r: Result, svg: str, sha: str | None = None) -> Result:
     """``r`` naming one figure, written under ``root`` with the text ``svg`` (``sha``: the hash it claims, if not svg's)."""
     sha = sha or fingerprints.sha256(svg.encode())
-    fig = Figure(name="curve", file=store.figure_file(r.check, r.device, "curve", sha), sha256=sha)
+    fig = Figure(name="curve", file=layout.figure_file(r.check, r.device, "curve", sha), sha256=sha)
     with_figure = r.model_copy(update={"figures": [fig]})
     store.write_result(root, with_figure)
     (store.ledger_path(root, *KEY).with_name(fig.file)).write_text(svg)

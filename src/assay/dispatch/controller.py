@@ -26,6 +26,7 @@ from assay.dispatch.runstate import PlannedCheck, RunState, TaskRecord
 from assay.dispatch.slurm import SlurmExecutor, available, default_minutes
 from assay.dispatch.task import SETTLE_FILE, Phase, finished, lost, write_args
 from assay.ledger import store
+from assay.ledger.layout import RESULTS
 from assay.ledger.merge import MergeReport, merge
 from assay.records.knowledge_base import KnowledgeBase
 from assay.settings import SlurmSettings
@@ -268,7 +269,7 @@ def _record_deaths(kb: KnowledgeBase, state: RunState, phases: dict[int, Phase],
 
 
 def _merge(kb: KnowledgeBase, state: RunState, folders: list[Path], out: TextIO) -> MergeReport:
-    report = merge(kb, [f for f in folders if (f / "results").is_dir()])
+    report = merge(kb, [f for f in folders if (f / RESULTS).is_dir()])
     for d in report.problems:
         print(d.render(), file=out)
     for line in report.conflicts:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from assay import vocabulary
 from assay.dispatch.task import Phase
+from assay.ledger.layout import result_file
 from assay.ledger.result import Result
 
 BAR = 24
@@ -61,7 +62,7 @@ class Progress:
     def counts(self, phases: dict[int, Phase]) -> Counts:
         counts = Counts(self.planned, Counter(p.phase for p in phases.values()))
         for folder in self.folders:
-            for path in sorted((folder / "results").glob(f"*/*.{self.device}.json")):
+            for path in sorted(Path(folder).glob(result_file("*", "*", self.device))):
                 status = self._status(path)
                 if status:
                     counts.checks[status] += 1

@@ -31,8 +31,9 @@ from assay.evidence.recorder import Evidence
 from assay.experiment import Check
 from assay.fingerprints import input_hash, sha256
 from assay.ledger import merge, store
+from assay.ledger.layout import figure_file
 from assay.ledger.result import FORMAT, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError, Settling
-from assay.ledger.store import LedgerProblem, figure_file
+from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 
 #: The most characters of a message a result keeps.

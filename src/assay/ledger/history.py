@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay import corpus
+from assay.ledger.layout import RESULTS, key_of
 from assay.ledger.versions import Point, ResultVersion, Spec, result_version, specs_of  # noqa: F401 - Point is read from here too
 from assay.ledger.versions import summary as summary_of
 
@@ -27,7 +28,7 @@ from assay.ledger.versions import summary as summary_of
 SUMMARY_FORMAT = 6  # 4: records by the safe reader; 5: outcomes re-read, seeds, fingerprints; 6: machine, spreads
 
 #: The folders whose files make a check's history.
-WATCHED = ("claims", "results")
+WATCHED = ("claims", RESULTS)
 
 _NO_GIT = "no history here: {}"
 
@@ -104,8 +105,7 @@ class History:
                         if isinstance(cid, str):
                             records.setdefault(cid, []).append((commit, summary if summary and summary.get("id") else None))
                     else:
-                        _, cid, name = path.split("/")
-                        check, _, device = name[: -len(".json")].rpartition(".")
+                        cid, check, device = key_of(path)  # type: ignore[misc] - a watched result's path names one
                         results.setdefault(cid, {}).setdefault(check, {}).setdefault(device, []).append((commit, summary))
             self._by_claim = (records, results)
         return self._by_claim
@@ -159,7 +159,7 @@ def _watched(path: str) -> bool:
     parts = path.split("/")
     if parts[0] == "claims":
         return path.endswith((".yaml", ".yml"))
-    return parts[0] == "results" and len(parts) == 3 and path.endswith(".json")
+    return key_of(path) is not None
 
 
 def _git(root: Path, *args: str, cwd: Path | None = None) -> str | None:

@@ -17,6 +17,7 @@ from assay.experiment import Check
 from assay.fingerprints import input_hash
 from assay.ledger import store, vetting
 from assay.ledger.inputs import InputParts
+from assay.ledger.layout import RESULTS
 from assay.ledger.result import Figure, Key, Result, Unstable
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
@@ -182,9 +183,9 @@ def _with_error(new: Result, old: Result) -> Result:
 def incoming_root(folder: Path) -> Path | None:
     """The folder whose ``results/`` holds what to merge: ``folder`` itself, or its parent when it is a results folder."""
     folder = Path(folder)
-    if (folder / "results").is_dir():
+    if (folder / RESULTS).is_dir():
         return folder
-    if folder.name == "results" and folder.is_dir():
+    if folder.name == RESULTS and folder.is_dir():
         return folder.parent
     return None
 

@@ -14,8 +14,9 @@ from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, read_regular
 from assay.fingerprints import sha256, stamp
+from assay.ledger.layout import ledger_path, result_file
 from assay.ledger.result import Key
-from assay.ledger.store import Ledger, ledger_path, leftovers, read_ledger
+from assay.ledger.store import Ledger, leftovers, read_ledger
 from assay.records.knowledge_base import KnowledgeBase
 from assay.svg import unsafe
 
@@ -31,7 +32,7 @@ def figure_problems(
     folder = ledger_path(root, *key).parent
     direct = store is not None and os.path.realpath(folder) == str(folder)
     for file, sha in figures:
-        rel = f"results/{key[0]}/{file}"
+        rel = Path(result_file(*key)).with_name(file).as_posix()
         current = stamp(folder / file) if direct else None
         try:
             digest, why = (store or corpus.UNCACHED).memo(rel, current, lambda: _figure_reading(root, folder / file))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,24 +21,10 @@ from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.files import Unreadable, is_temporary, read_in_stat, read_regular, refuse_link_out, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
-from assay.ids import CLAIM_ID
+from assay.ledger.layout import RESULTS, figure_pattern, key_named, key_of, ledger_path
 from assay.ledger.refusals import HINTS, LedgerProblem, diagnose, first_error  # noqa: F401 - read from here too
 from assay.ledger.result import MAX_FILE_BYTES, Figure, Key, Result, to_json
 from assay.svg import unsafe
-
-_CLAIM_FOLDER = re.compile(CLAIM_ID)
-
-
-_FILE = re.compile(r"^(?P<check>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<device>cpu|cuda)\.json$")
-
-
-def ledger_path(root: Path, claim: str, check: str, device: str) -> Path:
-    return Path(root) / "results" / claim / f"{check}.{device}.json"
-
-
-def figure_file(check: str, device: str, name: str, sha: str) -> str:
-    """A figure's file: named by its content, so a new figure never takes the place of one a kept result names."""
-    return f"{check}.{device}.{name}.{sha[:12]}.svg"
 
 
 @contextmanager
@@ -48,9 +33,9 @@ def locked(root: Path, claim: str) -> Iterator[None]:
     behind): every writer of the ledger reads what it replaces and writes under it, so a merge and a run that
     finish together never put an older pick over a newer result. Raises ``OSError`` before anything is written
     where ``results/`` or the claim's folder is a link or leads outside ``root``, or is not a folder."""
-    base = Path(root) / "results"
+    base = Path(root) / RESULTS
     try:
-        refuse_link_out(root, Path("results", claim))
+        refuse_link_out(root, Path(RESULTS, claim))
     except Unreadable as e:
         raise OSError(errno.ENOTDIR, f"{e}; the ledger is written only inside the knowledge base") from None
     if os.path.lexists(base) and not base.is_dir():
@@ -103,7 +88,7 @@ def write_result(root: Path, result: Result, svgs: dict[str, str] | None = None)
             target.unlink(missing_ok=True)
         raise
     named = {fig.file for fig in result.figures}
-    mine = re.compile(rf"^{re.escape(result.check)}\.{result.device}\.[a-z][a-z0-9_]*(\.[0-9a-f]{{12}})?\.svg$")
+    mine = figure_pattern(result.check, result.device)
     for entry in os.scandir(path.parent):
         if mine.match(entry.name) and entry.name not in named and entry.is_file(follow_symlinks=False):
             os.unlink(entry.path)
@@ -153,23 +138,13 @@ def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
         result = diagnose(rel, raw)
     if input_hash(result.inputs.parts) != result.inputs.hash:  # the hash is recomputed from its parts, never trusted
         raise LedgerProblem("ledger-shape", f"{rel}: 'inputs.hash' is not the hash of its parts")
-    named = _key_of(path)
+    named = key_of(rel)
     if named != result.key:
         raise LedgerProblem(
             "ledger-misplaced",
             f"{rel} holds the result of {'/'.join(result.key)}, not of {'/'.join(named) if named else 'its path'}",
         )
     return result
-
-
-def _key_of(path: Path) -> Key | None:
-    return _key_named(path.parent.name, path.name)
-
-
-def _key_named(folder: str, name: str) -> Key | None:
-    """The key the ledger file ``name`` in the folder ``folder`` names by its path, if any."""
-    m = _FILE.match(name)
-    return (folder, m["check"], m["device"]) if m and _CLAIM_FOLDER.match(folder) else None
 
 
 #: One ledger file as read: the key its result or its path names, the result (its JSON, or the model where
@@ -187,7 +162,7 @@ def _keepable(current: Stamp | None, entry: Entry) -> Stamp | None:
 
 
 #: The modules of Assay a kept ledger reading depends on, besides ``assay.corpus.cache.PARSE_MODULES``.
-CACHE_ALSO = ("svg", "ledger.result", "ledger.store", "ledger.refusals", "reading", "precision")
+CACHE_ALSO = ("svg", "ledger.result", "ledger.layout", "ledger.store", "ledger.refusals", "reading", "precision")
 
 
 def read_ledger(root: Path, cache: bool = False) -> Ledger:
@@ -211,18 +186,18 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
         read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
         if store is not None:
-            store.put_all([(f"results/{f}/{n}", _keepable(current, entry), entry) for (f, n, _), current, entry in read])
+            store.put_all([(f"{RESULTS}/{f}/{n}", _keepable(current, entry), entry) for (f, n, _), current, entry in read])
     else:  # stamped before it is read
         listed = list(_ledger_entries(root))
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
-        found = [store.get(f"results/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
+        found = [store.get(f"{RESULTS}/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
     todo = [i for i, entry in enumerate(found) if entry is None]
     # shared among forked processes where they are large: a ledger cloned afresh has every file to validate
     for i, (current, entry) in zip(todo, corpus.map_all(partial(_read_chunk, root), [listed[i] for i in todo])):
         found[i] = entry
         if store is not None:
             stamps[i] = current
-            store.put(f"results/{listed[i][0]}/{listed[i][1]}", _keepable(current, entry), entry)
+            store.put(f"{RESULTS}/{listed[i][0]}/{listed[i][1]}", _keepable(current, entry), entry)
     for (folder, name, _), current, (key, result, diag, figures) in zip(listed, stamps, found):  # type: ignore[misc]
         if diag is not None:
             ledger.diagnostics.append(diag)
@@ -232,7 +207,7 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
             ledger.results[key] = result
             if figures:
                 ledger.figures[key] = figures
-        named = _key_named(folder, name)
+        named = key_named(folder, name)
         if named is not None:
             ledger.stamps[named] = current if store is not None and store.settled(current) else None
     if store is not None:
@@ -264,17 +239,17 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> tuple[Stamp | 
             raw, info = read_in_stat(real, name)
             current = stamp_of(info)
             result = Result.model_validate_json(raw)
-            placed = result.claim == folder and name == f"{result.check}.{result.device}.json"
+            placed = key_named(folder, name) == result.key
             if placed and input_hash(result.inputs.parts) == result.inputs.hash:
                 return current, (result.key, raw, None, tuple((f.file, f.sha256) for f in result.figures))
         except (Unreadable, ValidationError):
             pass
-    path = root / "results" / folder / name
+    rel = f"{RESULTS}/{folder}/{name}"
     try:
-        result = read_result(root, path)
+        result = read_result(root, root / rel)
     except LedgerProblem as e:
-        diag = Diagnostic(f"results/{folder}/{name}", 1, 1, e.code, e.message, HINTS[e.code])
-        key = _key_of(path)
+        diag = Diagnostic(rel, 1, 1, e.code, e.message, HINTS[e.code])
+        key = key_of(rel)
         return current, ((key if e.code != "ledger-misplaced" else None), None, diag, ())
     return current, (result.key, result, None, tuple((f.file, f.sha256) for f in result.figures))
 
@@ -292,9 +267,9 @@ def _ledger_entries(root: Path) -> Iterator[Listed]:
 
 def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
     """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` as ``_ledger_entries`` gives it."""
-    base = root / "results"
+    base = root / RESULTS
     try:
-        base_real = str(refuse_link_out(root, Path("results")))
+        base_real = str(refuse_link_out(root, Path(RESULTS)))
     except Unreadable:
         return []  # results/ itself leads outside: nothing in it is read (``assay check`` says so)
     try:
@@ -317,7 +292,7 @@ def leftovers(root: Path) -> list[str]:
             names = os.listdir(path)
         except OSError:
             continue
-        out += [f"results/{folder}/{name}" for name in sorted(names) if is_temporary(name)]
+        out += [f"{RESULTS}/{folder}/{name}" for name in sorted(names) if is_temporary(name)]
     return out
 
 
