@@ -29,24 +29,13 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
     expectations' registration (``registry``: from the repository's history when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
     inputs = InputParts(kb.root, cache=corpus.large(len(kb.files)))
-    registry = Registry(kb.root) if registry is None else registry
-    summary: dict[str, tuple[ClaimVerdict, list[CheckState]]] = {}
-    for cid, claim in sorted(kb.claims.items()):
-        states = check_states(inputs, claim, ledger, registry=registry)
-        summary[cid] = (status.claim_verdict(claim, states), states)
+    states = States(kb, {}, ledger, inputs, Registry(kb.root) if registry is None else registry)
+    summary = {cid: states.verdict(cid)[1:] for cid in sorted(kb.claims)}
     inputs.save()
-    closed = closure(kb, {cid: verdict.status == "verified" for cid, (verdict, _) in summary.items()})
+    closed = closure(kb, {cid: verdict.status == "verified" for cid, (_, verdict) in summary.items()})
     return {
-        cid: ClaimState(
-            cid,
-            verdict.status,
-            "closed" if closed[cid] else "open",
-            states,
-            verdict.assertions,
-            verdict.counts,
-            verdict.devices_run,
-        )
-        for cid, (verdict, states) in summary.items()
+        cid: ClaimState.of(cid, checks, verdict, "closed" if closed[cid] else "open")
+        for cid, (checks, verdict) in summary.items()
     }
 
 
@@ -68,16 +57,13 @@ class States(Mapping[str, ClaimState]):
 
     def verdict(self, cid: str) -> tuple[Claim, list[CheckState], ClaimVerdict]:
         """A claim's record, its checks' states and its verdict: all of its state but the closure."""
-        f = self.kb.claim_files[cid]
-        claim = f.record
+        claim = self.kb.claim_files[cid].record
         states = check_states(self.inputs, claim, self.ledger, registry=self.registry)
         return claim, states, status.claim_verdict(claim, states)
 
     def __getitem__(self, cid: str) -> ClaimState:
         _, states, verdict = self.verdict(cid)
-        return ClaimState(
-            cid, verdict.status, self.briefs[cid].closure, states, verdict.assertions, verdict.counts, verdict.devices_run
-        )
+        return ClaimState.of(cid, states, verdict, self.briefs[cid].closure)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.briefs)
@@ -87,16 +73,11 @@ class States(Mapping[str, ClaimState]):
 
     def using(self, cid: str) -> AbstractContextManager[None]:
         """Lend the claim's record and results to the ``with`` block, and let them go after (``corpus.Lazy.using``)."""
-        return _using(self.kb, self.ledger, cid)
-
-
-def _using(kb: KnowledgeBase, ledger: Ledger, cid: str) -> AbstractContextManager[None]:
-    """The claim's record and its results, let go after the ``with`` block: one claim in memory at a time."""
-    keys = [(cid, check.id, device) for check in kb.claim_files[cid].outline.checks for device in check.devices]
-    stack = ExitStack()
-    stack.enter_context(kb.claims.using(cid))
-    stack.enter_context(ledger.results.using(*keys))
-    return stack
+        keys = [(cid, check.id, device) for check in self.kb.claim_files[cid].outline.checks for device in check.devices]
+        stack = ExitStack()
+        stack.enter_context(self.kb.claims.using(cid))
+        stack.enter_context(self.ledger.results.using(*keys))
+        return stack
 
 
 @dataclass(frozen=True)
@@ -139,16 +120,15 @@ def briefs(
     pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
     made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
     code: dict[str, bytes] = {}
+    walk = States(kb, {}, ledger, inputs, registry)
     for cid, f in sorted(kb.claim_files.items()):
         key = _memo_key(cid, f, ledger, inputs, pins + registry.last_change(cid).encode(), code)
         kept = memo.get(cid, f.stamp) if key is not None else None
         if kept is not None and kept[0] == key:
             made[cid] = kept[1]
             continue
-        with _using(kb, ledger, cid):
-            claim = kb.claims[cid]
-            states = check_states(inputs, claim, ledger, registry=registry)
-            verdict = status.claim_verdict(claim, states)
+        with walk.using(cid):
+            _, states, verdict = walk.verdict(cid)
         made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
         if key is not None:
             memo.put(cid, f.stamp, (key, made[cid]))

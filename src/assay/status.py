@@ -370,6 +370,11 @@ class ClaimState:
     def stale(self) -> list[CheckState]:
         return [c for c in self.checks if c.stale]
 
+    @classmethod
+    def of(cls, cid: str, checks: list[CheckState], verdict: ClaimVerdict, closure: str = "open") -> ClaimState:
+        """A claim's state from its checks' states, its verdict (``claim_verdict``) and its ``closure``."""
+        return cls(cid, verdict.status, closure, checks, verdict.assertions, verdict.counts, verdict.devices_run)
+
 
 #: Why a check is (or is not) to be run on a device: no result, an error or unreadable file, inputs changed, or none.
 RUN_REASONS = ("missing", "error", "stale", "fresh")

@@ -21,7 +21,8 @@ from pathlib import Path
 from assay import files
 from assay.dispatch.runstate import PlannedCheck, TaskRecord
 from assay.ledger import store
-from assay.ledger.result import FORMAT, ErrorKind, Inputs, Result, RunError
+from assay.ledger.fresh import fresh_result
+from assay.ledger.result import ErrorKind, Result
 from assay.records.knowledge_base import KnowledgeBase
 
 ARGS_FILE = "checks.txt"
@@ -128,7 +129,6 @@ def lost(
     kb: KnowledgeBase, device: str, task: TaskRecord, kind: ErrorKind, message: str, done: set[tuple[str, str]]
 ) -> list[Result]:
     """An error result for each check of ``task`` that did not finish (not in ``done``)."""
-    from assay.fingerprints import input_hash
     from assay.ledger.environment import capture
     from assay.ledger.inputs import InputParts
 
@@ -141,22 +141,18 @@ def lost(
         check = claim.check(planned.check) if claim else None
         if check is None or (planned.claim, planned.check) in done:
             continue
-        parts = inputs.parts(claim, check, device)
-        error = RunError(kind=kind, message=message, finished=now, inputs_hash=input_hash(parts))
         out.append(
-            Result(
-                format=FORMAT,
-                claim=claim.id,
-                check=check.id,
-                device=device,
+            fresh_result(
+                claim.id,
+                check.id,
+                device,
                 verdict="error",
                 message=message,
                 tier=check.tier,
-                duration_s=0.0,
+                parts=inputs.parts(claim, check, device),
                 environment=environment,
-                inputs=Inputs(hash=input_hash(parts), parts=parts),
                 finished=now,
-                last_error=error,
+                kind=kind,
             )
         )
     return out

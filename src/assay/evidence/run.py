@@ -29,10 +29,11 @@ from assay.evidence.judge import (
 )
 from assay.evidence.recorder import Evidence
 from assay.experiment import Check
-from assay.fingerprints import input_hash, sha256
+from assay.fingerprints import sha256
 from assay.ledger import merge, store
+from assay.ledger.fresh import fresh_result
 from assay.ledger.layout import figure_file
-from assay.ledger.result import FORMAT, Environment, Evaluated, Figure, Inputs, Metric, Result, RunError, Settling
+from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 
@@ -245,27 +246,24 @@ def result_of(
     )
     finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": commit})
-    inputs = Inputs(hash=input_hash(run.parts), parts=run.parts)
-    error = None if measured else RunError(kind=kind, message=message, finished=finished, inputs_hash=inputs.hash)
-    return Result(
-        format=FORMAT,
-        claim=run.claim,
-        check=run.check,
-        device=run.device,
+    return fresh_result(
+        run.claim,
+        run.check,
+        run.device,
         verdict=verdict,
-        message=message if verdict != "passed" else "",
+        message=message,
         tier=run.tier,
+        parts=run.parts,
+        environment=environment,
+        finished=finished,
+        kind=kind,
+        duration=duration,
         metrics=run.metrics if measured else {},
         expectation=run.expectation if measured else [],
         notes=run.notes,
-        figures=figures if measured else [],
-        duration_s=duration,
+        figures=figures,
         cpu_s=run.cpu_s,
         peak_memory_mb=run.peak_memory_mb,
-        environment=environment,
-        inputs=inputs,
-        finished=finished,
-        last_error=error,
         seeds_used=run.seeds_used or None,
         settling=settling if measured else None,
     )

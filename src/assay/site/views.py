@@ -316,7 +316,7 @@ def _links(ix: SiteIndex, cid: str, claim: Claim) -> None:
 
 
 def _summary(claim: Claim, checks: list[CheckState], verdict: ClaimVerdict, path: str) -> Summary:
-    state = ClaimState(claim.id, verdict.status, "open", checks, verdict.assertions, verdict.counts, verdict.devices_run)
+    state = ClaimState.of(claim.id, checks, verdict)
     view = ClaimView(claim, state, None)  # type: ignore[arg-type]  # its file is not needed here
     first: dict[str, tuple] = {}  # each check's registration, once (every device's state carries the same)
     for c in checks:
