@@ -13,6 +13,7 @@ safe loader's own resolver and constructors, so ``true``, ``1.5`` and ``2024-01-
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from bisect import bisect_left
 from typing import Any
@@ -40,16 +41,13 @@ _RESOLVER = yaml.resolver.Resolver()
 #: plain scalar whose first character has none is text.
 _FIRSTS = _RESOLVER.yaml_implicit_resolvers
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-#: The value of each short plain scalar text met before (most repeat: ids, units, operators), bounded.
-_VALUES: dict[str, Any] = {}
-#: The same for what follows a key or a list item's dash: the value of each short plain or quoted scalar written
+#: The value of what follows a key or a list item's dash: the value of each short plain or quoted scalar written
 #: so (never a comment, a block scalar's head or a dash: these are no such scalar), and the items of each short
-#: flow list of scalars with the columns they start at in it; and the keys met before that YAML reads as text.
-#: All bounded.
+#: flow list of scalars with the columns they start at in it. Both bounded.
 _INLINE: dict[str, Any] = {}
 _FLOWS: dict[str, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
-_KEYS: set[str] = set()
-_VALUES_MAX, _VALUE_TEXT = 20_000, 40
+#: The longest scalar text whose reading is kept (a file of junk cannot grow what is kept), and how many are.
+KEPT_TEXT, _KEPT = 40, 20_000
 _UNSEEN = object()
 
 
@@ -77,22 +75,30 @@ def _scalar(text: str) -> Any:
     """A plain scalar's value, as the safe loader resolves and makes it (``constructed``)."""
     if text[:1] not in _FIRSTS and None not in _FIRSTS:
         return text
-    value = _VALUES.get(text, _UNSEEN)
-    if value is not _UNSEEN:
-        return value
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    return _kept_value(text) if len(text) <= KEPT_TEXT else _value(text)
+
+
+def _value(text: str) -> Any:
+    tag = plain_tag(text)
     if tag == STR:
-        value = text
-    elif tag not in SCALAR_TAGS:
+        return text
+    if tag not in SCALAR_TAGS:
         raise _Other
-    else:
-        try:
-            value = constructed(tag, text)
-        except Exception as e:  # a timestamp that is no date: libyaml's reading says so
-            raise _Other from e
-    if len(text) <= _VALUE_TEXT and len(_VALUES) < _VALUES_MAX:
-        _VALUES[text] = value
-    return value
+    try:
+        return constructed(tag, text)
+    except Exception as e:  # a timestamp that is no date: libyaml's reading says so
+        raise _Other from e
+
+
+#: The value of each short plain scalar text met lately (most repeat: ids, units, operators).
+_kept_value = functools.lru_cache(maxsize=_KEPT)(_value)
+
+
+@functools.lru_cache(maxsize=_KEPT)
+def plain_tag(text: str) -> str:
+    """The tag the safe loader resolves a plain scalar's ``text`` to, kept for the texts met lately: the resolver is
+    Python, and most scalars of a knowledge base repeat. Give it only texts up to ``KEPT_TEXT`` long to keep."""
+    return _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
 
 
 def constructed(tag: str, text: str) -> Any:
@@ -176,11 +182,8 @@ class _Reader:
             _, dash, key, space, rest = rows[at]
             if not key or dash or key in out:
                 raise _Other  # a line that is no key, or a duplicate
-            if key not in _KEYS:
-                if not isinstance(_scalar(key), str):
-                    raise _Other  # a key YAML reads as a bool or null: libyaml's reading refuses it
-                if len(key) <= _VALUE_TEXT and len(_KEYS) < _VALUES_MAX:
-                    _KEYS.add(key)
+            if not isinstance(_scalar(key), str):
+                raise _Other  # a key YAML reads as a bool or null: libyaml's reading refuses it
             mark(lines_at[at])
             mark(indent + 1)
             value = _INLINE.get(rest, _UNSEEN)  # never text with no value, a comment, or a block scalar's head
@@ -265,7 +268,7 @@ class _Reader:
             count = len(self.marks)
             value, end = self.flow(text, 0, line, column, depth)
             _tail(text, end)
-            if first == "[" and len(text) <= _VALUE_TEXT and len(_FLOWS) < _VALUES_MAX:
+            if first == "[" and len(text) <= KEPT_TEXT and len(_FLOWS) < _KEPT:
                 if not any(isinstance(item, (list, dict)) for item in value):
                     _FLOWS[text] = (tuple(value), tuple(at - column - 1 for at in self.marks[count + 1 :: 2]))
             return value
@@ -274,7 +277,7 @@ class _Reader:
             _tail(text, end)
         else:
             value = _plain(text)
-        if len(text) <= _VALUE_TEXT and len(_INLINE) < _VALUES_MAX:
+        if len(text) <= KEPT_TEXT and len(_INLINE) < _KEPT:
             _INLINE[text] = value
         return value
 

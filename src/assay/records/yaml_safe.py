@@ -8,6 +8,7 @@ a map from field path to position only where a diagnostic or a page asks (``posi
 
 from __future__ import annotations
 
+import functools
 from array import array
 from typing import Any
 
@@ -56,8 +57,6 @@ class _Composer(_BASE):  # type: ignore[valid-type,misc]
     has no path resolvers: then the tag of a scalar hangs on its text and whether it is plain alone, a mapping's
     and a list's are the default ones, and following the path (``descend_resolver``) serves nothing."""
 
-    _tags: dict[str, str] = {}
-
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         pass  # it follows the path for path resolvers alone
 
@@ -71,16 +70,7 @@ class _Composer(_BASE):  # type: ignore[valid-type,misc]
             return self.DEFAULT_SEQUENCE_TAG
         if not implicit[0]:
             return self.DEFAULT_SCALAR_TAG  # quoted or block text: a string
-        tag = self._tags.get(value)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(value) <= _TAG_TEXT and len(self._tags) < _TAGS_MAX:
-                self._tags[value] = tag
-        return tag
-
-
-#: The longest plain scalar, and the most of them, whose tag ``_Composer`` keeps (a file of junk cannot grow it).
-_TAG_TEXT, _TAGS_MAX = 40, 20_000
+        return yaml_lines.plain_tag(value) if len(value) <= yaml_lines.KEPT_TEXT else super().resolve(kind, value, implicit)
 
 
 _COMPOSER = _Composer if not _BASE.yaml_path_resolvers else _BASE
@@ -219,19 +209,9 @@ def positions_of(data: Any, marks: bytes) -> dict[Loc, Pos]:
 
 # Field paths and positions repeat across records (every claim has ('checks', 0, 'id')): one tuple each
 # saves a third of a loaded record's memory. Bounded, so a file of junk keys cannot grow them without end.
-_SHARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
-_SHARED_MAX = 200_000
-
-
+@functools.lru_cache(maxsize=200_000)
 def _shared(t: tuple[Any, ...]) -> tuple[Any, ...]:
-    found = _SHARED.get(t)
-    if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
-            return t
-        found = _SHARED[t] = t
-    return found
+    return t
 
 
 def _plain(node: yaml.Node, marks: list[int], depth: int, seen: dict[int, int]) -> Any:
