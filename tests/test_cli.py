@@ -355,6 +355,16 @@ def test_check_for_one_claim_prints_only_what_bears_on_it(make_kb, capsys):
     assert out.startswith("claims/SOTA-380.yaml:") and "error[unknown-source]" in out
 
 
+def test_check_for_two_claims_prints_what_bears_on_either_not_only_the_last(make_kb, capsys):
+    root = make_kb("unknown-source")
+    assert cli.main(["--root", str(root), "check", "--claim", "SOTA-380"]) == 1
+    alone = capsys.readouterr().out
+    assert cli.main(["--root", str(root), "check", "--claim", "SOTA-380", "--claim", "SOTA-364"]) == 1
+    assert capsys.readouterr().out == alone  # SOTA-364 adds nothing here, and SOTA-380's problems stay
+    assert cli.main(["--root", str(root), "check", "--claim", "SOTA-364", "--claim", "SOTA-380"]) == 1
+    assert capsys.readouterr().out == alone
+
+
 def test_check_for_a_claim_that_is_not_there_is_a_usage_error_with_a_suggestion(kb_root, capsys):
     assert cli.main(["--root", str(kb_root), "check", "--claim", "SOTA-36"]) == 2
     assert capsys.readouterr().err == (

@@ -26,16 +26,17 @@ from assay.records.lookup import record_id, record_ids
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate every record and verifier; print every problem as path:line:col, exit 1 if any is an error.
-    With --claim ID, only the problems that bear on that claim (its record, verifiers and ledger, and those that
-    name it), though every record is still checked.
+    With --claim ID (repeatable), only the problems that bear on those claims (their records, verifiers and ledger, and
+    those that name them), though every record is still checked.
 
     example: assay check --claim SOTA-364
     """
     audit.ahead(args.root)  # a first run on a large knowledge base: all it reads, read at once on every core
     kb = load(args.root)
     found = audit.run(kb)
-    if args.claim:
-        found = audit.touching(kb, found, args.claim)  # a usage error where it names no claim
+    if args.claim:  # each a usage error where it names no claim; a problem that bears on two is printed once
+        touched = {id(d) for cid in args.claim for d in audit.touching(kb, found, cid)}
+        found = [d for d in found if id(d) in touched]
     for d in found:
         print(d.render())
     n_err = sum(d.severity == "error" for d in found)
@@ -276,7 +277,9 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(func=corpus.without_collector(func))
         return p
 
-    add("check", cmd_check).add_argument("--claim", metavar="ID", help="only the problems that bear on this claim")
+    add("check", cmd_check).add_argument(
+        "--claim", action="append", default=[], metavar="ID", help="only the problems that bear on this claim (repeat for more)"
+    )
     p = add("new", cmd_new)
     p.add_argument("kind", choices=("claim", "source", "decision"))
     p.add_argument("--theory", action="store_true", help="a THEORY claim rather than a SOTA one")
