@@ -151,6 +151,10 @@ Device = Literal["cpu", "cuda"]
 #: Settling runs read seeds from here on (``assay.power``); a record's own ``seeds:`` stay below it.
 SETTLING_FROM = 1000
 
+#: The most CPU seconds a check may declare as its ``timeout``: four hours, room for a slow check (one that trains
+#: for CPU tens of minutes, such as SOTA-371's protocol-grid) with three times its cost, and still a bound on a typo.
+MAX_TIMEOUT_S = 14400
+
 
 class Seeds(BaseModel):
     """The random seeds a check's verifier reads: ``count`` of them from ``first`` on (the ``seeds`` fixture)."""
@@ -211,7 +215,7 @@ class Check(BaseModel):
     timeout: float = Field(
         30,
         gt=0,
-        le=3600,
+        le=MAX_TIMEOUT_S,
         description="CPU seconds the verifier may use before it is stopped and recorded as a timeout error, or three "
         "times what its last measured result used where that is more (`assay.evidence.limits.cpu_limit`); stopped on "
         "a loaded machine, it is run once more alone first. The wall-clock limit is far above it "
