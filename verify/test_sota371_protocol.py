@@ -96,7 +96,6 @@ def run_protocol(evidence, device, seq_lens, batch_sizes, seeds):
     )
 
 
-@pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "protocol-subgrid")
 def test_blog_protocol_subgrid_flags_leak_more_than_same_input_control(evidence, device, seeds):
     """Blog protocol, 1000 steps, lengths 4 and 6 x batch sizes 1 and 2: the criterion flags the leak grid more than
@@ -117,7 +116,6 @@ NOISE_LEN, NOISE_BATCHES, NOISE_STEPS = 6, (1, 4), 400
 # draws), drawn in one pass from a generator seeded with seeds[0]
 
 
-@pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "noise-floor")
 def test_bn_reads_its_target_below_the_information_floor(evidence, device, seeds):
     """On fresh white noise (exact floor: MSE 1 without reading other samples), train-mode BN models with the target

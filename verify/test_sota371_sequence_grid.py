@@ -115,7 +115,6 @@ def record_far_control_region(evidence, device):
     evidence.metric("far_control_region_contrast", contrast, unit="fraction")  # vs leak_region_contrast
 
 
-@pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "grid")
 def test_blog_grid_pattern_with_target_in_batch(evidence, device):
     """Blog pattern: with the target in the batch, batch-size-1 models and the region below the blog's line 'cheat'
@@ -125,7 +124,6 @@ def test_blog_grid_pattern_with_target_in_batch(evidence, device):
     record_far_control_region(evidence, device)
 
 
-@pytest.mark.slow
 @pytest.mark.claim("SOTA-371", "criterion-control")
 def test_train_below_eval_criterion_flags_no_target_controls(evidence, device):
     """The train<eval criterion draws the blog's boundary in a grid whose targets are NOT in the batch (same inputs,
