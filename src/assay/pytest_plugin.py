@@ -32,7 +32,8 @@ from assay.records.knowledge_base import KnowledgeBase, load
 #: The markers the plugin declares: the one list (pyproject.toml does not repeat it).
 MARKERS = (
     "claim(claim_id, check_id): ties a verifier to a claim record and one of its checks",
-    "slow: a verifier that trains for longer than a few seconds",
+    f"{selection.SLOW}: a verifier that costs CPU minutes; a --stale run (make verify) leaves it out unless -m or "
+    "--claim asks for it (pytest verify -m slow)",
     "gpu: a verifier that needs a CUDA device",
     "distributed: a verifier that spawns torch.distributed processes",
 )
@@ -65,6 +66,7 @@ class _Run:
         self.sender: forked.Sender | None = None  # in a forked child: where its reports go
         self.settle = settling.load(config.getoption("settle_plan", None))  # a settling run's plan, or {}
         self.measuring: dict[str, tuple[str, str]] = {}  # --measure: node id -> the (claim, check) it names
+        self.slow_left_out: list[str] = []  # --stale: the slow checks due a run that it left out (CLAIM/check)
 
     @functools.cached_property
     def kb(self) -> KnowledgeBase:
@@ -380,3 +382,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         from assay.overview import run_summary
 
         run_summary(terminalreporter, state.compared, state.problems, state.written, lambda: state.kb, state.ledger_root)
+        if state.slow_left_out:  # under -n the workers select, so only a run without it can say which
+            terminalreporter.write_line(selection.slow_note(state.slow_left_out))

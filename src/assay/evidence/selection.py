@@ -98,6 +98,26 @@ def wanted(item: pytest.Item, claims: set[str], shard: tuple[int, int]) -> bool:
     return marker is None or shard_of(verifier_id(item), n) == i - 1
 
 
+#: The marker of a verifier that costs CPU minutes (``assay.pytest_plugin.MARKERS`` declares it): a ``--stale`` run
+#: (``make verify``) leaves it out unless the run asks for it (``asks_for_slow``).
+SLOW = "slow"
+
+
+def asks_for_slow(config: pytest.Config) -> bool:
+    """Whether a run asks for slow verifiers: by a marker expression (``-m slow``; any ``-m`` lets markers decide) or by
+    naming claims (``--claim``). A ``--stale`` run that does neither leaves them out, so that a newcomer's ``make``
+    keeps its budget; one that does, and every run without ``--stale``, runs them."""
+    return bool(config.getoption("markexpr", "")) or bool(config.getoption("claim"))
+
+
+def slow_note(left_out: list[str]) -> str:
+    """The line a ``--stale`` run ends with when it left out slow checks due a run: which, and how to run them."""
+    return (
+        f"left out {len(left_out)} slow check(s) whose result is missing, stale or an error: {', '.join(left_out)} "
+        "(pytest verify -m slow, or --claim ID, runs them)"
+    )
+
+
 def full_float32(torch: Any) -> None:
     """float32 on CUDA as on the CPU: no TF32 in matrix products or convolutions (cuDNN's default allows it, with a
     10-bit mantissa), so a tolerance set from CPU runs means the same on a GPU. The environment variable reaches the
@@ -223,8 +243,9 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
-    """Deselect what this run does not verify: other claims, other shards, fresh results with --stale, and with a
-    settling plan every check it does not plan."""
+    """Deselect what this run does not verify: other claims, other shards, fresh results with --stale (and slow
+    verifiers the run did not ask for, named in ``state.slow_left_out``), and with a settling plan every check it does
+    not plan."""
     from assay.ledger import store
     from assay.status import run_reason
 
@@ -243,6 +264,9 @@ def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
             parts = state.parts[item.nodeid] = state.inputs.parts(*tie, state.device)
             if ledger is not None:
                 selected = run_reason(ledger, (tie[0].id, tie[1].id, state.device), parts) != "fresh"
+                if selected and item.get_closest_marker(SLOW) and not asks_for_slow(config):
+                    selected = False
+                    state.slow_left_out.append(f"{tie[0].id}/{tie[1].id}")
         (keep if selected else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
