@@ -21,7 +21,7 @@ lock:  ## pin every dependency's exact version from a fresh install of pyproject
 	{ sed -n '1,3p' requirements.lock; build/lock-venv/bin/pip freeze --exclude-editable; } > build/requirements.lock
 	mv build/requirements.lock requirements.lock && rm -rf build/lock-venv
 
-verify: $(STAMP)  ## run the checks whose result is missing or stale; failures are evidence, not a build error
+verify: $(STAMP)  ## run the checks whose result is missing or stale, slow ones aside (pytest verify -m slow); failures are evidence, not a build error
 	$(PY) -m pytest verify -n 2 --dist loadgroup --stale -q; rc=$$?; test $$rc -le 1 -o $$rc -eq 5  # 1: a check failed (evidence); 5: all fresh; loadgroup: the checks of one experiment: on one worker
 
 site: $(STAMP)  ## build the site strictly into build/site (its pages work opened from disk)
