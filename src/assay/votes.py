@@ -96,7 +96,12 @@ def vote(support: Support, state: CheckState, check: Check | None, elsewhere: fr
         return Vote(None, _said(regime[0]), out_of_regime=True, reason="out-of-regime", deciding=(regime[0].metric,))
     controls = [ev for ev, _ in every if ev.control and ev.outcome != "holds"]
     if controls:
-        return Vote(None, f"its control failed: {_said(controls[0])}", reason="control-failed", deciding=(controls[0].metric,))
+        return Vote(
+            None,
+            f"{support.check}'s control failed: {_said(controls[0])}",
+            reason="control-failed",
+            deciding=(controls[0].metric,),
+        )
     named = support.metrics or [ev.metric for ev, _ in every if ev.metric not in elsewhere] or [ev.metric for ev, _ in every]
     read = [(ev, spec) for ev, spec in _read(state, named, check) if not ev.regime and not ev.control]
     if not read:

@@ -102,7 +102,7 @@ def test_a_failing_control_makes_the_check_undecided_never_against(kb_root):
     result(kb_root, "failed", top1=[10.0, 12.0, 11.0], signature_acc_shuffled=[0.9, 0.92, 0.95])
     assert leak(kb_root) == (
         "inconclusive",
-        "its control failed: signature_acc_shuffled = 0.9233, expected < 0.6 (fails)",
+        "shuffle-bn's control failed: signature_acc_shuffled = 0.9233, expected < 0.6 (fails)",
     )
 
 
