@@ -376,11 +376,20 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["assay_notes"] = str(node.config.stash[_KEY].notes())
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist: the slow checks a worker left out (each collects every item, so each names the same ones), kept once."""
+    state = node.config.stash.get(_KEY, None)
+    for name in getattr(node, "workeroutput", {}).get("assay_slow_left_out", []):
+        if state is not None and name not in state.slow_left_out:
+            state.slow_left_out.append(name)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
     if state is not None and not hasattr(config, "workerinput"):
         from assay.overview import run_summary
 
         run_summary(terminalreporter, state.compared, state.problems, state.written, lambda: state.kb, state.ledger_root)
-        if state.slow_left_out:  # under -n the workers select, so only a run without it can say which
+        if state.slow_left_out:  # under -n the workers select, and each sends what it left out (pytest_testnodedown)
             terminalreporter.write_line(selection.slow_note(state.slow_left_out))

@@ -35,6 +35,18 @@ def test_a_stale_run_leaves_out_a_slow_check_without_a_result_and_says_how_to_ru
     assert sorted(p.name for p in (root / "results" / "SOTA-001").glob("*.json")) == ["gap.cpu.json"]
 
 
+def test_a_stale_run_under_xdist_names_the_slow_check_its_workers_left_out(pytester: pytest.Pytester) -> None:
+    make_kb(pytester, CHECKS, SLOW_TESTS)
+    result = pytester.runpytest("verify", "--stale", "-n", "2")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "left out 1 slow check(s) whose result is missing, stale or an error: SOTA-001/long "
+            "(pytest verify -m slow, or --claim ID, runs them)"
+        ]
+    )
+
+
 def test_a_stale_run_with_the_slow_marker_expression_runs_the_slow_check(pytester: pytest.Pytester) -> None:
     root = make_kb(pytester, CHECKS, SLOW_TESTS)
     pytester.runpytest("verify", "--stale", "-m", "slow").assert_outcomes(passed=1, deselected=1)

@@ -268,6 +268,8 @@ def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
                     selected = False
                     state.slow_left_out.append(f"{tie[0].id}/{tie[1].id}")
         (keep if selected else drop).append(item)
+    if hasattr(config, "workeroutput"):  # xdist: what this worker left out, for the controller's closing line
+        config.workeroutput["assay_slow_left_out"] = list(state.slow_left_out)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
