@@ -265,7 +265,9 @@ def experiment(request: pytest.FixtureRequest) -> training.Experiment:
     marked = selection.claim_marker(request.node) or ("", request.node.name)
     claim = state.kb.claims.get(marked[0])
     check = claim.check(marked[1]) if claim else None
-    name = check.experiment if check and check.experiment else f"check {marked[1]}"  # no experiment: its own run
+    loaded = state.kb.by_id.get(marked[0]) if check is None else None  # a record that does not validate yet
+    named = check.experiment if check else loaded and training.named_in_record(state.root, loaded.path, marked[1])
+    name = named or f"check {marked[1]}"  # no experiment: its own run
     shared = getattr(request.config, "workerinput", {}).get("assay_notes") or state.notes()
     return training.Experiment(Path(shared) / "experiments", marked[0], name, state.device)
 

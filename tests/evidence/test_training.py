@@ -85,6 +85,18 @@ def test_checks_of_two_claims_that_name_one_experiment_train_it_once(pytester: p
     assert json.loads((root / "results" / "SOTA-002" / "wide.cpu.json").read_text())["verdict"] == "known-failing"
 
 
+def test_measuring_before_the_expectations_are_written_trains_the_experiment_once(pytester: pytest.Pytester) -> None:
+    """The guide's order: --measure runs while the checks have no expect: yet, so the record does not validate."""
+    unwritten = "".join(
+        f"  - id: {cid}\n    tests: The gap is positive.\n    verifier: verify/test_kb.py::test_{cid}\n"
+        "    tier: analytic\n    devices: [cpu]\n    experiment: two-seeds\n"
+        for cid in ("gap", "wide")
+    )
+    root = make_kb(pytester, [unwritten], SHARED)
+    pytester.runpytest("verify", "--measure", "--claim", "SOTA-001").assert_outcomes(passed=2)
+    assert (root / "trainings.txt").read_text() == "trained\n"
+
+
 def test_what_json_cannot_keep_is_the_verifier_s_error_with_the_way_out(pytester: pytest.Pytester) -> None:
     verifier = textwrap.dedent(SHARED).replace('return {"gap"', 'return {"model": object(), "gap"')
     make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]', "experiment: two-seeds\n")], verifier)
