@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from verify.mnist import mnist_sample
+from verify.mnist_sample import mnist_5k
 
 WIDTH = 16  # blog: 64 channels; 16 for the CPU budget (deviation: about 16x fewer multiply-adds per image)
 LATENT = 10  # blog: nn.Linear(64 * 12**2, 10) bottleneck
@@ -174,7 +174,7 @@ def test_bn_autoencoder_reconstructs_other_element_below_per_sample_floor(eviden
     (seed,) = seeds  # one seed: the record's seeds (the run costs about a minute of CPU)
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    images = mnist_sample()[0][:, None]  # images: 5000 x 1 x 28 x 28 in [0, 1], the blog's MNIST (ToTensor scaling)
+    images = mnist_5k()[0][:, None]  # images: 5000 x 1 x 28 x 28 in [0, 1], the blog's MNIST (ToTensor scaling)
     perm = torch.randperm(len(images), generator=g)
     x_train, x_test = images[perm[:N_TRAIN]].to(device), images[perm[N_TRAIN:]].to(device)  # 4000 / 1000 (500 pairs)
     target = other(x_test)  # 1000 x 1 x 28 x 28
