@@ -9,7 +9,7 @@ reads statically; pytest must never collect them.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -146,3 +146,14 @@ def load_states(root: Path) -> tuple:
 
     kb = load(root)
     return kb, claim_states(kb)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless Debian chromium driven by Playwright, one per test module (``tests.browser.launch``)."""
+    from tests.browser import CHROMIUM, launch
+
+    pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("needs /usr/bin/chromium (make browser)")
+    yield from launch()

@@ -18,7 +18,7 @@ import pytest
 from assay.site import explorer
 from assay.site.markup import BACKGROUNDS, contrast
 from assay.site.views import SETTLED
-from tests.browser import CHROMIUM, OBSERVED, launch, new_page, serve
+from tests.browser import CHROMIUM, OBSERVED, new_page, serve
 from tests.test_site import REPO
 
 SHOTS = REPO / "build" / "screens"
@@ -101,11 +101,6 @@ def repo_graph() -> dict:
     data = explorer.data(ix)
     used_by = {n: sum(1 for a, _ in ix.graph.in_edges(n) if a != n) for n in ix.graph.nodes}
     return {"data": data, "used_by": used_by, "states": ix.states}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    yield from launch()
 
 
 # Records every stroke the page makes on a canvas: its colour, dash pattern and width.

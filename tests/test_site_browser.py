@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, launch, new_page, serve
+from tests.browser import CHROMIUM, new_page, serve
 from tests.test_site import REPO
 
 SHOTS = REPO / "build" / "screenshots"
@@ -32,11 +32,6 @@ def site(fixture_site_dir: Path) -> Path:
 @pytest.fixture(scope="module")
 def server(site: Path) -> Iterator[str]:
     yield from serve(site)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    yield from launch()
 
 
 _page = new_page

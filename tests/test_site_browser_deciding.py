@@ -4,11 +4,10 @@ threshold was fixed, and the claim's one verdict name (issue 43)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, launch, new_page
+from tests.browser import CHROMIUM, new_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (make browser)")
@@ -19,11 +18,6 @@ FIRST = """() => {
   const r = m.getBoundingClientRect();
   return r.top < window.innerHeight ? m.innerText.replace(/\\s+/g, ' ') : null;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    yield from launch()
 
 
 def _first(site: Path, browser, claim: str, width: int = 1280) -> tuple[str | None, list[str]]:

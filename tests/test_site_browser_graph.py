@@ -8,11 +8,10 @@ the dark scheme. Colours are read from computed styles and made sRGB by the brow
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, OBSERVED, launch, new_page
+from tests.browser import CHROMIUM, OBSERVED, new_page
 from tests.test_site import REPO
 
 SHOTS = REPO / "build" / "screens"
@@ -37,11 +36,6 @@ CONTRAST = """(el, prop) => {
   const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
   return (a + 0.05) / (b + 0.05);
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    yield from launch()
 
 
 def _phone(browser, dark: bool):

@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, launch, new_page
+from tests.browser import CHROMIUM, new_page
 
 sync_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (make browser)")
 
 SHOWN = "Array.from(document.querySelectorAll('.assay-assertion')).filter(r => !r.hidden).map(r => r.id.slice(10))"
 HEADINGS = "Array.from(document.querySelectorAll('.assay-group')).filter(h => !h.hidden).map(h => h.textContent.trim())"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    yield from launch()
 
 
 def _claim(site: Path, query: str = "") -> str:

@@ -11,7 +11,7 @@ from typing import Iterator
 import pytest
 
 from assay.site import search
-from tests.browser import CHROMIUM, launch, serve
+from tests.browser import serve
 
 
 def test_each_claims_own_entry_holds_its_statement_in_a_field_weighed_below_its_title(built_index: dict) -> None:
@@ -46,14 +46,6 @@ def built_index(repo_site_dir: Path) -> dict:
 @pytest.fixture(scope="module")
 def repo_site(repo_site_dir: Path) -> Iterator[str]:
     yield from serve(repo_site_dir)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium (make browser)")
-    yield from launch()
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, launch, new_page, serve_gzip
+from tests.browser import new_page, serve_gzip
 
 #: The most a claim page may fetch, all requests together, in bytes as sent gzipped.
 CLAIM_PAGE_MOST = 400_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium (make browser)")
-    yield from launch()
 
 
 @pytest.fixture(scope="module")
