@@ -58,8 +58,7 @@ def sha256_regular(root: Path, path: Path) -> str:
 
 
 class LinkOut(Unreadable):
-    """A path that lies outside the knowledge base once its links are followed (``resolve_inside``); from
-    ``refuse_link_out`` the message names the path, root-relative."""
+    """A path that lies outside the knowledge base once its links are followed (``resolve_inside``)."""
 
 
 def resolve_inside(root: Path, path: Path, *, strict: bool = True) -> Path:
@@ -69,7 +68,7 @@ def resolve_inside(root: Path, path: Path, *, strict: bool = True) -> Path:
     ``strict``: the path must exist (a file to read); else what exists of it is followed and the rest taken as named,
     so a folder not made yet (``build/site`` before the first build) passes, and a link to a place outside that does
     not exist yet is refused all the same. Raises ``LinkOut`` where it lies outside, else ``Unreadable`` where it
-    cannot be resolved.
+    cannot be resolved; ``link_out`` names the step of a path whose link leaves.
     """
     root = Path(root).resolve()
     try:
@@ -82,29 +81,28 @@ def resolve_inside(root: Path, path: Path, *, strict: bool = True) -> Path:
     return resolved
 
 
-def refuse_link_out(root: Path, path: Path) -> Path:
-    """``path`` resolved (``resolve_inside``, not strict), where it names a place inside ``root``: a top-level folder of
-    the knowledge base or of its build (claims/, verify/, results/, build/site), checked before anything in it is
-    read, written or deleted. A path named outside ``root`` (``mkdocs build -d /tmp/out``) is the user's own choice
-    and is returned as it is; one named inside that a link takes out raises ``LinkOut``, whose message names it
-    (``build/ is a link to a folder outside the knowledge base``): the link that leaves, not the folder below it."""
+def link_out(root: Path, path: Path) -> str | None:
+    """Why ``path``, where it names a place inside ``root`` (a top-level folder of the knowledge base or of its build:
+    claims/, verify/, results/, build/site), leaves it once its links are followed (``resolve_inside``, not strict),
+    naming the first step whose link leaves, root-relative (``build/ is a link to a folder outside the knowledge
+    base``: the link that leaves, not the folder below it); None where it stays inside, or is named outside ``root``
+    (``mkdocs build -d /tmp/out``: the user's own choice). Checked before anything in it is read, written or deleted."""
     root, path = Path(root).absolute(), Path(os.path.abspath(Path(root) / path))
-    real_root = root.resolve()
-    for named in (root, real_root):
-        if path.is_relative_to(named):
-            rel = path.relative_to(named)
-            break
-    else:
-        return path
+    named = next((base for base in (root, root.resolve()) if path.is_relative_to(base)), None)
     walked = named
-    for part in rel.parts:  # the first step whose link leaves is the one named
+    for part in path.relative_to(named).parts if named else ():  # the first step whose link leaves is the one named
         walked = walked / part
         try:
-            resolve_inside(real_root, walked, strict=False)
+            resolve_inside(root, walked, strict=False)
         except Unreadable as e:
-            shown = walked.relative_to(named).as_posix() + ("" if os.path.isfile(walked) else "/")
-            raise LinkOut(f"{shown} {e}") from None
-    return path.resolve()
+            return f"{walked.relative_to(named).as_posix()}{'' if os.path.isfile(walked) else '/'} {e}"
+    return None
+
+
+def refuse_link_out(root: Path, path: Path) -> None:
+    """Raise ``LinkOut`` with the message of ``link_out`` where ``path`` leaves ``root`` (what site/plugin.py calls)."""
+    if (why := link_out(root, path)) is not None:
+        raise LinkOut(why)
 
 
 class Miscoded(Unreadable):

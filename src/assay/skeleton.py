@@ -14,7 +14,7 @@ from pathlib import Path
 
 from assay.diagnostics import UsageProblem
 from assay.experiment import SLUG
-from assay.files import Unreadable, refuse_link_out
+from assay.files import link_out
 from assay.ids import SOURCE_ID
 from assay.model import BY_KIND
 from assay.records.knowledge_base import next_id
@@ -80,10 +80,8 @@ def _write(root: Path, files: dict[str, str]) -> list[str]:
     """Write each new file, none of which may exist; all are checked before the first is written."""
     for rel in files:
         path = root / rel
-        try:
-            refuse_link_out(root, path.parent)
-        except Unreadable as e:
-            raise UsageProblem(f"{e}; assay new writes only inside it") from None
+        if (why := link_out(root, path.parent)) is not None:
+            raise UsageProblem(f"{why}; assay new writes only inside it")
         if path.exists():
             raise UsageProblem(f"{rel} exists already; assay new writes only new files")
     for rel, text in files.items():

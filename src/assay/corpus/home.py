@@ -25,12 +25,16 @@ def folder() -> Path:
 
 
 def outside(root: Path) -> Path | None:
-    """The cache folder, where it lies outside the knowledge base at the resolved ``root``; else None."""
+    """The cache folder, where it lies outside the knowledge base at the resolved ``root`` (``files.resolve_inside``);
+    else None: a cache inside could come with a commit or an archive."""
     try:
         path = folder()
-    except (RuntimeError, KeyError):  # no home folder to hold a cache
+        resolve_inside(root, path, strict=False)
+    except LinkOut:
+        return path
+    except (RuntimeError, KeyError, Unreadable):  # no home folder to hold a cache; unresolvable: as good as inside
         return None
-    return None if _inside(path, root) else path
+    return None
 
 
 def read_plain(root: Path, name: str) -> bytes | None:
@@ -64,18 +68,6 @@ def write_plain(root: Path, name: str, data: bytes) -> None:
             os.close(dir_fd)
     except OSError:
         pass
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """Whether the cache folder ``path`` lies inside the knowledge base (``files.resolve_inside``), where a cache could
-    come with a commit or an archive."""
-    try:
-        resolve_inside(root, path, strict=False)
-    except LinkOut:
-        return False
-    except Unreadable:
-        return True  # unresolvable: as good as inside
-    return True
 
 
 def _ours(st: os.stat_result) -> bool:

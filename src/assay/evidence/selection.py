@@ -16,7 +16,7 @@ import pytest
 from assay.diagnostics import UsageProblem
 from assay.evidence import limits
 from assay.experiment import Check
-from assay.files import Unreadable, refuse_link_out
+from assay.files import link_out
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, is_knowledge_base
 from assay.records.lookup import near, record_ids
@@ -129,17 +129,15 @@ def full_float32(torch: Any) -> None:
 
 def check_folders(root: Path, ledger_root: Path) -> None:
     """Raise ``pytest.UsageError`` where the knowledge base's ``verify/`` or the ledger's ``results/`` is a link that
-    leaves its root (``files.refuse_link_out``): verifiers from outside would run with code Assay cannot read as an
+    leaves its root (``files.link_out``): verifiers from outside would run with code Assay cannot read as an
     input, so their results would never go stale, and a result would be written outside."""
     if not is_knowledge_base(root):
         return  # the plugin is inert outside a knowledge base
     for base, folder in ((root, "verify"), (ledger_root, "results")):
-        try:
-            refuse_link_out(base, Path(folder))
-        except Unreadable as e:
+        if (why := link_out(base, Path(folder))) is not None:
             raise pytest.UsageError(
-                f"{e}; pytest verify runs and writes only inside it (make {folder}/ a folder of the knowledge base)"
-            ) from None
+                f"{why}; pytest verify runs and writes only inside it (make {folder}/ a folder of the knowledge base)"
+            )
 
 
 def check_wanted(kb: KnowledgeBase, wanted: list[str], checks: list[str]) -> None:

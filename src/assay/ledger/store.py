@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from assay import corpus
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, is_temporary, read_in_stat, read_regular, refuse_link_out, write_atomic
+from assay.files import Unreadable, is_temporary, link_out, read_in_stat, read_regular, resolve_inside, write_atomic
 from assay.fingerprints import Stamp, input_hash, sha256, stamp, stamp_of
 from assay.ledger.layout import RESULTS, figure_pattern, key_named, key_of, ledger_path
 from assay.ledger.refusals import HINTS, LedgerProblem, diagnose, first_error  # noqa: F401 - read from here too
@@ -34,10 +34,8 @@ def locked(root: Path, claim: str) -> Iterator[None]:
     finish together never put an older pick over a newer result. Raises ``OSError`` before anything is written
     where ``results/`` or the claim's folder is a link or leads outside ``root``, or is not a folder."""
     base = Path(root) / RESULTS
-    try:
-        refuse_link_out(root, Path(RESULTS, claim))
-    except Unreadable as e:
-        raise OSError(errno.ENOTDIR, f"{e}; the ledger is written only inside the knowledge base") from None
+    if (why := link_out(root, Path(RESULTS, claim))) is not None:
+        raise OSError(errno.ENOTDIR, f"{why}; the ledger is written only inside the knowledge base")
     if os.path.lexists(base) and not base.is_dir():
         raise OSError(errno.ENOTDIR, "results/ is not a folder; the ledger is written only inside the knowledge base")
     folder = base / claim
@@ -269,7 +267,7 @@ def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
     """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` as ``_ledger_entries`` gives it."""
     base = root / RESULTS
     try:
-        base_real = str(refuse_link_out(root, Path(RESULTS)))
+        base_real = str(resolve_inside(root, base, strict=False))
     except Unreadable:
         return []  # results/ itself leads outside: nothing in it is read (``assay check`` says so)
     try:

@@ -12,7 +12,7 @@ from typing import Any
 
 from assay import corpus
 from assay.diagnostics import Diagnostic
-from assay.files import Unreadable, refuse_link_out
+from assay.files import link_out
 from assay.fingerprints import stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import STATE, Loaded
@@ -145,7 +145,7 @@ FOLDERS = (*MODELS, "verify", "results")
 def inside(root: Path, folder: str) -> bool:
     """Whether the top-level ``folder`` of ``root`` stays inside it: one that a link takes out is neither listed nor
     read, and ``linked_out`` reports it."""
-    return _why_out(root, folder) is None
+    return link_out(root, Path(folder)) is None
 
 
 def linked_out(root: Path) -> list[Diagnostic]:
@@ -160,16 +160,8 @@ def linked_out(root: Path) -> list[Diagnostic]:
             f"make {folder}/ a folder of the knowledge base: move its files in and remove the link",
         )
         for folder in FOLDERS
-        if (why := _why_out(root, folder)) is not None
+        if (why := link_out(root, Path(folder))) is not None
     ]
-
-
-def _why_out(root: Path, folder: str) -> str | None:
-    try:
-        refuse_link_out(root, Path(folder))  # the one rule (``assay.files``)
-    except Unreadable as e:
-        return str(e)
-    return None
 
 
 def _yaml_names(folder: Path) -> list[str]:
