@@ -21,6 +21,7 @@ from assay.corpus.forking import shared_map as _shared_map
 from assay.corpus.home import folder, read_plain, write_plain
 from assay.corpus.lazy import Lazy
 from assay.files import READ_IN_STAT
+from assay.fingerprints import Stamp
 
 __all__ = [
     "LARGE_FROM",
@@ -33,6 +34,7 @@ __all__ = [
     "engine_files",
     "folder",
     "kept",
+    "kept_or_read",
     "large",
     "map_all",
     "pool",
@@ -66,6 +68,28 @@ def map_all(work: Callable[[Sequence[T]], list[R]], items: Sequence[T], cost: in
     items are ``large``, taken from a job started ``ahead`` where one was. ``work`` goes to them by name: a function
     of a module, or a ``functools.partial`` of one."""
     return _shared_map(work, items, _fork_from(cost))
+
+
+def kept_or_read(
+    store: ParseCache | None,
+    rels: Sequence[str],
+    stamped: Callable[[str], Stamp | None],
+    read: Callable[[Sequence[str]], list[tuple[Stamp | None, R]]],
+    cost: int = 1,
+) -> list[R]:
+    """The value of each file at ``rels`` (root-relative), in order: the one ``store`` keeps for it under the stamp
+    ``stamped(rel)`` gives now, else what ``read`` gives of it (``map_all``: each file with the stamp it had as it was
+    read, None where that stands for nothing), which ``store`` keeps from now on. An empty store (a first run) keeps
+    nothing to compare with: no file is stamped before it is read. ``store`` None: every file is read."""
+    found: list[Any] = [None] * len(rels) if store is None or store.empty else [store.get(r, stamped(r)) for r in rels]
+    todo = [i for i, value in enumerate(found) if value is None]
+    for i, (current, value) in zip(todo, map_all(read, [rels[i] for i in todo], cost)):
+        found[i] = value
+        if store is not None:
+            store.put(rels[i], current, value)
+    if store is not None:
+        store.save()
+    return found
 
 
 def ahead(work: Callable[[Sequence[T]], list[R]], items: Sequence[T], cost: int = 1) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -13,7 +13,7 @@ from typing import Any
 from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.files import link_out
-from assay.fingerprints import stamp
+from assay.fingerprints import Stamp, stamp
 from assay.model import MODELS, SERIES, Claim, Decision, Source
 from assay.records.document import STATE, Loaded
 from assay.records.validation import load_record
@@ -63,30 +63,18 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
 
     ``cache``: reuse the parse of every file unchanged since the last run; by default where the files are
-    ``corpus.large``. The files it lacks are parsed by as many processes as the machine has cores where they are
-    large (``parse_all``).
+    ``corpus.large``. The files it lacks are then parsed by as many processes as the machine has cores, each
+    frozen as the cache keeps it: 50,000 records parsed at once would not fit otherwise (``corpus.kept_or_read``).
     """
     root = Path(root).resolve()
     paths = record_names(root)
     direct = _direct(root)
-    big = corpus.large(len(paths)) if cache is None else cache
-    store = corpus.ParseCache(root, "records", value=STATE, dump=Loaded.state, load=Loaded.from_state) if big else None
-    if store is None:
+    if not (corpus.large(len(paths)) if cache is None else cache):
         return KnowledgeBase(root, [load_record(root, f"{folder}/{name}", folder in direct) for folder, name in paths])
-    kept: list[Loaded | None] = []
-    missing: list[tuple[int, str]] = []  # (index, rel) of the files to parse
-    for folder, name in paths:
-        rel = f"{folder}/{name}"
-        # an empty cache keeps nothing to compare with: each file is stamped as it is read (load_record)
-        kept.append(None if store.empty else store.get(rel, stamp(f"{root}/{rel}") if folder in direct else None))
-        if kept[-1] is None:
-            missing.append((len(kept) - 1, rel))
-    parsed = parse_all(root, [rel for _, rel in missing], direct)
-    for (i, _), loaded in zip(missing, parsed):
-        kept[i] = loaded
-    store.put_all([(f.path, f.stamp, f) for f in parsed])
-    store.save()
-    return KnowledgeBase(root, [f for f in kept if f is not None])  # every one: the missing were parsed
+    store = corpus.ParseCache(root, "records", value=STATE, dump=Loaded.state, load=Loaded.from_state)
+    rels = [f"{folder}/{name}" for folder, name in paths]
+    stamped = partial(_stamp, root, frozenset(direct))
+    return KnowledgeBase(root, corpus.kept_or_read(store, rels, stamped, partial(_parse_chunk, root, frozenset(direct))))
 
 
 def ahead(root: Path, paths: list[tuple[str, str]] | None = None) -> None:
@@ -103,27 +91,20 @@ def _direct(root: Path) -> set[str]:
     return {folder for folder in MODELS if (root / folder).resolve() == root / folder}
 
 
-def parse_all(root: Path, rels: list[str], direct: Collection[str] = ()) -> list[Loaded]:
-    """``parse_for_cache`` of each root-relative path, in order.
-
-    A knowledge base cloned afresh has every file to parse (50,000 take a minute and a half on one core),
-    so where they are large they are shared among forked processes (``corpus.map_all``). Each
-    parse comes back as the cache keeps it: plain fields and one frozen string. ``direct``: the folders known to
-    be no link and to lie inside the resolved ``root`` (``load_record``).
-    """
-    return corpus.map_all(partial(_parse_chunk, root, frozenset(direct)), rels)
+def _stamp(root: Path, direct: frozenset[str], rel: str) -> Stamp | None:
+    """The stamp of the record file at ``rel`` where it stands for its content (``_direct``), else None."""
+    return stamp(f"{root}/{rel}") if rel.split("/", 1)[0] in direct else None
 
 
-def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[Loaded]:
+def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[tuple[Stamp | None, Loaded]]:
+    """Each record file parsed (``load_record``, which stamps it as it is read) and frozen as the cache keeps it."""
     corpus.read_ahead(f"{root}/{rel}" for rel in rels if rel.split("/", 1)[0] in direct)  # a run's files asked for at once
-    return [parse_for_cache(root, rel, rel.split("/", 1)[0] in direct) for rel in rels]
-
-
-def parse_for_cache(root: Path, rel: str, direct: bool = False) -> Loaded:
-    """One record file as the cache keeps it: parsed, its heavy parts frozen as plain data."""
-    loaded = load_record(root, rel, direct)
-    loaded.freeze()  # as if it came from the cache: 50,000 records parsed at once would not fit otherwise
-    return loaded
+    out = []
+    for rel in rels:
+        loaded = load_record(root, rel, rel.split("/", 1)[0] in direct)
+        loaded.freeze()
+        out.append((loaded.stamp, loaded))
+    return out
 
 
 def named_first(files: list[Loaded]) -> list[Loaded]:

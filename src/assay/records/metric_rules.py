@@ -43,23 +43,13 @@ def recorded(root: Path, cache: bool = False) -> dict[str, tuple[Tie, Recorded]]
     does not parse records nothing here (pytest reports it). ``cache``: take each module's reading from the cache
     that ``scan`` keeps (one parse of a module gives both), reading there those it lacks (``assay.corpus``).
     """
-    if cache:
-        found = verifiers.readings(root, cache=True)
-    else:
-        rels = [path.relative_to(root).as_posix() for path in verifiers.modules(root)]
-        found = dict(zip(rels, _read_all(root, rels)))
     out: dict[str, tuple[Tie, Recorded]] = {}
-    for reading in found.values():
+    for reading in verifiers.readings(root, cache).values():
         if isinstance(reading, str):
             continue  # unreadable: reported where the verifiers are indexed
         calls = reading.recorded()
         out.update({n: ((v.claim, v.check, v.line), calls[n.split("::")[1]]) for n, v in reading.tests.items()})
     return out
-
-
-def _read_all(root: Path, rels: list[str]) -> list[verifiers.Reading | str]:
-    """``verifiers.read_module`` of each path, in order (``verifiers.read_modules``)."""
-    return verifiers.read_modules(root, rels)
 
 
 def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:

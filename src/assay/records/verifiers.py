@@ -113,26 +113,8 @@ def readings(root: Path, cache: bool = False) -> dict[str, Reading | str]:
     """The ``Reading`` of every ``verify/test_*.py`` under ``root`` by path, or why it cannot be read (the rule of
     ``scan``); ``cache``: keep each reading between runs while the file is unchanged (``assay.corpus``)."""
     store = corpus.ParseCache(root, "verifiers", value=Reading | str) if cache else None
-    out: dict[str, Reading | str] = {}
-    todo = []
-    for path in modules(root):
-        rel = path.relative_to(root).as_posix()
-        direct = store is not None and path.parent.resolve() == path.parent  # no link on the way: a stamp holds
-        out[rel] = store.get(rel, stamp(path)) if direct and not store.empty else None  # type: ignore[union-attr]
-        if out[rel] is None:
-            todo.append((rel, direct))
-    # each module is stamped where it is read, before it is read (``_read_stamped``)
-    fresh = corpus.map_all(partial(_read_stamped, root), [rel for rel, _ in todo], COST)
-    for (rel, _), (_, reading) in zip(todo, fresh):
-        out[rel] = reading
-    if store is not None:  # a module that could not be read, or one reached through a link, is read again next time
-        entries = [
-            (rel, current if direct and not isinstance(reading, str) else None, reading)
-            for (rel, direct), (current, reading) in zip(todo, fresh)
-        ]
-        store.put_all(entries)
-        store.save()
-    return out  # type: ignore[return-value]  # every None was replaced
+    rels = [path.relative_to(root).as_posix() for path in modules(root)]
+    return dict(zip(rels, corpus.kept_or_read(store, rels, partial(_stamp, root), partial(_read_stamped, root), COST)))
 
 
 def ahead(root: Path) -> None:
@@ -150,23 +132,24 @@ def modules(root: Path) -> list[Path]:
     return sorted((root / "verify").glob("**/test_*.py"))
 
 
+def _stamp(root: Path, rel: str) -> Stamp | None:
+    """The stamp of the module at ``rel`` where it stands for its content (no link on its way), else None."""
+    path = root / rel
+    return stamp(path) if path.parent.resolve() == path.parent else None
+
+
 def _read_stamped(root: Path, rels: Sequence[str]) -> list[tuple[Stamp | None, Reading | str]]:
-    """``read_module`` of each path with the stamp its file had just before (a link has none)."""
-    return [(stamp(root / rel), read_module(root, rel)) for rel in rels]
+    """``read_module`` of each path with its stamp just before (``_stamp``); a module that could not be read has none:
+    it is read again next time."""
+    out = []
+    for rel in rels:
+        current, reading = _stamp(root, rel), read_module(root, rel)
+        out.append((None if isinstance(reading, str) else current, reading))
+    return out
 
 
 #: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is walked twice.
 COST = 50
-
-
-def read_modules(root: Path, rels: list[str]) -> list[Reading | str]:
-    """``read_module`` of each path, in order; shared among forked processes where they are large
-    (``corpus.map_all``)."""
-    return corpus.map_all(partial(_read_chunk, root), rels, COST)
-
-
-def _read_chunk(root: Path, rels: Sequence[str]) -> list[Reading | str]:
-    return [read_module(root, rel) for rel in rels]
 
 
 def read_module(root: Path, rel: str) -> Reading | str:
