@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from functools import partial
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +20,7 @@ def two_cores(monkeypatch):
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     yield
     bulk.settle()
-    assert not bulk._AHEAD
+    assert not bulk._AHEAD and not bulk._AHEAD_POOL and not multiprocessing.active_children()
 
 
 def where(tag: str, items):
@@ -40,42 +40,40 @@ def dying(parent: int, items):
     return list(items)
 
 
-def test_work_started_ahead_is_what_shared_map_gives_worked_on_elsewhere_and_leaves_no_file():
+def test_work_started_ahead_is_what_shared_map_gives_worked_on_elsewhere_and_leaves_no_process():
     items = list(range(100))
     bulk.ahead(partial(where, "a"), items, 10)
-    (job,) = bulk._AHEAD.values()
-    folder = job.folder
     got = bulk.shared_map(partial(where, "a"), items, 10)
     assert [(tag, v) for tag, v, _, _ in got] == [("a", i * 2) for i in items]
     assert {pid for _, _, pid, _ in got} - {os.getpid()} and os.getpid() not in {pid for _, _, pid, _ in got}
-    assert not bulk._AHEAD and not Path(folder).exists()
+    assert not bulk._AHEAD and not bulk._AHEAD_POOL and not multiprocessing.active_children()
 
 
-def test_each_job_started_after_the_first_runs_nicer_so_the_first_has_the_cores():
+def test_every_job_started_ahead_runs_in_the_processes_forked_for_the_first():
     bulk.ahead(partial(where, "first"), list(range(40)), 10)
+    (pool,) = bulk._AHEAD_POOL
     bulk.ahead(partial(where, "second"), list(range(40)), 10)
+    assert bulk._AHEAD_POOL == [pool]
     second = bulk.shared_map(partial(where, "second"), list(range(40)), 10)
     first = bulk.shared_map(partial(where, "first"), list(range(40)), 10)
-    base = os.nice(0)
-    assert {n for *_, n in first} == {base} and {n for *_, n in second} == {min(19, base + bulk.NICER)}
+    assert [v for _, v, _, _ in first] == [v for _, v, _, _ in second] == [i * 2 for i in range(40)]
+    assert len({pid for _, _, pid, _ in first + second}) <= bulk.cores()  # no second pool was forked
 
 
 def test_a_call_that_differs_from_the_job_started_is_worked_as_ever_and_the_job_is_stopped_at_exit():
     bulk.ahead(partial(where, "a"), list(range(50)), 10)
     other = bulk.shared_map(partial(where, "a"), list(range(51)), 10)  # one item more: another job
     assert [v for _, v, _, _ in other] == [i * 2 for i in range(51)]
-    assert len(bulk._AHEAD) == 1  # not taken
-    folder = next(iter(bulk._AHEAD.values())).folder
+    assert len(bulk._AHEAD) == 1 and bulk._AHEAD_POOL  # not taken
     bulk.settle()
-    assert not bulk._AHEAD and not Path(folder).exists()
+    assert not bulk._AHEAD and not bulk._AHEAD_POOL and not multiprocessing.active_children()
 
 
 def test_what_a_run_raises_elsewhere_is_raised_where_the_results_are_taken():
     bulk.ahead(exploding, list(range(40)), 10)
-    (job,) = bulk._AHEAD.values()
     with pytest.raises(ValueError, match="thirteen"):
         bulk.shared_map(exploding, list(range(40)), 10)
-    assert not Path(job.folder).exists() and not job.pids  # nothing left behind, no process left running
+    assert not bulk._AHEAD_POOL and not multiprocessing.active_children()  # no process left running
 
 
 def test_a_run_whose_process_was_killed_is_run_here():
@@ -121,26 +119,7 @@ def test_a_first_check_that_reads_all_ahead_says_what_one_that_reads_nothing_ahe
     assert check("ahead", ahead=False) == plain
 
 
-def test_results_wait_on_disk_where_shared_memory_has_little_room(monkeypatch, tmp_path):
-    """A container's /dev/shm of 64 MB would fill: the results then wait in the temporary folder."""
-    import tempfile
-
-    class Full:
-        f_bavail, f_frsize = 64 * 2**20 // 4096, 4096
-
-    monkeypatch.setattr(bulk.os, "statvfs", lambda path: Full())
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    bulk.ahead(partial(where, "a"), list(range(40)), 10)
-    (job,) = bulk._AHEAD.values()
-    assert Path(job.folder).parent == tmp_path
-    assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]
-
-
-def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monkeypatch, tmp_path):
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(bulk, "_shared_memory", lambda: None)
+def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monkeypatch):
     forks = [0]
     real = bulk.os.fork
 
@@ -152,7 +131,7 @@ def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monke
 
     monkeypatch.setattr(bulk.os, "fork", second_fails)
     bulk.ahead(partial(where, "a"), list(range(40)), 10)
-    assert not bulk._AHEAD and list(tmp_path.iterdir()) == []
+    assert not bulk._AHEAD and not bulk._AHEAD_POOL and not multiprocessing.active_children()
     monkeypatch.setattr(bulk.os, "fork", real)
     assert [v for _, v, _, _ in bulk.shared_map(partial(where, "a"), list(range(40)), 10)] == [i * 2 for i in range(40)]
 
