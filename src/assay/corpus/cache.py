@@ -163,11 +163,6 @@ class ParseCache:
         if self.settled(current):
             self._new[rel] = (current, value)
 
-    def put_all(self, entries: list[tuple[str, Stamp | None, Any]]) -> None:
-        """``put`` of each ``(rel, stamp, value)``."""
-        for rel, current, value in entries:
-            self.put(rel, current, value)
-
     def settled(self, current: Stamp | None) -> bool:
         """Whether a file with the stamp ``current`` was last changed long enough ago for the stamp to stand for its
         content (a second write within the clock tick of the first could leave its times as they were)."""

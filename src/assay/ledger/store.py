@@ -184,7 +184,8 @@ def _read_ledger(root: Path, cache: bool) -> Ledger:
         read = [e for f in folders for e in f]
         listed, stamps, found = [e[0] for e in read], [e[1] for e in read], [e[2] for e in read]
         if store is not None:
-            store.put_all([(f"{RESULTS}/{f}/{n}", _keepable(current, entry), entry) for (f, n, _), current, entry in read])
+            for (f, n, _), current, entry in read:
+                store.put(f"{RESULTS}/{f}/{n}", _keepable(current, entry), entry)
     else:  # stamped before it is read
         listed = list(_ledger_entries(root))
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
