@@ -71,9 +71,7 @@ def _judgement_rules(kb: KnowledgeBase, ledger: store.Ledger) -> tuple[set[Diagn
         kept = memo.get(cid, f.stamp) if known else None
         if kept is None or kept[0] != repr(stamps):
             diags = (*challenges.of_claim(cid, f, ledger), *prose.of_claim(cid, f, ledger))
-            reads_seeds = any(
-                (r := ledger.get(k)) is not None and any(e.seeds != "value" for e in r.expectation) for k in keys[cid]
-            )
+            reads_seeds = any(ledger.reads_seeds(k) for k in keys[cid])
             kept = (repr(stamps), diags, reads_seeds)
             if known:
                 memo.put(cid, f.stamp, kept)

@@ -16,7 +16,6 @@ from typing import Callable
 
 from assay import audit, corpus, export, graph, overview, schema, vocabulary
 from assay.diagnostics import UsageProblem, printable
-from assay.ledger import registration
 from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
 from assay.records.document import Loaded
@@ -106,7 +105,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     example: assay status
     """
     kb = load(args.root)
-    states = overview.briefs(kb)
+    states, moved = overview.listing(kb)
     for name, st in vocabulary.CLAIM.items():
         ids = [cid for cid, s in states.items() if s.status == name]
         if not ids:
@@ -126,7 +125,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
         for f in invalid:
             print(f"  {f.id:<12} {printable(f.path)}")
-    for d in registration.diagnostics(kb):  # an expectation moved after its result votes for nothing: say so here too
+    for d in moved:  # an expectation moved after its result votes for nothing: say so here too
         print(printable(f"warning[{d.code}]: {d.path}:{d.line}: {d.message}"), file=sys.stderr)
     print("legend: " + "; ".join(f"{n} = {s.meaning}" for n, s in vocabulary.CLAIM.items()), file=sys.stderr)
     return 0

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from assay import corpus, status
+from assay.diagnostics import Diagnostic
+from assay.ledger import registration
 from assay.ledger.inputs import InputParts
 from assay.ledger.registration import Registry
 from assay.ledger.store import Ledger, read_ledger
@@ -138,6 +140,14 @@ def briefs(
     return {
         cid: Brief(status, "closed" if closed[cid] else "open", counts, stale) for cid, (status, counts, stale) in made.items()
     }
+
+
+def listing(kb: KnowledgeBase) -> tuple[dict[str, Brief], list[Diagnostic]]:
+    """What ``assay status`` lists: every claim's ``Brief``, and the registration diagnostics (an expectation moved
+    after its result votes for nothing), from one reading of the ledger and of the history."""
+    cache = corpus.large(len(kb.files))
+    ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
+    return briefs(kb, cache, ledger, registry), list(registration.diagnostics(kb, ledger, registry=registry))
 
 
 def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: bytes, code: dict[str, bytes]) -> str | None:

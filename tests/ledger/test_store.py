@@ -151,3 +151,15 @@ def test_largest_change_and_environment_change_say_what_moved(kb_root):
     new = new.model_copy(update={"metrics": {"excess": Metric(value=0.25)}, "environment": env})
     assert merge.largest_change(old, new) == "largest metric change |Δ| 0.25 (excess); 0 of 1 metrics identical"
     assert merge.environment_change(old, new) == "environment differs: cpu_model Test CPU -> Other CPU"
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["read", "from-the-cache"])
+def test_whether_a_result_reads_seeds_is_told_alike_from_its_json_and_from_its_model(make_kb, cache):
+    root = make_kb("no-history")
+    unseeded = {"top1": 60, "top1_nofix": 40, "signature_acc_shuffled": 0.5, "signature_acc_nofix": 0.9}
+    write_result(root, "SOTA-364", "shuffle-bn", "cpu", "passed", **unseeded)  # beside the fixture's seeded one
+    store.read_ledger(root, cache=cache)  # a second reading takes the cache's JSON, where it keeps one
+    ledger = store.read_ledger(root, cache=cache)
+    told = {key: ledger.reads_seeds(key) for key in ledger.results}
+    assert told == {key: any(e.seeds != "value" for e in ledger.get(key).expectation) for key in ledger.results}
+    assert sorted(set(told.values())) == [False, True]

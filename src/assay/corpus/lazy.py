@@ -33,6 +33,10 @@ class Lazy(MutableMapping[K, V]):
         value = self._made[key] = self._make(self._plain[key])
         return value
 
+    def plain(self, key: K) -> Any:
+        """The plain form of ``key``'s value, made or not."""
+        return self._plain[key]
+
     def __setitem__(self, key: K, plain: Any) -> None:
         self._plain[key] = plain
         self._made.pop(key, None)

@@ -295,26 +295,22 @@ class Registry:
         return tuple(of_check(self.history, claim, check, results))
 
 
-def _seeded(ledger, key) -> bool:
-    """Whether the result ``key`` read an expectation over seeds."""
-    r = ledger.get(key)
-    return r is not None and any(e.seeds != "value" for e in r.expectation)
-
-
-def diagnostics(kb, ledger=None, seeded: list[str] | None = None) -> Iterator[Diagnostic]:
+def diagnostics(kb, ledger=None, seeded: list[str] | None = None, registry: Registry | None = None) -> Iterator[Diagnostic]:
     """``post-hoc`` at every expectation of ``kb`` that votes for nothing because it was moved after its result;
     ``unconfirmed`` at every seeded one fixed only with or after its result and not yet confirmed on fresh seeds (a
     verdict that reads it is provisional); ``no-history`` once where the history that decides this is missing and a
-    result reads seeds (``seeded``: the claims whose results do, where the caller knows them)."""
+    result reads seeds (``seeded``: the claims whose results do, where the caller knows them). ``ledger`` and
+    ``registry``: as the caller read them, else read here."""
     from assay.ledger.store import read_ledger  # only where there is a history to read it against
 
-    registry = Registry(kb.root)
+    registry = Registry(kb.root) if registry is None else registry
     ledger = read_ledger(kb.root) if ledger is None else ledger
     with_results = sorted({key[0] for key in ledger.results} & set(kb.claim_files))  # keys alone: nothing is thawed
     if not with_results:
         return
     if not registry.history.available:
-        seeded = seeded if seeded is not None else [k[0] for k in sorted(ledger.results) if _seeded(ledger, k)]
+        if seeded is None:  # the first claim whose result reads seeds is the one named: none is validated past it
+            seeded = next(([k[0]] for k in sorted(ledger.results) if ledger.reads_seeds(k)), [])
         if not seeded:  # only a seeded verdict needs its history
             return
         first = seeded[0]

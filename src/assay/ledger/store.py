@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+import msgspec
 from pydantic import ValidationError
 
 from assay import corpus
@@ -117,6 +118,24 @@ class Ledger:
 
     def get(self, key: Key) -> Result | None:
         return self.results.get(key)
+
+    def reads_seeds(self, key: Key) -> bool:
+        """Whether the result ``key`` read an expectation over seeds; one still in its JSON is decoded for that alone
+        (a fifth of validating it), not made."""
+        plain = self.results.plain(key)
+        if isinstance(plain, Result):
+            return any(e.seeds != "value" for e in plain.expectation)
+        return any(e.seeds != "value" for e in msgspec.json.decode(plain, type=_Readings).expectation)
+
+
+class _Reading(msgspec.Struct):
+    seeds: str = "value"
+
+
+class _Readings(msgspec.Struct):
+    """Of a result's JSON, only how each expectation read its seeds."""
+
+    expectation: list[_Reading] = []
 
 
 def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
