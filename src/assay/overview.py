@@ -163,7 +163,7 @@ def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: byt
         module = check.verifier.split("::")[0]
         if module not in code:
             code[module] = repr(sorted(inputs.code_parts(module).items())).encode()
-        data = [inputs.file_digest(inputs.root / name) for name in check.reads]
+        data = [inputs.data_digest(name) for name in check.reads]
         for device in check.devices:
             key = (cid, check.id, device)
             if key in ledger.stamps and ledger.stamps[key] is None:

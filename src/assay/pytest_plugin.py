@@ -24,7 +24,7 @@ from assay.evidence.recorder import Evidence
 from assay.experiment import Check
 from assay.ledger import store
 from assay.ledger.environment import git_commit
-from assay.ledger.inputs import InputParts, unreadable_code
+from assay.ledger.inputs import InputParts, unreadable_code, unreadable_data
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase, load
@@ -227,8 +227,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if tie[1].known_failing:
             item.add_marker(pytest.mark.xfail(strict=True, raises=ExpectationNotMet, reason=tie[1].known_failing))
     selection.select(config, items, state)
-    for item in items:  # hashed by select: code it could not read is refused here, before it runs
-        unread = unreadable_code(state.parts.get(item.nodeid, {}))
+    for item in items:  # hashed by select: code or data it could not read is refused here, before it runs
+        parts = state.parts.get(item.nodeid, {})
+        unread = unreadable_code(parts) + unreadable_data(parts)
         if unread:
             del state.ties[item.nodeid]
             item.stash[_PROBLEM] = f"{item.nodeid} is not run: {'; '.join(unread)} (see `assay check`)"

@@ -72,3 +72,66 @@ def test_a_helper_imported_by_its_path_is_an_input_so_editing_it_makes_the_resul
 
     helper.write_text("SCALE = 2.0\n")
     assert run_reason(read_ledger(kb_root), KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "stale"
+
+
+PACKAGE_HINT = (
+    "  hint: name a file the installed package holds, package:NAME/PATH (NAME as it is imported, PATH inside its "
+    "folder), and install the package at the version requirements.lock pins"
+)
+
+
+def _check_of(root) -> list[str]:
+    from assay import audit
+
+    return [d.render() for d in audit.run(load(root))]
+
+
+def test_a_package_that_is_not_installed_under_reads_is_an_error_of_assay_check_naming_the_line(make_kb):
+    root = make_kb()
+    _reading(root, "package:assay_no_such_pkg/data/table.csv")
+    assert _check_of(root) == [
+        "claims/THEORY-085.yaml:16:13: error[unreadable-input]: check 'log-n-cap' of THEORY-085 reads "
+        "'package:assay_no_such_pkg/data/table.csv', which names the package assay_no_such_pkg, and no package of "
+        "that name is installed\n" + PACKAGE_HINT
+    ]
+
+
+def test_a_file_an_installed_package_does_not_hold_is_an_error_of_assay_check(make_kb, installed_package):
+    root = make_kb()
+    _reading(root, "package:assay_probe_pkg/data/tabel.csv")
+    assert _check_of(root) == [
+        "claims/THEORY-085.yaml:16:13: error[unreadable-input]: check 'log-n-cap' of THEORY-085 reads "
+        "'package:assay_probe_pkg/data/tabel.csv', which is not a file of the installed package assay_probe_pkg\n" + PACKAGE_HINT
+    ]
+
+
+def test_a_package_file_that_links_out_of_the_package_is_an_error_and_its_part_is_unreadable(make_kb, installed_package):
+    root = make_kb()
+    (root / "secret.txt").write_text("a file of the knowledge base, not of the package")
+    (installed_package / "data" / "table.csv").unlink()
+    (installed_package / "data" / "table.csv").symlink_to(root / "secret.txt")
+    _reading(root, "package:assay_probe_pkg/data/table.csv")
+    assert _check_of(root) == [
+        "claims/THEORY-085.yaml:16:13: error[unreadable-input]: check 'log-n-cap' of THEORY-085 reads "
+        "'package:assay_probe_pkg/data/table.csv', which is not a regular file inside the package assay_probe_pkg\n"
+        + PACKAGE_HINT
+    ]
+    claim = load(root).claims["THEORY-085"]
+    parts = InputParts(root).parts(claim, claim.check("log-n-cap"), "cpu")
+    assert parts["data:package:assay_probe_pkg/data/table.csv"] == (
+        "unreadable: is a link to a file outside the package assay_probe_pkg"
+    )
+
+
+def test_a_folder_under_reads_is_an_unreadable_part_not_a_crash_of_the_inputs(kb_root):
+    (kb_root / "data").mkdir()
+    _reading(kb_root, "data")
+    claim = load(kb_root).claims["THEORY-085"]
+    parts = InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")
+    assert parts["data:data"] == "unreadable: is not a regular file (a directory)"
+
+
+def test_a_package_file_that_is_found_is_no_diagnostic(make_kb, installed_package):
+    root = make_kb()
+    _reading(root, "package:assay_probe_pkg/data/table.csv")
+    assert _check_of(root) == []

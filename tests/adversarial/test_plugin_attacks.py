@@ -4,6 +4,7 @@ does may stop the other checks, and an error never replaces a completed measurem
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -252,6 +253,27 @@ def test_a_local_module_a_verifier_imports_through_a_link_outside_stops_its_chec
     result = pytester.runpytest_subprocess("verify")
     result.stdout.fnmatch_lines(["*is not run: verify/helper.py is a link to a file outside the knowledge base*"])
     assert not (root / "results").exists()
+
+
+def test_a_check_whose_package_file_is_missing_is_not_run_and_writes_no_result(pytester, installed_package):
+    # the verifier would read the package's data through its own code: an input Assay cannot hash is an unknown input
+    root = make_kb(pytester, [check("gap", "test_gap", GAP, "reads: [package:assay_probe_pkg/data/gone.csv]\n")], GAP_TESTS)
+    result = pytester.runpytest_subprocess("verify")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*verify/test_kb.py::test_gap is not run: package:assay_probe_pkg/data/gone.csv is not a file of the "
+            "installed package assay_probe_pkg (see `assay check`)"
+        ]
+    )
+    assert not (root / "results").exists()
+
+
+def test_a_check_whose_package_file_is_there_runs_and_records_its_digest(pytester, installed_package):
+    root = make_kb(pytester, [check("gap", "test_gap", GAP, "reads: [package:assay_probe_pkg/data/table.csv]\n")], GAP_TESTS)
+    pytester.runpytest_subprocess("verify").assert_outcomes(passed=1)
+    digest = hashlib.sha256(b"a,b\n1,2\n").hexdigest()[:16]
+    assert ledger(root)["inputs"]["parts"]["data:package:assay_probe_pkg/data/table.csv"] == digest
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,21 @@ def test_a_declared_data_file_is_an_input(kb_root):
     assert reasons_after(kb_root, change) == ["the data file verify/table.csv changed"]
 
 
+def test_a_file_of_an_installed_package_that_a_check_reads_is_an_input(kb_root, installed_package):
+    reads = "    reads: [package:assay_probe_pkg/data/table.csv]\n    tier: analytic"
+    edit(kb_root / "claims" / "SOTA-364.yaml", "    tier: analytic", reads)
+    change = lambda: (installed_package / "data" / "table.csv").write_text("a,b\n1,3\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["the data file package:assay_probe_pkg/data/table.csv changed"]
+
+
+def test_a_package_file_that_cannot_be_read_is_a_part_that_says_why(kb_root):
+    reads = "    reads: [package:assay_no_such_pkg/table.csv]\n    tier: analytic"
+    edit(kb_root / "claims" / "SOTA-364.yaml", "    tier: analytic", reads)
+    assert parts(kb_root)["data:package:assay_no_such_pkg/table.csv"] == (
+        "unreadable: names the package assay_no_such_pkg, and no package of that name is installed"
+    )
+
+
 def test_a_changed_pin_in_the_lock_file_is_named_with_both_versions(kb_root):
     (kb_root / "requirements.lock").write_text("torch==2.13.0+cpu\n")
     change = lambda: (kb_root / "requirements.lock").write_text("torch==2.14.1\n")  # noqa: E731

@@ -65,6 +65,7 @@ PARSE_MODULES = (
     "statistics",
     "corpus",
     "files",
+    "data_files",
     "fingerprints",
 )
 

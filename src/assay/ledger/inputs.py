@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from assay import corpus
+from assay import corpus, data_files
 from assay.diagnostics import Diagnostic
 from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
@@ -80,6 +80,7 @@ class InputParts:
         self._names = names or corpus.UNCACHED
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
+        self._data: dict[str, str] = {}
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
         self._code_parts: dict[str, dict[str, str]] = {}
@@ -91,7 +92,7 @@ class InputParts:
         parts = dict(self._record_parts(claim, check))
         parts.update(self.code_parts(check.verifier.split("::")[0]))
         for name in check.reads:
-            parts[f"data:{name}"] = self.file_digest(self.root / name)
+            parts[f"data:{name}"] = self.data_digest(name)
         for package in PINNED:
             parts[f"pin:{package}"] = self.pins.get(package, "unpinned")
         parts["device"] = device
@@ -175,6 +176,16 @@ class InputParts:
                 self._digests[path] = f"{UNREADABLE}{e}"
         return self._digests[path]
 
+    def data_digest(self, name: str) -> str:
+        """The hash of the file a check ``reads`` as ``name``, in the repository or an installed package
+        (``assay.data_files``), or why it cannot be read: a check whose data is unreadable is not run (``unreadable_data``)."""
+        if name not in self._data:
+            try:
+                self._data[name] = data_files.sha256(self.root, name)[:16]
+            except Unreadable as e:
+                self._data[name] = f"{UNREADABLE}{e}"
+        return self._data[name]
+
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.as_posix()
 
@@ -235,10 +246,20 @@ UNREADABLE = "unreadable: "
 def unreadable_code(parts: dict[str, str]) -> list[str]:
     """The code of a check that Assay could not read as an input (``path why``): a check that runs it would write a
     result that never goes stale when that code changes, so it is not run."""
+    return _unreadable(parts, "code:")
+
+
+def unreadable_data(parts: dict[str, str]) -> list[str]:
+    """The data files a check reads that Assay could not read (``name why``): a run would measure an input nobody can
+    name (a package missing, another file), so it is not run."""
+    return _unreadable(parts, "data:")
+
+
+def _unreadable(parts: dict[str, str], kind: str) -> list[str]:
     return [
-        f"{key[5:]} {value[len(UNREADABLE) :]}"
+        f"{key[len(kind) :]} {value[len(UNREADABLE) :]}"
         for key, value in parts.items()
-        if key.startswith("code:") and value.startswith(UNREADABLE)
+        if key.startswith(kind) and value.startswith(UNREADABLE)
     ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from assay import corpus
+from assay import corpus, data_files
 from assay.diagnostics import Diagnostic
 from assay.model import series_of
 from assay.records import quotes
@@ -303,24 +303,27 @@ def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
 
 
 def _reads(kb: KnowledgeBase) -> Iterator[Diagnostic]:
-    """Every file a check ``reads`` is a regular file inside the knowledge base: an input that cannot be read
-    would be hashed as the same words on every run, and its results would never go stale."""
+    """Every file a check ``reads`` is a regular file inside the knowledge base, or inside the installed package it
+    names (``assay.data_files``): an input that cannot be read would be hashed as the same words on every run, and its
+    results would never go stale (``pytest verify`` does not run the check)."""
     for cid, f in kb.claim_files.items():
         for n, check in enumerate(f.outline.checks if f.outline else ()):
             for k, name in enumerate(check.reads):
-                path = kb.root / name
-                try:
-                    ok = path.is_file() and path.resolve().is_relative_to(kb.root)
-                except (OSError, RuntimeError):
-                    ok = False
-                if not ok:
-                    why = "does not exist" if not path.exists() else "is not a regular file inside the knowledge base"
+                why = data_files.problem(kb.root, name)
+                if why is not None:
                     yield f.diag(
                         ("checks", n, "reads", k),
                         "unreadable-input",
                         f"check '{check.id}' of {cid} reads '{name}', which {why}",
-                        "list under reads: the data files the verifier opens, relative to the root",
+                        _READS_HINT if data_files.package_of(name) is None else _PACKAGE_HINT,
                     )
+
+
+_READS_HINT = "list under reads: the data files the verifier opens, relative to the root"
+_PACKAGE_HINT = (
+    "name a file the installed package holds, package:NAME/PATH (NAME as it is imported, PATH inside its folder), and "
+    "install the package at the version requirements.lock pins"
+)
 
 
 def _uncited(kb: KnowledgeBase) -> Iterator[Diagnostic]:
