@@ -200,8 +200,9 @@ CODES = [
     Code(
         "scaffold-threshold",
         "warning",
-        "An expectation keeps the metric name or the threshold `assay new` wrote (a stand-in nobody measured); set it "
-        "from a measurement on pilot seeds (`pytest verify --measure`) and the source's size.",
+        "An expectation keeps the metric name or the threshold `assay new` wrote (a stand-in nobody measured: the "
+        "value on a line that still carries its `# assay new:` mark, whatever the comparison around it); set it from a "
+        "measurement on pilot seeds (`pytest verify --measure`) and the source's size, and delete the mark.",
     ),
     Code(
         "tests-not-read",

@@ -53,6 +53,7 @@ class Loaded:
         "_marks",
         "_record",
         "_derived",
+        "marked",
     )
 
     def __init__(
@@ -79,6 +80,7 @@ class Loaded:
         self._model: type[Record] | None = None
         self._outline: Outline | None = None
         self.stamp: Stamp | None = None  # what stat said of the file when it was read, where the cache may keep it
+        self.marked: dict[int, int] = {}  # line -> column of each `# assay new:` mark (assay.records.placeholders.marks)
 
     def seal(self, outline: Outline | None, rules: Callable[[Loaded], list[Diagnostic]]) -> None:
         """Keep what every command needs of the file once it is read: its id, model, the ``outline`` of its record
@@ -136,6 +138,7 @@ class Loaded:
             self.outline,
             self.stamp,
             frozen,
+            self.marked,
         )
 
     @classmethod
@@ -161,7 +164,9 @@ class Loaded:
             self._outline,
             stamp,
             self._frozen,
+            marked,
         ) = state
+        self.marked = dict(marked)
         self.diagnostics, self.rules = list(diagnostics), list(rules)
         self._model = None if model is None else _MODELS[model]
         self.stamp = None if stamp is None else tuple(stamp)
@@ -283,4 +288,5 @@ STATE = tuple[
     Outline | None,
     tuple[int, int, int, int, int] | None,
     bytes,
+    dict[int, int],
 ]

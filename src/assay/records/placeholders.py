@@ -90,8 +90,8 @@ CHECK = """\
         unit: the unit of the effect
         measures: The same measurement on a model without the effect, which must not show it.
     expect:
-      - {{metric: effect, op: ">", value: 0.5, against: [control]}}
-      - {{metric: control, op: "<", value: 0.5, control: true, against: [effect]}}
+      - {{metric: effect, op: ">", value: 0.5, against: [control]}}  {mark}
+      - {{metric: control, op: "<", value: 0.5, control: true, against: [effect]}}  {mark}
     note: >-
       Thresholds not yet measured: run the verifier over its seeds, set each threshold from the spread it shows, and
       say here what was measured.
@@ -103,8 +103,12 @@ no_check_reason: >-
   Not yet checked: add a check with a verifier in verify/, or say why the claim cannot be checked.
 """
 
-#: The comment that marks each line of a verifier stub a person is to replace; ``assay check`` flags it until then.
-VERIFIER_MARK = "# assay new:"
+#: The comment that marks what ``assay new`` wrote for a person to replace: each line of a verifier stub (``assay
+#: check`` flags it until the mark is deleted), and each threshold of a claim's check (flagged while the value on the
+#: marked line is still the one written: ``THRESHOLD_MARK``).
+MARK = "# assay new:"
+#: The mark on the line of each threshold ``assay new`` writes: the threshold is a stand-in until it is measured.
+THRESHOLD_MARK = f"{MARK} a stand-in, never measured"
 
 VERIFIER = '''\
 """Verifiers of {id}."""  # assay new: one sentence of what they check
@@ -155,7 +159,7 @@ def claim_text(rid: str, source: str, checks: list[str]) -> str:
         id=rid,
         source=source,
         evidence="".join(f"      - {{check: {c}, stance: supports}}\n" for c in checks),
-        checks="".join(CHECK.format(check=c, verifier=f"{module}::{stub_test(c)}") for c in checks),
+        checks="".join(CHECK.format(check=c, verifier=f"{module}::{stub_test(c)}", mark=THRESHOLD_MARK) for c in checks),
     )
 
 
@@ -202,20 +206,28 @@ def placeholders() -> Placeholders:
 
 @dataclass(frozen=True)
 class Scaffolded:
-    """What the check ``assay new`` writes compares: its metric names and its thresholds, as (op, value, control)."""
+    """What the check ``assay new`` writes compares: its metric names, and the values of its thresholds (each on a
+    line that carries ``MARK``)."""
 
     metrics: frozenset[str]
-    thresholds: frozenset[tuple[str, float, bool]]
+    values: frozenset[float]
 
 
 @cache
 def scaffolded() -> Scaffolded:
-    """The metric names and thresholds of the check ``assay new`` writes: stand-ins that nobody measured."""
+    """The metric names and threshold values of the check ``assay new`` writes: stand-ins that nobody measured."""
     check = yaml.safe_load(claim_text("X-000", "LIT-000", ["x"]))["checks"][0]
-    return Scaffolded(
-        frozenset(m["name"] for m in check["metrics"]),
-        frozenset((e["op"], float(e["value"]), bool(e.get("control", False))) for e in check["expect"]),
-    )
+    return Scaffolded(frozenset(m["name"] for m in check["metrics"]), frozenset(float(e["value"]) for e in check["expect"]))
+
+
+def marks(raw: bytes) -> dict[int, int]:
+    """Line -> column (both from 1) of ``MARK`` on each line of a record file's bytes that carries it: where
+    ``assay new`` wrote a stand-in that is still marked as one."""
+    mark = MARK.encode()
+    if mark not in raw:
+        return {}
+    lines = raw.decode("utf-8", "replace").split("\n")
+    return {n: line.index(MARK) + 1 for n, line in enumerate(lines, 1) if MARK in line}
 
 
 def _strings(node: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
@@ -227,23 +239,23 @@ def _strings(node: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...],
 
 
 def in_verifiers(root: Path) -> Iterator[Diagnostic]:
-    """A ``placeholder`` diagnostic at each line of ``verify/`` that still carries the stub's ``VERIFIER_MARK``
+    """A ``placeholder`` diagnostic at each line of ``verify/`` that still carries the stub's ``MARK``
     (a module that cannot be read is reported where the verifiers are indexed, ``assay.records.verifiers``)."""
     for path in sorted((root / "verify").glob("**/*.py")):
         try:
             text = read_regular(root, path).decode("utf-8")
         except (Unreadable, UnicodeDecodeError):
             continue
-        if VERIFIER_MARK not in text:
+        if MARK not in text:
             continue
         for n, line in enumerate(text.splitlines(), 1):
-            col = line.find(VERIFIER_MARK)
+            col = line.find(MARK)
             if col >= 0:
                 yield Diagnostic(
                     path.relative_to(root).as_posix(),
                     n,
                     col + 1,
                     "placeholder",
-                    f"the verifier still holds what assay new wrote: {line[col + len(VERIFIER_MARK) :].strip()}",
+                    f"the verifier still holds what assay new wrote: {line[col + len(MARK) :].strip()}",
                     "write it, then delete the mark",
                 )

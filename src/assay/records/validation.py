@@ -18,6 +18,7 @@ from assay.ids import RECORD_ID
 from assay.model import MODELS, SERIES, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
+from assay.records.placeholders import marks
 from assay.records.within import local
 from assay.records.yaml_safe import SCHEMA_LINE, read_marks, type_name
 
@@ -50,8 +51,9 @@ def _parse_file(root: Path, rel: str, direct: bool) -> Loaded:
             Diagnostic(rel, 1, 1, "unreadable-file", f"{rel} {e}", "records are regular files inside the knowledge base")
         )
         return loaded
-    data, marks, diags = read_marks(raw, rel)
-    loaded.read(data, marks)
+    loaded.marked = marks(raw)
+    data, positions, diags = read_marks(raw, rel)
+    loaded.read(data, positions)
     loaded.diagnostics.extend(diags)
     if data is None:
         return loaded

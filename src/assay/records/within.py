@@ -204,20 +204,25 @@ def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
 
 
 def _scaffold_thresholds(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
-    """An expectation still comparing what ``assay new`` wrote: its metric name or its threshold, never measured."""
+    """An expectation still comparing what ``assay new`` wrote: its metric name, or its threshold, which is the value
+    the scaffold wrote on a line that still carries its mark (``placeholders.THRESHOLD_MARK``). Provenance, not the
+    shape: a comparison turned round, made a control or a regime, given other counterparts is still the stand-in,
+    and a 0.5 an author measured and wrote without the mark is not."""
     stand_ins = scaffolded()
     for n, check in enumerate(claim.checks):
         for k, exp in enumerate(check.expect):
             left = [f"the metric name '{exp.metric}'"] if exp.metric in stand_ins.metrics else []
-            if (exp.op, exp.value, exp.control) in stand_ins.thresholds and exp.source_value is None:
-                left.append(f"the threshold {exp.op} {exp.value:g}")
+            line, col = f.where(("checks", n, "expect", k, "value"))
+            if exp.value in stand_ins.values and f.marked.get(line, 0) > col:
+                left.append(f"the threshold {exp.value:g}")
             if left:
                 yield f.diag(
                     ("checks", n, "expect", k, "value" if len(left) > 1 or "threshold" in left[0] else "metric"),
                     "scaffold-threshold",
                     f"check '{check.id}': '{exp}' keeps {' and '.join(left)} as assay new wrote it",
                     f"measure on pilot seeds (pytest verify --measure --claim {claim.id} --check {check.id}), name the "
-                    "metric for what it measures, and set the threshold from the spread and the source's size",
+                    "metric for what it measures, set the threshold from the spread and the source's size, and delete "
+                    "the line's '# assay new:' mark",
                 )
 
 
