@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay import cli
-from assay.copies import html_text, latex_text
+from assay.copies import html_text, latex_text, markdown_text
 
 #: An arXiv abstract with inline math (the source keeps it as arXiv's listing prints it, TeX between dollars).
 ABSTRACT = (
@@ -101,6 +101,10 @@ HOSTILE = {
     "open-citations.tex": "\\cite[" * 50_000,
     "open-formulas.tex": "\\(" * 50_000 + "$" * 50_000,
     "spaces.txt": " \n" * 100_000,
+    "open-links.md": "[" * 100_000 + "](" * 50_000,
+    "stars.md": "*a_" * 100_000,
+    "open-entities.md": "&#" * 100_000,
+    "quotes.md": "> " * 100_000 + "\n- " * 50_000,
 }
 
 
@@ -131,3 +135,94 @@ def test_a_page_that_leaves_out_its_head_s_end_tag_keeps_its_body():
 def test_mathjax_2_gives_its_formula_as_the_tex_of_its_script():
     page = '<span class="MathJax_Preview">k</span><span class="MathJax">k</span><script type="math/tex">k_i</script>-NN'
     assert html_text(page) == "ki-NN"
+
+
+# --- Markdown ----------------------------------------------------------------------------------------
+
+#: A Markdown copy of an abstract, as a contributor saves one (the SimSiam abstract, arXiv 2011.10566v1).
+MARKDOWN = """\
+# Exploring Simple Siamese Representation Learning
+
+## Abstract
+
+*Siamese networks have become a common structure in various recent models. In this paper, we report surprising
+empirical results that **simple Siamese networks** can learn meaningful representations even using **none** of the
+following:*
+
+- (i) negative sample pairs,
+- (ii) large batches,
+- (iii) momentum encoders.
+
+> Our experiments show that collapsing solutions do exist for the loss and structure, but a `stop-gradient`
+> operation plays an essential role in preventing collapsing. Our [SimSiam](https://github.com/facebookresearch/simsiam)
+> method achieves competitive results with _batch_size_ 256 &amp; 2 * 3 = 6 crops.
+"""
+
+#: What a reader copies from the rendered page, one passage for each kind of markup it crosses, with its prefix.
+RENDERED = {
+    "bold-and-star-emphasis": ("we report surprising empirical results that simple Siamese networks can learn", None),
+    "heading": ("Siamese networks have become a common structure", "Exploring Simple Siamese Representation Learning Abstract"),
+    "list-bullets": ("even using none of the following: (i) negative sample pairs, (ii) large batches, (iii) momentum", None),
+    "block-quote": ("for the loss and structure, but a stop-gradient operation plays an essential role", None),
+    "code": ("a stop-gradient operation", None),
+    "link": ("Our SimSiam method achieves competitive results", None),
+    "underscore-emphasis-and-entity": ("with batch_size 256 & 2 * 3 = 6 crops.", None),
+}
+
+
+def _source(exact: str, prefix: str | None = None) -> str:
+    context = f"\n    prefix: '{prefix}'" if prefix else ""
+    return (
+        SOURCE.replace("LIT-650", "LIT-660")
+        .replace("arxiv: 2401.00001v1", "arxiv: 2011.10566v1")
+        .replace(f"exact: '{ABSTRACT}'", f"exact: '{exact}'{context}")
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(RENDERED))
+def test_a_passage_read_from_the_rendered_page_is_found_in_its_markdown_copy(kb_root, tmp_path, capsys, kind):
+    exact, prefix = RENDERED[kind]
+    (kb_root / "sources" / "LIT-660.yaml").write_text(_source(exact, prefix), encoding="utf-8")
+    copy = tmp_path / "simsiam.md"
+    copy.write_text(MARKDOWN, encoding="utf-8")
+    assert verify(kb_root, "LIT-660", "--copy", str(copy)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("LIT-660: 1 of 1 passages read from 'arXiv v1' are in simsiam.md (markdown,")
+
+
+def test_a_passage_absent_from_a_markdown_copy_fails_as_it_does_from_the_rendered_text(kb_root, tmp_path, capsys):
+    (kb_root / "sources" / "LIT-660.yaml").write_text(_source(RENDERED["link"][0].replace("competitive", "superior")))
+    copy = tmp_path / "simsiam.md"
+    copy.write_text(MARKDOWN, encoding="utf-8")
+    assert verify(kb_root, "LIT-660", "--copy", str(copy)) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "sources/LIT-660.yaml:13:5: error[passage-not-in-copy]: passage 1 of LIT-660 (at 'Abstract') is not in "
+        "simsiam.md; the nearest words there (85% alike): …SimSiam method achieves [-com-]{+su+}pe[-t-]{+r+}i[-tive-]"
+        "{+or+} results",
+        "  hint: [-x-] is the copy's, {+x+} the passage's; correct the passage, or check that the copy is 'arXiv v1'",
+    ]
+    assert out[2].endswith("; nothing recorded")
+    rendered = tmp_path / "simsiam.txt"  # what the page shows, saved as text: the same message, but for its name
+    rendered.write_text(markdown_text(MARKDOWN).replace("**", "").replace("*", "").replace("`", ""), encoding="utf-8")
+    assert verify(kb_root, "LIT-660", "--copy", str(rendered)) == 1
+    assert capsys.readouterr().out.splitlines()[:2] == [line.replace("simsiam.md", "simsiam.txt") for line in out[:2]]
+
+
+def test_markdown_loses_the_markup_that_opens_its_lines_and_keeps_its_words():
+    page = "# Title #\nText\n===\n> > quoted\n- item\n  * sub\n+ plus\n1. numbered\n---\n```py\ncode\n```\n-1.5 stays"
+    assert markdown_text(page).split("\n") == [
+        " Title",
+        "Text",
+        "",
+        "quoted",
+        " item",
+        " sub",
+        " plus",
+        "1. numbered",
+        "",
+        "",
+        "code",
+        "",
+        "-1.5 stays",
+    ]

@@ -138,7 +138,7 @@ class Copy(BaseModel):
     version: Version = Field(description="The version the copy is, as `read_from` names it.")
     file: Text = Field(description="The copy's file name (`1911.05722v3.html`, `builder.py`).")
     sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] = Field(description="The copy's SHA-256.")
-    format: Literal["text", "html", "latex", "pdf"] = Field(description="How its text was read.")
+    format: Literal["text", "markdown", "html", "latex", "pdf"] = Field(description="How its text was read.")
     checked: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(
         description="The day it was checked."
     )

@@ -32,11 +32,11 @@ from assay.records.yaml_safe import read_yaml
 def cmd_sources(args: argparse.Namespace) -> int:
     """Check a source's passages against a local copy of its text: verify [ID] --copy FILE; fetch ID downloads one.
 
-    Every passage read from the copy's version must be in the copy (plain text, HTML, LaTeX source or PDF), compared
-    after the normalisation `assay check` compares quotes with (whitespace, ligatures, quote marks, line-end
-    hyphens), between its prefix and suffix. When every one is, the copy's sha256, version and format are recorded
-    under the source's copies:. Without ID, the source is the one whose passages the copy holds most. Exit status 1
-    when a passage is not in the copy.
+    Every passage read from the copy's version must be in the copy (plain text, Markdown, HTML, LaTeX source or PDF),
+    compared after the normalisation `assay check` compares quotes with (whitespace, ligatures, quote marks, line-end
+    hyphens, formulas, Markdown's markup), between its prefix and suffix. When every one is, the copy's sha256,
+    version and format are recorded under the source's copies:. Without ID, the source is the one whose passages the
+    copy holds most. Exit status 1 when a passage is not in the copy.
 
     fetch ID downloads the pinned version of a source into the user's cache, where there is a network: an arXiv
     preprint's PDF (--format html: its HTML, where arXiv has one), or the page at its url:, and says where it put it.
@@ -80,7 +80,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("verify", "fetch"))
     p.add_argument("id", nargs="?", metavar="ID", help="the source (default: the one whose passages the copy holds most)")
-    p.add_argument("--copy", type=Path, metavar="FILE", help="verify: the copy (.txt, .html, .tex or .pdf)")
+    p.add_argument("--copy", type=Path, metavar="FILE", help="verify: the copy (.txt, .md, .html, .tex or .pdf)")
     p.add_argument("--version", help="verify: the version the copy is (default: the source's read_from)")
     p.add_argument("--format", choices=("pdf", "html"), default="pdf", help="fetch: an arXiv preprint as PDF or HTML")
 

@@ -75,3 +75,42 @@ def test_the_difference_shows_what_only_the_passage_has_what_only_the_quote_has_
 def test_the_difference_is_that_of_the_first_part_of_an_elided_quote_not_in_the_passage():
     passage = normalise("One composition stands out: random cropping and random color distortion.")
     assert difference(normalise("One composition … random colour distortion."), passage)[1] == "random colo{+u+}r distortion."
+
+
+# --- Markdown's inline markup, on both sides ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("marked", "shown"),
+    [
+        ("a **bold** claim", "a bold claim"),
+        ("an *emphasised* and _underscored_ word", "an emphasised and underscored word"),
+        ("the `stop-gradient` branch", "the stop-gradient branch"),
+        ("see [the code](https://github.com/x/y_z) and ![a figure](fig_1.png)", "see the code and a figure"),
+        ("Tom &amp; Jerry&#39;s &ldquo;cheat&rdquo;", 'Tom & Jerry\'s "cheat"'),
+        ("an escaped \\*star\\* and \\_under\\_", "an escaped star and under"),
+    ],
+)
+def test_markdown_s_inline_markup_is_what_the_rendered_page_does_not_show(marked, shown):
+    assert normalise(marked) == shown
+    assert within(shown, marked) and within(marked, shown)  # a quote from either side is in a passage from the other
+
+
+def test_a_star_between_spaces_is_arithmetic_and_stays():
+    assert normalise("2 * 3 = 6") == "2 * 3 = 6"
+    assert not within("2 * 3 = 6", "2 3 = 6")
+
+
+def test_an_underscore_inside_a_word_stays():
+    assert normalise("batch_size and snake_case_name") == "batch_size and snake_case_name"
+    assert not within("batchsize", "batch_size")
+
+
+def test_a_star_touching_a_word_goes_from_both_sides_alike():
+    # `2*3` is no emphasis, and a page shows it as it is; the quote copied from that page drops it as the copy does
+    assert normalise("the product 2*3") == "the product 23"
+    assert within("product 2*3", "the product 2*3 is six")
+
+
+def test_a_bracket_that_opens_no_link_and_an_elision_stay():
+    assert normalise("[the model] learns [...] (in §3)") == "[the model] learns [...] (in §3)"

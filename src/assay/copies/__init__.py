@@ -1,10 +1,13 @@
-"""A local copy of a source's text, read as plain text: a text file, an HTML page, a LaTeX source or a PDF.
+"""A local copy of a source's text, read as plain text: a text file, a Markdown file, an HTML page, a LaTeX source or
+a PDF.
 
 What a copy's words are is read here; how they are compared with a passage is ``assay.records.passages``. HTML
 loses its markup (scripts and styles with it) and keeps a line break where a block ends (``assay.copies.webpage``);
 LaTeX loses its comments, commands and braces and keeps what they hold, with its quote marks and dashes typeset
-(``assay.copies.latex``). A formula, in either, is its symbols (``assay.records.formulas``). A LaTeX citation
-(`\\cite{...}`) is typeset by BibTeX, not here, so a passage holding one is found only in a text or HTML copy.
+(``assay.copies.latex``); Markdown (`.md`) loses the markup that opens its lines, headings, bullets and block quotes
+(``assay.copies.markdown``), and its inline markup is compared away on both sides (``assay.records.passages``). A
+formula, in HTML or LaTeX, is its symbols (``assay.records.formulas``). A LaTeX citation (`\\cite{...}`) is typeset
+by BibTeX, not here, so a passage holding one is found only in a text, Markdown or HTML copy.
 Every reader takes time linear in the copy, which is at most ``MAX_BYTES``; a copy that cannot be read is a usage
 problem that names the file, never a crash.
 
@@ -21,15 +24,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.copies.latex import latex_text
+from assay.copies.markdown import markdown_text
 from assay.copies.webpage import html_text
 from assay.diagnostics import UsageProblem
 
-__all__ = ["MAX_BYTES", "SourceCopy", "html_text", "latex_text", "pdf_text", "read"]
+__all__ = ["MAX_BYTES", "SourceCopy", "html_text", "latex_text", "markdown_text", "pdf_text", "read"]
 
 #: The largest copy read, in bytes: a book's text is a few MiB.
 MAX_BYTES = 64 * 1024 * 1024
 
-_SUFFIXES = {".html": "html", ".htm": "html", ".xhtml": "html", ".tex": "latex", ".pdf": "pdf"}
+_SUFFIXES = {
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".tex": "latex",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".pdf": "pdf",
+}
+#: How the text of each format is read (a text file is its text).
+_READERS = {"html": html_text, "latex": latex_text, "markdown": markdown_text}
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,7 @@ class SourceCopy:
 
     name: str
     sha256: str
-    format: str  # text, html or latex
+    format: str  # text, markdown, html, latex or pdf
     text: str
 
 
@@ -60,7 +74,7 @@ def read(path: Path) -> SourceCopy:
         raise UsageProblem(f"{path}: not UTF-8 text; save the copy as UTF-8") from None
     if fmt == "text" and re.match(r"\s*<(?:!doctype html|html)", text, re.I):
         fmt = "html"
-    words = html_text(text) if fmt == "html" else latex_text(text) if fmt == "latex" else text
+    words = _READERS[fmt](text) if fmt in _READERS else text
     return SourceCopy(path.name, hashlib.sha256(raw).hexdigest(), fmt, words)
 
 

@@ -9,6 +9,15 @@ dashes and every other character are compared as they are. A formula between TeX
 is its symbols alone, as ``assay.records.formulas`` says (`fk`), so a quote that writes it in TeX matches a copy
 that renders it.
 
+Markdown's inline markup is what a rendered page does not show, so it goes on both sides (``markup``): a link or an
+image `[text](url)` is its text; a backquote is nothing; a backslash before punctuation (`\\*`) is the punctuation;
+an HTML entity (`&amp;`, `&#39;`) is its character; and a run of `*` or `_` goes where Markdown could read it as
+emphasis (`**bold**`, `*em*`, `_em_`): where it touches a word on one side. A `*` between spaces (`2 * 3`) stays, and
+so does an `_` between two letters or digits (`batch_size`), as Markdown leaves them. The rule reads the characters
+alone, never whether the page rendered them: a `*` a page shows (`2*3`, rendered as it is) is in the quote too, and
+goes there as it goes from the copy. Line markup (headings, list bullets, block quotes) begins a line, which only a
+copy has: ``assay.copies.markdown`` reads it.
+
 A quote is in a passage when its normalised words are a span of the passage's. A quote that elides (`…`,
 `...`, `[…]` or `[...]`) is in a passage when its parts are, in order.
 """
@@ -18,6 +27,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import html
 import re
 
 from assay.records.formulas import unwrap
@@ -39,9 +49,48 @@ _SPACE = re.compile(r"\s+")
 _ELISION = re.compile(r"\s*(?:\[\s*\.\.\.\s*\]|\.\.\.)\s*")
 
 
+#: A backslash escape of Markdown (and TeX's `\\%`): the backslash before an ASCII punctuation character.
+_ESCAPE = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+#: One piece of inline markup: a link or image (its text holds no bracket and no line break, so no text is scanned
+#: twice), an HTML entity, a run of `*` or `_`, or backquotes.
+_MARKUP = re.compile(
+    r"!?\[(?P<text>[^\[\]\n]*)\]\([^()\s]*(?:[ \t]+\"[^\"\n]*\")?\)"
+    r"|(?P<entity>&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
+    r"|(?P<run>\*+|_+)"
+    r"|`+"
+)
+_MARKED = frozenset("*_`[&\\")
+
+
 def normalise(text: str) -> str:
     """``text`` as it is compared (see the module's docstring)."""
-    return _SPACE.sub(" ", _LINE_END_HYPHEN.sub(BREAK, unwrap(text.translate(_FOLD)))).strip()
+    return _SPACE.sub(" ", _LINE_END_HYPHEN.sub(BREAK, markup(unwrap(text.translate(_FOLD))))).strip()
+
+
+def markup(text: str) -> str:
+    """``text`` without Markdown's inline markup (see the module's docstring); its formulas are unwrapped first."""
+    if _MARKED.isdisjoint(text):
+        return text
+    return _MARKUP.sub(_unmarked, _ESCAPE.sub("", text))
+
+
+def _unmarked(m: re.Match[str]) -> str:
+    if m["text"] is not None:
+        return markup(m["text"])
+    if m["entity"]:
+        return html.unescape(m["entity"]).translate(_FOLD)  # `&rsquo;` is ’, which is '
+
+    run = m["run"]
+    if run is None:
+        return ""  # backquotes
+    text, start, end = m.string, m.start(), m.end()
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    if before.isspace() and after.isspace():
+        return run  # touches no word: a `*` of arithmetic, a rule drawn with `___`
+    if run[0] == "_" and before.isalnum() and after.isalnum():
+        return run  # inside a word: `batch_size`
+    return ""
 
 
 def key(text: str) -> str:
