@@ -1,17 +1,14 @@
 """A claim's neighbourhood as static SVG: what rests on it (left), what it rests on (right).
 
 Drawn at build time for each depth up to the page's maximum, toggled by radio buttons with CSS only,
-so it works without JavaScript and costs O(neighbourhood) per page. This module places the boxes and lines
-and writes the SVG itself (``markup``): drawn on every claim page, it is the generator's hottest markup, and
-a template took three times as long for the same bytes (tested against ``templates/neighbourhood.html``,
-which stays as its readable form).
+so it works without JavaScript and costs O(neighbourhood) per page. This module places the boxes and lines;
+``templates/neighbourhood.html`` draws them. Measured in one run on bench_site's 1,000 claims (CPU s, best of three):
+the figures 0.18 s written in Python, 0.30 s from the template, yet the claim pages 1.61 s and 1.59 s: within noise.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-
-from markupsafe import escape
 
 from assay import vocabulary
 from assay.site.legend import KIND_FILL, RELATIONS
@@ -38,11 +35,7 @@ def ink(fill: str) -> str:
     return max(("#000000", "#ffffff"), key=lambda c: contrast(c, fill))
 
 
-def dashes() -> dict[str, str]:
-    """The graph page's dash pattern of each relation type (``legend.RELATIONS``), as an SVG dasharray."""
-    return dict(_DASHES)
-
-
+#: The graph page's dash pattern of each relation type (``legend.RELATIONS``), as an SVG dasharray.
 _DASHES = {r.type: " ".join(f"{v:g}" for v in r.dash) for r in RELATIONS}
 
 
@@ -120,59 +113,4 @@ def figure(ix: SiteIndex, rid: str, here: str, max_depth: int) -> str:
         return ""
     figures = [placed(ix, rid, d, here) for d in range(1, max_depth + 1)]
     deeper = [(d, href(here, f"graph.md#focus={rid}&depth={d}")) for d in (1, 2, 3, 4)]
-    return markup(rid, figures, deeper)
-
-
-def markup(rid: str, figures: list[dict], deeper: list[tuple[int, str]]) -> str:
-    """The figure's HTML: what ``templates/neighbourhood.html`` renders from the same values, written out."""
-    e = _text
-    out = ['<div class="assay-hood">\n']
-    for fig in figures:
-        d = fig["depth"]
-        checked = " checked" if d == 1 else ""
-        out.append(
-            f'<input type="radio" name="assay-hood" id="assay-hood-{d}" class="assay-hood-radio"{checked}>'
-            f'<label for="assay-hood-{d}">depth {d}</label>'
-        )
-    for fig in figures:
-        d, w, h = fig["depth"], fig["width"], fig["height"]
-        out.append(
-            f'<div class="assay-hood-panel assay-hood-panel-{d}">\n<svg class="assay-hood-svg" viewBox="0 0 {w} {h}" '
-            f'width="{w}" height="{h}" role="img" aria-label="neighbourhood of {e(rid)} at depth {d}">\n'
-            '<g class="assay-hood-edges">'
-        )
-        for x in fig["edges"]:
-            dash = f' stroke-dasharray="{e(x["dash"])}"' if x["dash"] else ""
-            out.append(
-                f'<line x1="{x["x1"]}" y1="{x["y1"]}" x2="{x["x2"]}" y2="{x["y2"]}"{dash}>'
-                f"<title>{e(x['a'])} {e(x['type'])} {e(x['b'])}</title></line>"
-            )
-        out.append("</g>\n")
-        for b in fig["boxes"]:
-            centre = " assay-hood-centre" if b["centre"] else ""
-            x, y = b["x"], b["y"]
-            out.append(
-                f'<a href="{e(b["href"])}" class="assay-hood-node{centre}"><title>{e(b["id"])}: {e(b["title"])}</title>'
-                f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="{b["rx"]}" fill="{e(b["fill"])}"/>'
-                f'<text x="{x + BOX_W // 2}" y="{y + 15}" text-anchor="middle" style="fill:{e(b["ink"])}">{e(b["id"])}</text></a>'
-            )
-        for m in fig["more"]:
-            out.append(f'<text x="{m["x"]}" y="{m["y"]}" text-anchor="middle" class="assay-hood-more">+{m["n"]} more</text>')
-        out.append("</svg></div>\n")
-    links = " · ".join(f'<a href="{e(link)}">{d}</a>' for d, link in deeper)
-    out.append(
-        '</div>\n<p class="assay-note">Left: records that rest on this one; right: what it rests on (cites, depends on, '
-        "supports, …); dashes as in the graph.\nClick a box to open its page. In the graph at depth "
-        f"{links}.</p>"
-    )
-    return "".join(out)
-
-
-def _text(value: object) -> str:
-    """Text or an attribute's value as the templates escape it (``markupsafe``, as Jinja's autoescape does)."""
-    return str(escape(value))
-
-
-def template_markup(rid: str, figures: list[dict], deeper: list[tuple[int, str]]) -> str:
-    """The same figure from ``templates/neighbourhood.html``: what ``markup`` is held to."""
     return render("neighbourhood.html", rid=rid, figures=figures, deeper=deeper, box_w=BOX_W, box_h=BOX_H)
