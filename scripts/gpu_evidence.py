@@ -40,6 +40,7 @@ WHEELHOUSE = {
     "pyyaml": "yaml",
     "networkx": "networkx",
     "msgspec": "msgspec",  # the parse cache's data-only format (assay.corpus.cache)
+    "defusedxml": "defusedxml",  # a recorded figure's SVG is read through it (assay.svg, from the recorder)
 }
 #: The build backend, to install the project from its source there (pyproject.toml's build-system).
 BUILD = "setuptools>=77"

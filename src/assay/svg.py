@@ -3,8 +3,8 @@
 A ledger figure is shown only in an ``<img>`` (where SVG runs nothing and loads nothing), yet a reader may still
 open its address as a document, so what it holds is read with expat itself and judged by an allow-list of
 namespaces, elements and attributes. Not kept: processing instructions (``<?xml-stylesheet?>`` anywhere), a DOCTYPE
-other than matplotlib's plain SVG 1.1 one, entities (a DOCTYPE with an internal subset is refused before it is
-read), event handlers, another encoding than UTF-8, and every reference outside the figure: ``href`` but to ``#id``
+other than matplotlib's plain SVG 1.1 one, entities (refused as they are declared, by defusedxml's handlers), event
+handlers, another encoding than UTF-8, and every reference outside the figure: ``href`` but to ``#id``
 (or an embedded PNG or JPEG in ``<image>``), and CSS (``style``, presentation attributes) with ``url()`` but to
 ``#id``, an at-rule (``@import``), an escape (``\\75 rl(``) or any function but colours and transforms.
 
@@ -18,6 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from xml.parsers import expat
+
+from defusedxml import EntitiesForbidden, ExternalReferenceForbidden
+from defusedxml.expatreader import DefusedExpatParser
 
 SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"
@@ -139,11 +142,12 @@ def _read(data: bytes) -> _Reading:
     parser.namespace_prefixes = True
     parser.ordered_attributes = True
     parser.buffer_text = True
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    defused = DefusedExpatParser(forbid_entities=True, forbid_external=True)  # its handlers raise; it parses nothing
+    parser.EntityDeclHandler = defused.defused_entity_decl
+    parser.UnparsedEntityDeclHandler = defused.defused_unparsed_entity_decl
+    parser.ExternalEntityRefHandler = defused.defused_external_entity_ref_handler
     parser.XmlDeclHandler = reader.declaration
     parser.StartDoctypeDeclHandler = reader.doctype
-    parser.EntityDeclHandler = reader.entity
-    parser.ExternalEntityRefHandler = reader.external
     parser.SkippedEntityHandler = reader.skipped
     parser.ProcessingInstructionHandler = reader.instruction
     parser.StartElementHandler = reader.start
@@ -151,6 +155,10 @@ def _read(data: bytes) -> _Reading:
     parser.CharacterDataHandler = reader.text
     try:
         parser.Parse(data, True)
+    except EntitiesForbidden as e:
+        raise NotSVG(f"it declares the entity {e.name}") from None
+    except ExternalReferenceForbidden as e:
+        raise NotSVG(f"it refers to an external entity ({e.sysid or e.pubid})") from None
     except expat.ExpatError as e:
         raise NotSVG(f"it is not well-formed XML ({expat.errors.messages[e.code]}: line {e.lineno}, column {e.offset})") from None
     if reader.reading.root is None:
@@ -173,16 +181,9 @@ class _Reader:
             self.drop(f"it declares the encoding {encoding}, not UTF-8")
 
     def doctype(self, name: str, system: str | None, public: str | None, internal: int) -> None:
-        if internal:
-            raise NotSVG("it declares entities (a DOCTYPE with an internal subset)")  # before expat reads them
-        if (name, system, public) != DOCTYPE:
-            self.drop(f"it has a DOCTYPE other than SVG 1.1's ({name} {public or ''} {system or ''})".replace("  ", " "))
-
-    def entity(self, name: str, *args: object) -> None:
-        raise NotSVG(f"it declares the entity {name}")
-
-    def external(self, context: object, base: object, system: str | None, public: str | None) -> int:
-        raise NotSVG(f"it refers to an external entity ({system or public})")
+        if internal or (name, system, public) != DOCTYPE:  # not kept: a rebuilt figure has no DOCTYPE
+            said = " ".join(filter(None, (name, public, system, "[...]" if internal else "")))
+            self.drop(f"it has a DOCTYPE other than SVG 1.1's ({said})")
 
     def skipped(self, name: str, is_parameter: int) -> None:
         self.drop(f"it refers to the entity &{name}; that it does not declare")

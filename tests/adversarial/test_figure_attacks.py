@@ -15,7 +15,7 @@ from assay.ledger import layout, store
 from assay.ledger.result import Figure, Result
 from assay.records.knowledge_base import load
 from assay.site import generate
-from assay.svg import sanitise, unsafe
+from assay.svg import NotSVG, sanitise, unsafe
 from tests.browser import CHROMIUM
 from tests.conftest import write_result
 from tests.test_site import REPO, build_site
@@ -53,7 +53,7 @@ WHY = {
     "javascript-link": "it holds a <a> element",
     "xslt-text": "it holds a <x:text> element",
     "external-dtd": f"it has a DOCTYPE other than SVG 1.1's (svg {OUT}/x.dtd)",
-    "entity": "it declares entities (a DOCTYPE with an internal subset)",
+    "entity": "it declares the entity x",
     "deep": "it nests elements deeper than 100",
 }
 
@@ -79,6 +79,26 @@ def test_the_diagnostic_of_a_figure_names_the_first_thing_the_sanitiser_drops(kb
     _with_figure(kb_root, ATTACKS[attack])
     found = [d.message for d in audit.run(load(kb_root)) if d.code == "ledger-figure"]
     assert found == [f"log-n-cap.cpu.curve.svg is not shown: {WHY[attack]}"]
+
+
+@pytest.mark.parametrize(
+    "subset",
+    [
+        '[ <!ENTITY\n\tx   SYSTEM\n"file:///etc/passwd" > ]',  # another spacing, an external entity
+        "[<!ENTITY % x \"<!ENTITY y 'z'>\"> %x;]",  # a parameter entity that would declare another
+        '[<!NOTATION n SYSTEM "n"><!ENTITY x SYSTEM "a.png" NDATA n>]',  # an unparsed entity
+    ],
+)
+def test_an_entity_declared_in_any_spelling_is_refused_as_it_is_parsed(subset):
+    with pytest.raises(NotSVG) as e:
+        sanitise(f'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd" {subset}><svg {NS}>&x;</svg>'.encode())
+    assert str(e.value) == "it declares the entity x"
+
+
+def test_an_entity_declared_in_lower_case_is_no_xml():
+    with pytest.raises(NotSVG) as e:
+        sanitise(f'<!DOCTYPE svg [<!entity x "y">]><svg {NS}>&x;</svg>'.encode())
+    assert str(e.value) == "it is not well-formed XML (syntax error: line 1, column 15)"
 
 
 def test_a_plain_figure_is_shown(kb_root):
