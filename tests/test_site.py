@@ -116,14 +116,14 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     each page read back is the one this process renders, and its file is gone once read; the export is the same."""
     import threading
 
+    from assay import corpus
     from assay.corpus import forking as bulk
     from assay.site import generator
 
     here = {d.path: d.render() for d in generator.Site(site_kb).claim_pages()}
-    monkeypatch.setattr(generator, "AHEAD_FROM", 1)
+    monkeypatch.setattr(corpus, "LARGE_FROM", 1)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist's worker runs a thread of its own
     monkeypatch.setattr(bulk, "cores", lambda: 2)
-    monkeypatch.setattr(generator, "CHUNK", 2)  # several chunks, read back in turn
     site = generator.Site(site_kb)
     try:
         assert site.ahead(tmp_path)  # the forked path is taken
@@ -136,7 +136,7 @@ def test_claim_pages_rendered_ahead_by_forked_processes_are_the_pages_rendered_h
     finally:
         site.close()
     assert len(here) > 2 and ahead == here
-    assert [p.name for p in tmp_path.iterdir()] == ["assay.json"]  # each chunk of pages deleted once read
+    assert [p.name for p in tmp_path.iterdir()] == ["assay.json"]  # each run of pages deleted once read
 
 
 def test_the_same_records_and_ledger_give_the_same_files(site_kb: Path) -> None:

@@ -7,8 +7,8 @@ A claim's page is the one made per claim and the largest: ``Site.claim_pages`` n
 and renders it only when asked (``Deferred.render``), from that claim's record and results alone, which
 are let go after; the export (``Site.export``) is written a claim at a time. So a build holds one claim's
 state at a time, and of the others only their ``views.Summary``. For a large knowledge base the pages
-and the export may be made ahead (``Site.ahead``): forked processes, one per core, write them into files
-while MkDocs goes on, the pages a chunk at a time, each read back when MkDocs comes to it.
+and the export may be made ahead (``Site.ahead``): forked processes (``assay.corpus``) write them into files
+while MkDocs makes the other pages, a run of claim pages a file, each read back when MkDocs comes to it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from __future__ import annotations
 import ctypes
 import gc
 import io
+import os
 import pickle
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -56,7 +57,8 @@ class Site:
     def __init__(self, root: Path, options: Options | None = None):
         self.options = options or Options()
         self.ix: SiteIndex = index(Path(root))
-        self.forked: _Ahead | None = None
+        self.pool: ProcessPoolExecutor | None = None  # writes the export, where the claim pages are made ahead
+        self.rendered: _Rendered | None = None  # the claim pages made ahead (``ahead``)
 
     def outputs(self) -> list[Output]:
         """Every page and file but the claim pages and the export, in no set order."""
@@ -93,19 +95,22 @@ class Site:
         write_json(self.ix.kb, self.ix.states, _Safe(out))
 
     def ahead(self, folder: Path) -> bool:
-        """From ``AHEAD_FROM`` claims on, where the system forks and this process runs no other thread: start forked
-        processes, one per core, that write the export (``export_file``) and render the claim pages
-        (``claim_pages``) into the private ``folder`` while the caller goes on; ``close`` stops them. Whether they
-        were started."""
-        if self.forked is None and corpus.can_fork() and len(self.ix.summaries) >= AHEAD_FROM:
-            self.forked = _Ahead(self, folder)
-        return self.forked is not None
+        """Where the claims are ``corpus.large`` and processes may be forked: start rendering the claim pages into the
+        private ``folder`` (``corpus.ahead``: forked processes, a run of pages a file) and writing the export
+        (``export_file``), while the caller goes on; ``close`` stops them. Whether they were started."""
+        global _FORKED
+        cids = sorted(self.ix.summaries)
+        if self.pool is None and corpus.large(len(cids)) and corpus.can_fork():
+            _FORKED, self.rendered = self, _Rendered(partial(_render_run, folder), cids)
+            corpus.ahead(self.rendered.rendering, cids)
+            self.pool = corpus.pool()
+        return self.pool is not None
 
     def export_file(self, path: Path) -> Callable[[], Path]:
         """``export`` into the file ``path``, by a forked process where they were started (call what this returns
         to wait for the file), else here and now."""
-        if self.forked is not None:
-            return self.forked.pool.submit(_export_to, path).result
+        if self.pool is not None:
+            return self.pool.submit(_export_to, path).result
         with path.open("w", encoding="utf-8") as out:
             self.export(out)
         return lambda: path
@@ -114,7 +119,7 @@ class Site:
         """Each valid claim's page, by path and title, rendered when asked (by a forked process ahead of that, where
         they were started), and its claim let go after."""
         cids = sorted(self.ix.summaries)
-        render = self.page if self.forked is None else self.forked.pages(cids)
+        render = self.page if self.rendered is None else self.rendered.page
         summaries = self.ix.summaries
         return [
             Deferred(record_doc(cid), visible_bidi(esc(f"{cid} {summaries[cid].title}")), partial(render, cid)) for cid in cids
@@ -128,29 +133,27 @@ class Site:
     def let_go(self) -> None:
         """Where forked processes make the export and the claim pages (``ahead``), let this process's index go once
         the other outputs are made: they hold their own copy, and the build goes on without it."""
-        if self.forked is not None:
+        if self.pool is not None:
             self.ix = None  # type: ignore[assignment]
             gc.collect()
             _trim()
 
     def close(self) -> None:
-        if self.forked is not None:
-            self.forked.pool.shutdown(cancel_futures=True)
-            self.forked = None
-
-
-#: From this many claims on, the export and the claim pages may be made ahead by forked processes (``Site.ahead``).
-AHEAD_FROM = 2000
-CHUNK = 200  # claim pages a process renders into one file
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            corpus.settle()  # the pages' processes stopped, where no page was asked for
+            self.pool = self.rendered = None
 
 
 _FORKED: Site | None = None  # the site a forked process renders pages of: its parent's, as it was at the fork
 
 
-def _render_chunk(cids: list[str], path: Path) -> Path:
+def _render_run(folder: Path, cids: Sequence[str]) -> list[str]:
+    """The pages of a run of claims into one file of ``folder``: its path, once per claim."""
     assert _FORKED is not None
+    path = folder / f"pages-{cids[0]}.pickle"
     path.write_bytes(pickle.dumps({cid: _FORKED.page(cid) for cid in cids}, protocol=pickle.HIGHEST_PROTOCOL))
-    return path
+    return [str(path)] * len(cids)
 
 
 def _export_to(path: Path) -> Path:
@@ -160,38 +163,24 @@ def _export_to(path: Path) -> Path:
     return path
 
 
-class _Ahead:
-    """The export and the claim pages made by forked processes into files of ``folder``: the pages a chunk a file,
-    read back in order.
+class _Rendered:
+    """The claim pages rendered ahead (``corpus.map_all`` takes the files' paths): each file read when one of its pages
+    is asked for and deleted, so that at most one run of pages is held in memory here."""
 
-    The files are this build's own, written and read by its processes in a folder only it knows; each chunk is
-    deleted once read, so at most one chunk of pages is held in memory here."""
-
-    def __init__(self, site: Site, folder: Path):
-        global _FORKED
-        _FORKED = site
-        self.folder = folder
-        self.pool = corpus.pool()
-        self.chunk_of: dict[str, int] = {}
-        self.futures: list[Future[Path]] = []
-        self.held: tuple[int, dict[str, Output]] = (-1, {})
-
-    def pages(self, cids: list[str]) -> Callable[[str], Output]:
-        chunks = [cids[i : i + CHUNK] for i in range(0, len(cids), CHUNK)]
-        self.chunk_of = {cid: n for n, chunk in enumerate(chunks) for cid in chunk}
-        self.futures = [
-            self.pool.submit(_render_chunk, chunk, self.folder / f"pages-{n}.pickle") for n, chunk in enumerate(chunks)
-        ]
-        return self.page
+    def __init__(self, rendering: Callable[[Sequence[str]], list[str]], cids: list[str]):
+        self.rendering, self.cids = rendering, cids
+        self.files: dict[str, str] = {}
+        self.held: tuple[str, dict[str, Output]] = ("", {})
 
     def page(self, cid: str) -> Output:
-        n = self.chunk_of[cid]
-        if self.held[0] != n:
-            self.held = (-1, {})
-            _trim()  # the pages of the chunk before, and the theme's output of each, given back to the system
-            path = self.futures[n].result()
-            self.held = (n, pickle.loads(path.read_bytes()))
-            path.unlink()
+        if not self.files:
+            self.files = dict(zip(self.cids, corpus.map_all(self.rendering, self.cids)))
+        path = self.files[cid]
+        if self.held[0] != path:
+            self.held = ("", {})
+            _trim()  # the pages of the run before, and the theme's output of each, given back to the system
+            self.held = (path, pickle.loads(Path(path).read_bytes()))
+            os.unlink(path)
         return self.held[1].pop(cid)
 
 
