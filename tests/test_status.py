@@ -88,7 +88,7 @@ def state(check: str, st: str, holds: bool | None = None, stale: bool = False, *
 )
 def test_an_assertions_status_follows_its_checks_and_their_stances(assertion, checks, expected):
     by_key = {(c.check, c.device): c for c in checks}
-    assert status.assertion_status(assertion, by_key, "cpu")[0] == expected
+    assert status.finding(assertion, by_key, "cpu").status == expected
 
 
 def A(**by_device: str) -> AssertionState:
@@ -162,7 +162,7 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
     both = {("c", "cpu"): on_cpu, ("c", "cuda"): on_cuda}
     alone = {"cpu": {("c", "cpu"): on_cpu}, "cuda": {("c", "cuda"): on_cuda}}
     for device in ("cpu", "cuda"):  # what one device ran never changes another's verdict
-        assert status.assertion_status(assertion, both, device)[0] == status.assertion_status(assertion, alone[device], device)[0]
+        assert status.finding(assertion, both, device).status == status.finding(assertion, alone[device], device).status
     expected = {
         ("supports", "passed"): "supported",
         ("supports", "failed"): "contradicted",
@@ -175,8 +175,8 @@ def test_each_device_gets_its_own_verdict_from_its_own_result(stance, cpu, cuda)
         ("supports", "error"): "error",
         ("refutes", "error"): "error",
     }
-    assert status.assertion_status(assertion, both, "cpu")[0] == expected.get((stance, cpu), "not-run")
-    assert status.assertion_status(assertion, both, "cuda")[0] == expected.get((stance, cuda), "not-run")
+    assert status.finding(assertion, both, "cpu").status == expected.get((stance, cpu), "not-run")
+    assert status.finding(assertion, both, "cuda").status == expected.get((stance, cuda), "not-run")
 
 
 # --- evidence that could have failed: counterparts, identities, the source's size, apparatus ----------
@@ -253,11 +253,11 @@ def _apparatus(root) -> None:
 def test_an_apparatus_check_votes_for_nothing_and_sets_no_scale_word(kb_root):
     _apparatus(kb_root)
     assert _leak(kb_root) == ("supported", "shuffle-bn holds and its counterparts fail it")
-    from assay.site.claim_page import verdict_sentence
+    from assay.site.claim_page import verdict_rest
     from assay.site.views import index
 
     view = index(kb_root).claims["SOTA-364"]
-    assert "analytically" not in verdict_sentence(view) and "at toy scale" in verdict_sentence(view)
+    assert "analytically" not in verdict_rest(view) and "at toy scale" in verdict_rest(view)
 
 
 def test_a_failed_apparatus_makes_the_checks_that_use_it_an_error(kb_root):

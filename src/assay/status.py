@@ -127,18 +127,6 @@ class Finding:
     deciding: tuple[tuple[str, str], ...] = ()
 
 
-def assertion_status(
-    assertion: Assertion,
-    states: dict[tuple[str, str], CheckState],
-    device: str,
-    checks: dict[str, Check] | None = None,
-    elsewhere: dict[str, frozenset[str]] | None = None,
-) -> tuple[str, str]:
-    """An assertion's status on one device (a key of ASSERTION) and the line that explains it (``finding``)."""
-    found = finding(assertion, states, device, checks, elsewhere)
-    return found.status, found.why
-
-
 def finding(
     assertion: Assertion,
     states: dict[tuple[str, str], CheckState],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from assay import prose, units, vocabulary
+from assay import units, vocabulary
 from assay.experiment import Check
 from assay.ledger.messages import clean_message
 from assay.ledger.result import Environment, Evaluated, Result
@@ -165,10 +165,6 @@ class CheckView:
         return [(d, s) for d, s in self.verdicts if s.name != "not-run"] or self.verdicts
 
 
-def _prose(view: ClaimView, text: str | None) -> str | None:
-    return prose.rendered(text, view.claim, view.state.checks)
-
-
 def check(view: ClaimView, i: int, here: str) -> CheckView:
     check = view.claim.checks[i]
     states = [s for s in view.state.checks if s.check == check.id]
@@ -181,8 +177,8 @@ def check(view: ClaimView, i: int, here: str) -> CheckView:
         check.verifier,
         f"code/{module}.md#{anchor(func)}",
         line,
-        _prose(view, check.known_failing),
-        _prose(view, check.note),
+        view.rendered(check.known_failing),
+        view.rendered(check.note),
         [(s.device, check_status(s.status)) for s in states],
         [run(view, check, s, here) for s in states if s.result or s.problem],
         {device: cells(versions) for device, versions in view.history.get(check.id, {}).items()},

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from assay import prose, status, vocabulary
+from assay import status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
 from assay.site import check_view, claim_cite, neighbourhood, row_view, search, table_key
@@ -167,7 +167,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),
         statement=paragraphs(claim.statement),
-        refined=paragraphs(_prose(view, claim.refined or "")),
+        refined=paragraphs(view.rendered(claim.refined or "")),
         conditions=list(claim.conditions),
         no_check_reason=claim.no_check_reason,
         stale=[f"{s.check} on {s.device}: {'; '.join(s.stale)}" for s in view.state.stale],
@@ -218,15 +218,10 @@ def _toc(p: ClaimPage) -> list[tuple[str, str]]:
     return toc + [("neighbourhood", "Neighbourhood"), ("record", "Record")]
 
 
-def verdict_sentence(view: ClaimView) -> str:
-    """``mixed, supported at toy scale, on CPU: 3 of 10 assertions supported, 2 contradicted, 5 untested; not run on
-    a GPU.`` Made from the counts, never typed; it opens with the claim's one status name (``verdict_rest`` follows)."""
-    return f"{view.state.status}: {verdict_rest(view)}"
-
-
 def verdict_rest(view: ClaimView) -> str:
-    """The verdict sentence after the status name: the scales that support something (or, with nothing supported,
-    that contradict it), then the counts per device."""
+    """The verdict sentence after the claim's one status name (``mixed, supported at toy scale, on CPU: 3 of 10
+    assertions supported, 2 contradicted, 5 untested; not run on a GPU.``), made from the counts, never typed: the
+    scales that support something (or, with nothing supported, that contradict it), then the counts per device."""
     st, claim = view.state, view.claim
     held, failed = _deciding_tiers(view, ("supported", "direction-only")), _deciding_tiers(view, ("contradicted",))
     scales = f"supported {' and '.join(held)}" if held else " and ".join(failed)  # a contradicted claim: where
@@ -311,10 +306,10 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 row_view.deciding(view, found, checks, device) or _first_read(evidence, by_device),
                 _first_figure(evidence),
                 evidence,
-                _prose(view, a.refined),
+                view.rendered(a.refined),
                 a.cited_only,
                 marks.get(a.id, []),
-                _prose(view, a.says),
+                view.rendered(a.says),
                 state.why.get(device, "") if state else "",
                 group,
                 i,
@@ -385,11 +380,6 @@ def _discrepancy_marks(claim: Claim) -> dict[str, list[int]]:
             if any(p in s or s in p for p in pieces for s in spans):
                 marks.setdefault(a.id, []).append(n)
     return marks
-
-
-def _prose(view: ClaimView, text: str | None) -> str | None:
-    """A prose field with its references to the ledger rendered with their values (``assay.prose``)."""
-    return prose.rendered(text, view.claim, view.state.checks)
 
 
 def _relations(ix: SiteIndex, claim: Claim) -> list[tuple[str, str, str | None, str | None]]:

@@ -66,7 +66,7 @@ class Output:
 
 
 def _boost(path: str) -> float | None:
-    return search.boost(path)
+    return search.boost(path)  # the module, which ``Output.page``'s parameter ``search`` hides
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from assay import citation, corpus
+from assay import citation, corpus, prose
 from assay.experiment import Check, Tier
 from assay.graph import build
 from assay.ledger import history
@@ -109,6 +109,10 @@ class ClaimView:
     @property
     def sources(self) -> list[str]:
         return sorted({c.source for c in self.claim.citations})
+
+    def rendered(self, text: str | None) -> str | None:
+        """A prose field with its references to the ledger rendered with their values (``assay.prose``)."""
+        return prose.rendered(text, self.claim, self.state.checks)
 
 
 @dataclass
