@@ -8,7 +8,7 @@ from typing import Any
 
 from assay.diagnostics import printable
 from assay.experiment import Check
-from assay.ledger.history import CheckHistory, Commit, History, ResultVersion, Spec, read
+from assay.ledger.history import CheckHistory, Commit, History, ResultVersion, read
 from assay.ledger.registration import WORKING_TREE, Registration, of_check, when
 from assay.ledger.store import read_ledger
 from assay.records.knowledge_base import KnowledgeBase
@@ -49,22 +49,12 @@ def _check(past: History, cid: str, check: Check, results: dict) -> dict[str, An
     }
 
 
-def _stated(ch: CheckHistory, at: Commit) -> tuple[Spec, ...] | None:
-    """The check's expectations as the record stated them at commit ``at``."""
-    stated = None
-    for c, specs in ch.specs:
-        if c.n > at.n:
-            break
-        stated = specs
-    return stated
-
-
 def _commit(c: Commit) -> dict[str, Any]:
     return {"commit": c.sha or None, "time": c.time or None, "subject": c.subject}
 
 
 def _version(ch: CheckHistory, c: Commit, v: ResultVersion | None) -> dict[str, Any]:
-    stated = _stated(ch, c) or ()
+    stated = ch.stated(c) or ()
     return {
         **_commit(c),
         "verdict": v.verdict if v else None,  # None: the ledger file was removed

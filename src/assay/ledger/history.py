@@ -1,12 +1,15 @@
 """A check's evidence over the repository's commits: its record's expectations and its ledger files as each
 commit had them, read from git.
 
-One ``git log`` lists the commits that touched the records or the ledger (first parent, oldest first, with the
-blob of every file each changed) and one ``git cat-file --batch`` reads the blobs not summarised yet. A blob's
-summary (a record's expectations per check; a result's verdict and evaluated expectations) depends on its content
-alone, so it is kept in the user's cache under the blob's id, as JSON (data, never code): a long history is read
-once. A folder outside git, a shallow clone or a machine without git has no history: ``History.why`` says so, and
-nothing fails.
+One ``git log`` lists the commits that touched the records or the ledger, in every parent line (oldest first, in
+topological order, each with its parents and the blob of every file it changed against its first parent), and one
+``git cat-file --batch`` reads the blobs not summarised yet. A branch merged with a merge commit is read commit by
+commit, as it was made: which commit is an ancestor of which is ``ancestry``'s, and a merge that only carries what
+one of its parents had brings nothing of its own (a merge whose own tree changes a file, an "evil merge", does). A
+blob's summary (a record's expectations per check; a result's verdict and evaluated expectations) depends on its
+content alone, so it is kept in the user's cache under the blob's id, as JSON (data, never code): a long history is
+read once. A folder outside git, a shallow clone or a machine without git has no history: ``History.why`` says so,
+and nothing fails.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay import corpus
+from assay.ledger.ancestry import Ancestry
 from assay.ledger.layout import RESULTS, key_of
 from assay.ledger.versions import Point, ResultVersion, Spec, result_version, specs_of  # noqa: F401 - Point is read from here too
 from assay.ledger.versions import summary as summary_of
@@ -47,12 +52,60 @@ class Commit:
 
 @dataclass
 class CheckHistory:
-    """Every commit that changed a check's expectations or one of its ledger files, oldest first."""
+    """Every commit that changed a check's expectations or one of its ledger files, oldest first. Where branches were
+    merged with merge commits, the commits of two lines interleave (topological order): ``precedes`` tells which
+    came before which, and ``stated`` what the record said at a commit of either line."""
 
     claim: str
     check: str
     specs: list[tuple[Commit, tuple[Spec, ...] | None]] = field(default_factory=list)  # None: not in the record
     results: dict[str, list[tuple[Commit, ResultVersion | None]]] = field(default_factory=dict)  # device -> versions
+    ancestry: Ancestry | None = None  # None: one line, ordered by the commits' numbers
+    lines: list[tuple[Commit, tuple[Spec, ...] | None]] = field(default_factory=list)  # with merges: every change
+    nodes: list[Commit] = field(default_factory=list)  # with merges: every commit of its history, merges included
+    heads: dict[str, ResultVersion | None] = field(default_factory=dict)  # with merges: each file at the last commit
+    head: tuple[Spec, ...] | None = None  # with merges: the expectations at the last commit
+
+    @property
+    def merged(self) -> bool:
+        return self.ancestry is not None and not self.ancestry.linear
+
+    def precedes(self, a: Commit, b: Commit) -> bool:
+        """Whether ``a`` is an ancestor of ``b`` (the working tree, numbered past every commit, follows them all)."""
+        return self.ancestry.precedes(a.n, b.n) if self.ancestry is not None else a.n < b.n
+
+    def stated(self, at: Commit) -> tuple[Spec, ...] | None:
+        """The check's expectations as the record stated them at commit ``at``."""
+        if not self.merged:
+            k = bisect_right([c.n for c, _ in self.specs], at.n)
+            return self.specs[k - 1][1] if k else None
+        return _at(self.ancestry, self.lines, at.n)  # type: ignore[arg-type] - merged: it has one
+
+    def points(self) -> list[tuple[Commit, tuple[Spec, ...] | None]]:
+        """Every commit of the check's history with the expectations the record stated there, oldest first."""
+        if self.merged:
+            return [(c, self.stated(c)) for c in self.nodes]
+        commits = {c.n: c for c, _ in self.specs} | {c.n: c for vs in self.results.values() for c, _ in vs}
+        return [(c, self.stated(c)) for _, c in sorted(commits.items())]
+
+    def standing(self) -> tuple[Spec, ...] | None:
+        """The expectations as the last commit had them."""
+        return self.head if self.merged else self.specs[-1][1] if self.specs else None
+
+    def last(self, device: str) -> ResultVersion | None:
+        """The device's ledger file as the last commit had it."""
+        if self.merged:
+            return self.heads.get(device)
+        versions = self.results.get(device) or [(None, None)]
+        return versions[-1][1]
+
+
+def _at(ancestry: Ancestry, changes: list[tuple[Commit, Any]], n: int) -> Any:
+    """What ``changes`` (every change of one file's content against a first parent, oldest first) made it at commit
+    ``n``: the last change on ``n``'s first-parent line (None: none yet)."""
+    numbers = [c.n for c, _ in changes]
+    k = ancestry.last_on_line(numbers, n)
+    return None if k is None else changes[numbers.index(k)][1]
 
 
 @dataclass
@@ -63,6 +116,7 @@ class History:
     commits: list[Commit] = field(default_factory=list)
     changes: list[dict[str, str | None]] = field(default_factory=list)  # per commit: path -> blob (None: deleted)
     summaries: dict[str, Any] = field(default_factory=dict)  # blob -> summary
+    ancestry: Ancestry = field(default_factory=lambda: Ancestry([]))
     _by_claim: tuple[dict, dict] | None = field(default=None, repr=False)
 
     @property
@@ -72,14 +126,19 @@ class History:
     def check(self, claim: str, check: str) -> CheckHistory:
         """The check's history: its expectations where the record's changed, its ledger files where they changed."""
         records, results = self._index()
-        out = CheckHistory(claim, check)
+        raw = [
+            (commit, specs_of(summary["checks"].get(check)) if summary else None) for commit, summary in records.get(claim, [])
+        ]
+        files = results.get(claim, {}).get(check, {})
+        if not self.ancestry.linear:
+            return _over_merges(CheckHistory(claim, check, ancestry=self.ancestry), raw, files, self.commits)
+        out = CheckHistory(claim, check, ancestry=self.ancestry)
         last: tuple[Spec, ...] | None = None
-        for commit, summary in records.get(claim, []):
-            specs = specs_of(summary["checks"].get(check)) if summary else None
+        for commit, specs in raw:
             if specs != last:
                 out.specs.append((commit, specs))
                 last = specs
-        for device, versions in results.get(claim, {}).get(check, {}).items():
+        for device, versions in files.items():
             out.results[device] = [(commit, result_version(summary)) for commit, summary in versions]
         return out
 
@@ -111,6 +170,30 @@ class History:
         return self._by_claim
 
 
+def _over_merges(out: CheckHistory, raw: list, files: dict[str, list], commits: list[Commit]) -> CheckHistory:
+    """``History.check`` where branches were merged: a commit changes the expectations or a ledger file where what
+    it has differs from what every parent had (a merge that carries one parent's version brings nothing; one whose
+    own tree differs from all of them does), and every commit of the check's history, with the merges that brought
+    any of it, is a point at which ``stated`` knows the record's expectations."""
+    ancestry = out.ancestry
+    assert ancestry is not None
+    out.lines = raw
+    for commit, specs in raw:
+        if all(specs != _at(ancestry, raw, p) for p in ancestry.parents[commit.n] or (-1,)):
+            out.specs.append((commit, specs))
+    nodes = {c.n for c, _ in raw}
+    for device, versions in files.items():
+        out.results[device] = []
+        for commit, summary in versions:
+            nodes.add(commit.n)
+            if all(summary != _at(ancestry, versions, p) for p in ancestry.parents[commit.n][1:]):
+                out.results[device].append((commit, result_version(summary)))
+        out.heads[device] = result_version(_at(ancestry, versions, commits[-1].n))
+    out.nodes = [commits[n] for n in sorted(nodes | ancestry.bringers(nodes))]
+    out.head = _at(ancestry, raw, commits[-1].n)
+    return out
+
+
 def read(root: Path, *, use_cache: bool = True) -> History:
     """The history of the knowledge base at ``root`` (see the module's docstring)."""
     top = _git(root, "rev-parse", "--show-toplevel")
@@ -128,17 +211,20 @@ def read(root: Path, *, use_cache: bool = True) -> History:
     prefix = "" if prefix == "." else prefix + "/"
     log = _git(
         root,
-        *("-c", "core.quotepath=off", "log", "--first-parent", "-m", "--reverse", "--raw", "--no-abbrev"),
-        *("--no-renames", "--format=%x01%H%x00%ct%x00%s", "--"),
+        *("-c", "core.quotepath=off", "log", "--topo-order", "--reverse", "--full-history", "--simplify-merges"),
+        *("--parents", "--diff-merges=first-parent", "--raw", "--no-abbrev", "--no-renames"),
+        *("--format=%x01%H %P%x00%ct%x00%s", "--"),
         *(prefix + w for w in WATCHED),
         cwd=base,
     )
     if log is None:
         return History(why=_NO_GIT.format("git log failed"))
-    history = History()
+    history, number, parents = History(), {}, []
     for block in log.split("\x01")[1:]:
         head, _, raw = block.partition("\n")
-        sha, when, subject = (head.split("\x00") + ["", ""])[:3]
+        shas, when, subject = (head.split("\x00") + ["", ""])[:3]
+        sha, *up = shas.split()
+        ups = tuple(dict.fromkeys(number[u] for u in up if u in number))  # each parent as this history numbers it
         changed: dict[str, str | None] = {}
         for line in raw.splitlines():
             meta, _, path = line.partition("\t")
@@ -148,9 +234,14 @@ def read(root: Path, *, use_cache: bool = True) -> History:
             if _watched(path):
                 blob = meta.split()[3]
                 changed[path] = None if set(blob) == {"0"} else blob
-        if changed:
+        if changed or len(ups) > 1:  # a merge is kept for what it joins, even where it changes nothing
+            number[sha] = len(history.commits)
             history.commits.append(Commit(sha, int(when or 0), subject, len(history.commits)))
             history.changes.append(changed)
+            parents.append(ups)
+        elif ups:  # a commit that changed nothing watched stands for its parent
+            number[sha] = ups[0]
+    history.ancestry = Ancestry(parents)
     _summarise(history, root, base, use_cache)
     return history
 

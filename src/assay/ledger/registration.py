@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from assay.diagnostics import Diagnostic
 from assay.ledger.history import CheckHistory, Commit, History, read
+from assay.ledger.standing import Standing, standing
 from assay.ledger.versions import Point, ResultVersion, Spec, result_summary, result_version
 
 KINDS = ("registered", "with-result", "moved-after-result", "post-hoc")
@@ -94,40 +95,26 @@ def _keys(items: Iterable[str]) -> list[tuple[str, int]]:
 def register(ch: CheckHistory, today: tuple[Spec, ...], today_results: dict[str, ResultVersion | None]) -> list[Registration]:
     """The registration of each of ``today``'s expectations (the record as it stands), in order, from the check's
     committed history and ``today_results`` (its ledger files as they stand, per device)."""
-    specs = list(ch.specs)
-    if not specs or specs[-1][1] != today:
-        specs.append((WORKING_TREE, today))
+    points = [*ch.points(), (WORKING_TREE, today)]
     results: dict[str, list[tuple[Commit, ResultVersion]]] = {
         d: [(c, v) for c, v in vs if v is not None] for d, vs in ch.results.items()
     }
     for device, version in today_results.items():
         versions = results.setdefault(device, [])
-        if version is not None and (not versions or versions[-1][1] != version):
+        if version is not None and (not versions or ch.last(device) != version):
             versions.append((WORKING_TREE, version))
     prints = {m: fp for v in today_results.values() if v is not None for m, fp in v.fingerprints}
-    return [_one(spec, k, specs, results, prints.get(spec.metric)) for k, spec in enumerate(today)]
+    return [
+        _one(spec, standing(spec, k, points, ch.precedes), ch, results, prints.get(spec.metric)) for k, spec in enumerate(today)
+    ]
 
 
-def _since(spec: Spec, k: int, specs: list[tuple[Commit, tuple[Spec, ...] | None]]) -> tuple[Commit, Spec | None]:
-    """The commit from which ``spec`` (its metric and everything it is) has stood unchanged up to now, and what the
-    record stated in its place just before (the same metric, else what stood at its place: a rename)."""
-    since, before = specs[-1][0], None
-    for c, stated in reversed(specs):
-        if stated is None or spec not in stated:
-            same = [s for s in stated or () if s.metric == spec.metric]
-            before = same[0] if same else stated[k] if stated and k < len(stated) else None
-            break
-        since = c
-    return since, before
-
-
-def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, ResultVersion]]], fp: str | None) -> Registration:
+def _one(spec: Spec, at: Standing, ch: CheckHistory, results: dict, fp: str | None) -> Registration:
     """One expectation's registration: when what it is (its comparison, threshold, reading, seeds, counterparts and
     regime) last became what it is, against the results that measured it, under its name or another (a rename keeps
-    the measurement's values)."""
-    metric = spec.metric
-    since, before = _since(spec, k, specs)
-    committed = since
+    the measurement's values). Registered: it stood, for good, at an ancestor of every result that read it, in any
+    line (a branch merged with a merge commit keeps what it fixed before its result)."""
+    metric, since, committed = spec.metric, at.since, at.since
     read: dict[str, list[tuple[Commit, ResultVersion, Point | None]]] = {}
     for device, versions in results.items():
         for c, v in versions:
@@ -138,10 +125,10 @@ def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, 
     first = min(evaluated, key=lambda c: c.n) if evaluated else None
     if first is None:
         return Registration(metric, "registered", f"stated at {when(committed)}; no result has evaluated it yet", committed, None)
-    if committed.n < first.n:
+    if all(at.fixed_before(c, ch.precedes) for c in evaluated):
         kind, why, moves = "registered", f"stated at {when(committed)}, before its first result at {when(first)}", ()
     else:
-        moves = tuple(_moves(spec, before, since, read))
+        moves = tuple(_moves(spec, at, read, ch.precedes))
         if any(m.post_hoc for m in moves):
             m = next(m for m in moves if m.post_hoc)
             kind = "post-hoc"
@@ -151,18 +138,20 @@ def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, 
             kind = "moved-after-result"
             after = m.after or "no result"
             why = f"moved after a result: {m.change} at {when(m.at)} ({m.before} on {m.device} before, {after} after)"
+        elif since.n != first.n and not ch.precedes(first, since):
+            kind, why = "with-result", f"stated at {when(committed)}, on another line than its first result at {when(first)}"
         else:
             kind, why = "with-result", f"stated at {when(committed)} together with its first result"
-    optional = _optional_stopping(read)
+    optional = _optional_stopping(read, ch.precedes)
     if optional is not None and kind != "post-hoc":
         kind, why, moves = (
             "post-hoc",
             f"post-hoc: {optional.change} at {when(optional.at)} after an inconclusive result",
             (*moves, optional),
         )
-    unstable = _across_machines(read)
-    tried = any(v.settling and c.n >= since.n for vs in read.values() for c, v, _ in vs)
-    confirmation = _confirmed(since, read) if kind != "registered" else None
+    unstable = _across_machines(read, ch.precedes)
+    tried = any(v.settling and at.holds_at(c) for vs in read.values() for c, v, _ in vs)
+    confirmation = _confirmed(at.holds_at, read) if kind != "registered" else None
     if confirmation:
         return Registration(metric, kind, f"{why}; {confirmation}", committed, first, tuple(moves), True, unstable, tried)
     tail = {
@@ -175,33 +164,43 @@ def _one(spec: Spec, k: int, specs: list, results: dict[str, list[tuple[Commit, 
     return Registration(metric, kind, why + tail, committed, first, tuple(moves), False, unstable, tried)
 
 
-def _moves(spec: Spec, before: Spec | None, since: Commit, read: dict) -> list[Move]:
-    """The move that made ``spec`` what it is at ``since``, on each device with a result before it: post-hoc where
-    the last result before it failed or was undecided and the first after it holds."""
-    change = spec.moved(before) if before is not None else "stated"
+def _moves(spec: Spec, at: Standing, read: dict, precedes) -> list[Move]:
+    """The move that made ``spec`` what it is at ``at.since``, on each device with a result before it (an ancestor of
+    where it began to stand: a result on a line that never saw the move is none): post-hoc where the last result
+    before it failed or was undecided and the first after it holds."""
+    change = spec.moved(at.before) if at.before is not None else "stated"
     out = []
     for device, vs in read.items():
-        prior = [p for c, _, p in vs if c.n < since.n and p is not None]
+        prior = [p for c, _, p in vs if at.before_start(c, precedes) and p is not None]
         if not prior:
             continue
-        later = [p for c, _, p in vs if c.n >= since.n and p is not None]
+        later = [p for c, _, p in vs if at.holds_at(c) and p is not None]
         b, a = prior[-1].outcome, later[0].outcome if later else None
-        out.append(Move(since, change, device, b, a, b in ("fails", "inconclusive") and a == "holds"))
+        out.append(Move(at.since, change, device, b, a, b in ("fails", "inconclusive") and a == "holds"))
     return out
 
 
-def _across_machines(read: dict) -> str:
+def _after_another(items: list[tuple], precedes) -> list[tuple[tuple, tuple]]:
+    """Each of ``items`` (commit first, oldest first) after the last one before it that is its ancestor; on one line,
+    each after the one before it."""
+    return [(earlier[-1], item) for k, item in enumerate(items) if (earlier := [e for e in items[:k] if precedes(e[0], item[0])])]
+
+
+def _across_machines(read: dict, precedes) -> str:
     """Why the measurement is unstable: between two results on the same seeds from different machines, its mean moved
     by more than its spread over those seeds (max - min), whatever else changed between them; '' when it did not, or
     when a settling run on fresh seeds after the move has decided it since."""
     for device, vs in read.items():
         runs = [(c, v, p) for c, v, p in vs if not v.settling and v.machine and v.seeds]
-        for (c0, v0, p0), (c1, v1, p1) in zip(runs, runs[1:]):
+        for (c0, v0, p0), (c1, v1, p1) in _after_another(runs, precedes):
             a = v0.spread(p0.metric) if p0 is not None else None
             b = v1.spread(p1.metric) if p1 is not None else None
             if a is None or b is None or v0.machine == v1.machine or set(v0.seeds) != set(v1.seeds):
                 continue
-            if abs(b[0] - a[0]) > max(a[1], b[1]) and not _confirmed(c1, {device: vs}):
+            since = c1
+            if abs(b[0] - a[0]) > max(a[1], b[1]) and not _confirmed(
+                lambda c: c.n == since.n or precedes(since, c), {device: vs}
+            ):
                 return (
                     f"its mean moved {a[0]:.4g} -> {b[0]:.4g} on the same seeds between two machines at {when(c1)}, "
                     f"beyond its spread over them ({max(a[1], b[1]):.3g}); a run on fresh seeds decides it"
@@ -209,25 +208,26 @@ def _across_machines(read: dict) -> str:
     return ""
 
 
-def _optional_stopping(read: dict) -> Move | None:
+def _optional_stopping(read: dict, precedes) -> Move | None:
     """Seeds raised after an inconclusive result outside a settling run, where the record does not name them."""
     for device, vs in read.items():
         points = [(c, v, p) for c, v, p in vs if p is not None]
-        for (c0, _, p0), (c1, v1, p1) in zip(points, points[1:]):
+        for (c0, _, p0), (c1, v1, p1) in _after_another(points, precedes):
             grew = p0.seeds_total is not None and p1.seeds_total is not None and p1.seeds_total > p0.seeds_total
             if grew and p0.outcome == "inconclusive" and not v1.settling:
                 return Move(c1, f"seeds read {p0.seeds_total} -> {p1.seeds_total}", device, p0.outcome, p1.outcome, True)
     return None
 
 
-def _confirmed(since: Commit, read: dict) -> str:
-    """How a settling run after ``since`` confirmed the expectation ('' when none did): it holds, on seeds disjoint
-    from every seed any earlier result of the check on that device read (a plan cannot name seeds already read)."""
+def _confirmed(after, read: dict) -> str:
+    """How a settling run at a point ``after`` accepts (for an expectation: where it has stood for good) confirmed it
+    ('' when none did): it holds, on seeds disjoint from every seed any earlier result of the check on that device
+    read (a plan cannot name seeds already read)."""
     for device, vs in read.items():
         seen: set[int] = set()
         for c, v, p in vs:
             fresh = v.seeds and not (set(v.seeds) & seen)
-            if v.settling and c.n >= since.n and p is not None and p.outcome == "holds" and fresh:
+            if v.settling and after(c) and p is not None and p.outcome == "holds" and fresh:
                 return f"confirmed on fresh seeds {min(v.seeds)}..{max(v.seeds)} on {device} at {when(c)}"
             seen |= set(v.seeds)
     return ""
