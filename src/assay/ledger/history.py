@@ -86,7 +86,12 @@ class CheckHistory:
         if self.merged:
             return [(c, self.stated(c)) for c in self.nodes]
         commits = {c.n: c for c, _ in self.specs} | {c.n: c for vs in self.results.values() for c, _ in vs}
-        return [(c, self.stated(c)) for _, c in sorted(commits.items())]
+        out, k, stated = [], 0, None
+        for _, c in sorted(commits.items()):  # one pass: each commit with the last change of the record up to it
+            while k < len(self.specs) and self.specs[k][0].n <= c.n:
+                stated, k = self.specs[k][1], k + 1
+            out.append((c, stated))
+        return out
 
     def standing(self) -> tuple[Spec, ...] | None:
         """The expectations as the last commit had them."""

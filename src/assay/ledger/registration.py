@@ -105,7 +105,8 @@ def register(ch: CheckHistory, today: tuple[Spec, ...], today_results: dict[str,
             versions.append((WORKING_TREE, version))
     prints = {m: fp for v in today_results.values() if v is not None for m, fp in v.fingerprints}
     return [
-        _one(spec, standing(spec, k, points, ch.precedes), ch, results, prints.get(spec.metric)) for k, spec in enumerate(today)
+        _one(spec, standing(spec, k, points, ch.precedes, linear=not ch.merged), ch, results, prints.get(spec.metric))
+        for k, spec in enumerate(today)
     ]
 
 

@@ -22,12 +22,12 @@ Precedes = Callable[[Commit, Commit], bool]
 class Standing:
     since: Commit  # the first point from which it has stood on every line up to now: the commit that stated it
     before: Spec | None  # what the record stated in its place just before (the same metric, else the same place)
-    fixed: frozenset[int]  # the numbers of the points from which it has stood on every line up to now
-    starts: tuple[Commit, ...]  # the points of ``fixed`` that no other one precedes: where it began to stand
+    starts: tuple[Commit, ...]  # the points from which it has stood that no other one precedes: where it began to
+    fixed: frozenset[int] | None = None  # the numbers of the points from which it has stood (None: one line, since on)
 
     def holds_at(self, c: Commit) -> bool:
         """Whether it has stood at ``c`` and at every point after it, on every line."""
-        return c.n in self.fixed
+        return c.n >= self.since.n if self.fixed is None else c.n in self.fixed
 
     def before_start(self, c: Commit, precedes: Precedes) -> bool:
         """Whether ``c`` came before it began to stand: an ancestor of one of ``starts`` (a move after ``c``)."""
@@ -38,19 +38,33 @@ class Standing:
         return any(precedes(s, c) for s in self.starts)
 
 
-def standing(spec: Spec, k: int, points: list[tuple[Commit, tuple[Spec, ...] | None]], precedes: Precedes) -> Standing:
+def standing(
+    spec: Spec, k: int, points: list[tuple[Commit, tuple[Spec, ...] | None]], precedes: Precedes, *, linear: bool
+) -> Standing:
     """Where ``spec`` (the ``k``-th expectation today) has stood over ``points`` (oldest first, the working tree
-    last, where it stands)."""
+    last, where it stands); ``linear``: the points lie on one line, where it has stood from the last point back to
+    the first where it did not."""
+    if linear:
+        since, stated, seen = points[-1][0], None, object()
+        for c, s in reversed(points):
+            if s is not seen and (s is None or spec not in s):  # points in a row share the record's version
+                stated = s
+                break
+            since, seen = c, s
+        return Standing(since, _in_place_of(spec, k, stated), (since,))
     stands = [(c, s is not None and spec in s) for c, s in points]
     away = _outermost([c for c, ok in stands if not ok], precedes, latest=True)
     fixed = [c for c, ok in stands if ok and not any(precedes(c, d) for d in away)]
     starts = _outermost(fixed, precedes, latest=False)
     since = starts[0]
     prior = [s for c, s in points if precedes(c, since) and not (s is not None and spec in s)]
-    stated = prior[-1] if prior else None
+    return Standing(since, _in_place_of(spec, k, prior[-1] if prior else None), tuple(starts), frozenset(c.n for c in fixed))
+
+
+def _in_place_of(spec: Spec, k: int, stated: tuple[Spec, ...] | None) -> Spec | None:
+    """What ``stated`` had in the place of ``spec``: the same metric, else what stood at its place (a rename)."""
     same = [s for s in stated or () if s.metric == spec.metric]
-    before = same[0] if same else stated[k] if stated and k < len(stated) else None
-    return Standing(since, before, frozenset(c.n for c in fixed), tuple(starts))
+    return same[0] if same else stated[k] if stated and k < len(stated) else None
 
 
 def _outermost(commits: list[Commit], precedes: Precedes, *, latest: bool) -> list[Commit]:
