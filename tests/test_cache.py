@@ -131,9 +131,10 @@ def test_the_modules_a_parse_depends_on_import_no_other_module_of_assay():
     # else a change to that module would not start the cache afresh; a ledger reading and a module's imports
     # depend on the modules they name too
     src = Path(cache.__file__).parent.parent
+    from assay.ledger.inputs import CACHE_ALSO as INPUTS_ALSO
     from assay.ledger.store import CACHE_ALSO
 
-    for also in [(), CACHE_ALSO, ("ledger.inputs",)]:
+    for also in [(), CACHE_ALSO, INPUTS_ALSO]:
         kept = set(cache.engine_files(also))
         for path in kept:
             tree = ast.parse(path.read_text())
@@ -230,7 +231,7 @@ def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_cha
     assert _briefs(kb_root, cache=True) == _briefs(kb_root, cache=False) != fresh
     assert _briefs(kb_root, cache=True)["THEORY-085"].status == "contradicted"
     verifier = kb_root / "verify" / "test_theory085.py"
-    verifier.write_text(verifier.read_text() + "\n# edited\n")  # its code: the result goes stale
+    verifier.write_text(verifier.read_text() + "\nEDITED = True\n")  # its code: the result goes stale
     now = _briefs(kb_root, cache=True)
     assert now == _briefs(kb_root, cache=False)
     assert now["THEORY-085"].status == "stale" and "verify/test_theory085.py changed" in now["THEORY-085"].stale[0][2]

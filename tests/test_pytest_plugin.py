@@ -285,8 +285,58 @@ def test_stale_option_runs_only_missing_or_stale_results(pytester: pytest.Pytest
     root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
     pytester.runpytest("verify").assert_outcomes(passed=1)
     pytester.runpytest("verify", "--stale").assert_outcomes(deselected=1)
-    (root / "verify" / "test_kb.py").write_text((root / "verify" / "test_kb.py").read_text() + "\n# changed\n")
+    (root / "verify" / "test_kb.py").write_text((root / "verify" / "test_kb.py").read_text() + "\nCHANGED = True\n")
     pytester.runpytest("verify", "--stale").assert_outcomes(passed=1)
+
+
+def test_a_docstring_or_comment_edit_of_a_verifier_after_its_run_leaves_stale_nothing_to_run(pytester: pytest.Pytester) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    verifier = root / "verify" / "test_kb.py"
+    verifier.write_text(
+        '"""Verifiers of SOTA-001, with a docstring added after the run."""\n'
+        + verifier.read_text().replace("def test_gap(evidence):\n", 'def test_gap(evidence):\n    """The gap, reworded."""\n')
+        + "\n# a comment too\n"
+    )
+    result = pytester.runpytest("verify", "--stale")
+    result.assert_outcomes(deselected=1)
+
+
+def recorded_from_bytes(root: Path) -> None:
+    """Rewrite the ledger's result as the engine recorded it before the token digest: each module's part the digest
+    of its bytes."""
+    path = root / "results" / "SOTA-001" / "gap.cpu.json"
+    data = json.loads(path.read_text())
+    parts = {
+        k: fingerprints.digest((root / k[5:]).read_bytes()) if k.startswith("code:") else v
+        for k, v in data["inputs"]["parts"].items()
+    }
+    assert parts != data["inputs"]["parts"]
+    data["inputs"] = {"hash": input_hash(parts), "parts": parts}
+    path.write_text(json.dumps(data))
+
+
+def test_a_result_recorded_from_its_modules_bytes_is_not_rerun_by_stale_while_they_keep_them(pytester: pytest.Pytester) -> None:
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], GAP_TESTS)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    recorded_from_bytes(root)
+    pytester.runpytest("verify", "--stale").assert_outcomes(deselected=1)
+    (root / "verify" / "test_kb.py").write_text('"""A docstring: other bytes."""\n' + textwrap.dedent(GAP_TESTS))
+    pytester.runpytest("verify", "--stale").assert_outcomes(passed=1)  # what it ran cannot be known: rerun
+
+
+def test_a_rerun_over_a_result_recorded_from_bytes_that_moves_the_verdict_with_the_same_inputs_is_flagged_unstable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tests = GAP_TESTS.replace(
+        'evidence.metric("gap", 2.0)', 'import os\n        evidence.metric("gap", float(os.environ.get("GAP", "2.0")))'
+    )
+    root = make_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 1}]')], tests)
+    pytester.runpytest("verify").assert_outcomes(passed=1)
+    recorded_from_bytes(root)
+    monkeypatch.setenv("GAP", "0.5")
+    pytester.runpytest("verify").assert_outcomes(failed=1)
+    assert (ledger(root)["verdict"], ledger(root)["unstable"]["verdicts"]) == ("failed", ["passed", "failed"])
 
 
 def test_the_ledger_is_written_once_by_the_controller_under_xdist(pytester: pytest.Pytester) -> None:

@@ -318,3 +318,35 @@ def test_every_reason_a_vote_can_give_is_an_entry_of_the_key():
     given = set(re.findall(r'reason="([a-z-]+)"', source)) | set(re.findall(r'Finding\([^)]*?"([a-z-]+)"\)', source))
     given |= {"held", "failed", "seeds-disagree", "not-refuted"}
     assert given - set(vocabulary.REASON) == set()
+
+
+def test_a_result_recorded_from_its_modules_bytes_reads_fresh_until_they_change_then_stale_with_the_module_named(kb_root):
+    from assay.ledger.inputs import InputParts
+
+    inputs = InputParts(kb_root)
+    claim = load(kb_root).claims["THEORY-085"]
+    now = inputs.parts(claim, claim.check("log-n-cap"), "cpu")
+    from_bytes = {k: inputs.file_digest(kb_root / k[5:]) for k in now if k.startswith("code:")}  # as recorded before
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts=from_bytes, excess=0.0)
+    assert claim_states(load(kb_root))["THEORY-085"].checks[0].stale == []
+    verifier = kb_root / "verify" / "test_theory085.py"
+    verifier.write_text("# a comment: only words, but other bytes\n" + verifier.read_text())
+    assert claim_states(load(kb_root))["THEORY-085"].checks[0].stale == ["verify/test_theory085.py changed"]
+
+
+def test_a_result_recorded_from_its_modules_bytes_is_re_judged_without_a_rerun_while_they_keep_them(kb_root, capsys):
+    from assay import cli
+    from assay.ledger.inputs import InputParts
+
+    inputs = InputParts(kb_root)
+    claim = load(kb_root).claims["THEORY-085"]
+    now = inputs.parts(claim, claim.check("log-n-cap"), "cpu")
+    from_bytes = {k: inputs.file_digest(kb_root / k[5:]) for k in now if k.startswith("code:")}  # as recorded before
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", parts=from_bytes, excess=0.5)
+    record = kb_root / "claims" / "THEORY-085.yaml"
+    record.write_text(record.read_text().replace("        tol: 1.0e-6\n", "        tol: 1.0\n", 1))
+    assert cli.main(["--root", str(kb_root), "rejudge"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "re-judged THEORY-085/log-n-cap.cpu: failed -> passed (measured 2026-01-01T00:00:00Z)",
+        "1 result(s) re-judged; 0 need a rerun (pytest verify --stale)",
+    ]

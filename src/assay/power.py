@@ -181,7 +181,7 @@ def settle_plans(
             if not open_somewhere and not unfixed:
                 continue
             label = f"{cid}/{check.id}.{device}"
-            if run_reason(ledger, (cid, check.id, device), inputs.parts(kb.claims[cid], check, device)) != "fresh":
+            if run_reason(ledger, (cid, check.id, device), inputs.parts(kb.claims[cid], check, device), inputs) != "fresh":
                 skipped.append(f"{label}: its result is not fresh; rerun it first (assay verify --stale)")
                 continue
             if check.seeds is None:

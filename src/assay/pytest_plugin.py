@@ -159,6 +159,7 @@ class _Run:
                 commit=self.commit,
                 compare=self.config.getoption("compare"),
                 settling=settling.of(self.settle, runs[-1]),
+                inputs=self.inputs,
             )
         except OSError as e:
             self.problems.append(str(e))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from assay.diagnostics import UsageProblem
 from assay.ledger import store
-from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.inputs import InputParts
 from assay.ledger.judgement import VerifierError, rejudge
 from assay.records.knowledge_base import load
 
@@ -42,7 +42,7 @@ def rejudged(root: Path, claims: list[str] | None = None) -> tuple[list[str], li
                 if result is None or not result.measured:
                     continue
                 label = f"{cid}/{check.id}.{device}"
-                stale = stale_reasons(result.inputs.parts, inputs.parts(claim, check, device))
+                stale = inputs.stale(result.inputs.parts, inputs.parts(claim, check, device))
                 if stale:
                     rerun.append(f"{label}: its measurement is stale ({'; '.join(stale)}); rerun it")
                     continue

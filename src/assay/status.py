@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from assay.experiment import Check
-from assay.ledger.inputs import InputParts, stale_reasons
+from assay.ledger.inputs import InputParts
 from assay.ledger.judgement import VerifierError, rejudge
 from assay.ledger.registration import Registry
 from assay.ledger.result import Key
@@ -96,8 +96,7 @@ def check_states(
                     CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration, no_history=no_history)
                 )
             else:
-                current = inputs.parts(claim, check, device)
-                reasons = [] if result.inputs.parts == current else stale_reasons(result.inputs.parts, current)
+                reasons = inputs.stale(result.inputs.parts, inputs.parts(claim, check, device))
                 reasons += [unjudged[device]] if device in unjudged else []
                 off = inputs.off_lock(result.environment.packages)
                 states.append(
@@ -368,12 +367,12 @@ class ClaimState:
 RUN_REASONS = ("missing", "error", "stale", "fresh")
 
 
-def run_reason(ledger: Ledger, key: Key, parts: dict[str, str]) -> str:
-    """Why the check ``key`` is to be run, given its ``parts`` now (a key of ``RUN_REASONS``): the one rule that
-    ``pytest verify --stale`` and ``assay plan`` read; anything but ``fresh`` needs a run."""
+def run_reason(ledger: Ledger, key: Key, parts: dict[str, str], inputs: InputParts) -> str:
+    """Why the check ``key`` is to be run, given its ``parts`` now (``inputs.parts``; a key of ``RUN_REASONS``): the
+    one rule that ``pytest verify --stale`` and ``assay plan`` read; anything but ``fresh`` needs a run."""
     result = ledger.get(key)
     if result is None:
         return "error" if key in ledger.broken else "missing"
     if result.status == "error":
         return "error"
-    return "stale" if stale_reasons(result.inputs.parts, parts) else "fresh"
+    return "stale" if inputs.stale(result.inputs.parts, parts) else "fresh"

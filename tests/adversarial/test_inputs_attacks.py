@@ -26,9 +26,11 @@ def test_a_data_file_over_the_read_limit_is_hashed_in_full_so_rewriting_it_makes
     from assay.ledger.store import read_ledger
 
     ledger = read_ledger(kb_root)
-    assert run_reason(ledger, KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "fresh"
+    inputs = InputParts(kb_root)
+    assert run_reason(ledger, KEY, inputs.parts(claim, claim.check("log-n-cap"), "cpu"), inputs) == "fresh"
     big.write_bytes(b"b" * (9 * 2**20))  # the same size: only the content differs
-    assert run_reason(ledger, KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "stale"
+    inputs = InputParts(kb_root)
+    assert run_reason(ledger, KEY, inputs.parts(claim, claim.check("log-n-cap"), "cpu"), inputs) == "stale"
 
 
 def test_a_folder_named_under_reads_is_an_error_of_assay_check(diagnose, make_kb):
@@ -71,7 +73,8 @@ def test_a_helper_imported_by_its_path_is_an_input_so_editing_it_makes_the_resul
     from assay.ledger.store import read_ledger
 
     helper.write_text("SCALE = 2.0\n")
-    assert run_reason(read_ledger(kb_root), KEY, InputParts(kb_root).parts(claim, claim.check("log-n-cap"), "cpu")) == "stale"
+    inputs = InputParts(kb_root)
+    assert run_reason(read_ledger(kb_root), KEY, inputs.parts(claim, claim.check("log-n-cap"), "cpu"), inputs) == "stale"
 
 
 PACKAGE_HINT = (

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.fingerprints import digest
 from assay.ledger.inputs import InputParts, lock_pins, off_lock, stale_reasons
 from assay.records.knowledge_base import load
 
@@ -128,7 +129,7 @@ def test_a_module_loaded_with_importlib_import_module_is_an_input(kb_root):
 def test_the_conftest_chain_is_an_input(kb_root):
     (kb_root / "conftest.py").write_text("")
     (kb_root / "verify" / "conftest.py").write_text("import pytest\n")
-    change = lambda: (kb_root / "verify" / "conftest.py").write_text("import pytest\n# a fixture changed\n")  # noqa: E731
+    change = lambda: (kb_root / "verify" / "conftest.py").write_text("import pytest\nSCALE = 2\n")  # noqa: E731
     assert "code:conftest.py" in parts(kb_root)
     assert reasons_after(kb_root, change) == ["verify/conftest.py changed"]
 
@@ -197,3 +198,69 @@ def test_off_lock_compares_public_versions_and_names_both(tmp_path):
 def test_lock_pins_read_name_equals_version_lines_and_normalise_names(tmp_path):
     (tmp_path / "requirements.lock").write_text("# header\nScikit_Learn==1.9.1\ntorch == 2.13.0+cpu ; python_version>'3'\n-e .\n")
     assert lock_pins(tmp_path) == {"scikit-learn": "1.9.1", "torch": "2.13.0+cpu"}
+
+
+VERIFIER, HELPER = "verify/test_sota364.py", "verify/helpers.py"
+
+
+@pytest.mark.parametrize("module", [VERIFIER, HELPER])
+def test_a_docstring_edit_of_a_verifier_or_a_module_it_imports_does_not_stale_its_result(kb_root, module):
+    path = kb_root / module
+    change = lambda: path.write_text(path.read_text().replace('"""', '"""Reworded: ', 1))  # noqa: E731
+    assert reasons_after(kb_root, change) == []
+
+
+@pytest.mark.parametrize("module", [VERIFIER, HELPER])
+def test_a_comment_edit_of_a_verifier_or_a_module_it_imports_does_not_stale_its_result(kb_root, module):
+    path = kb_root / module
+    change = lambda: path.write_text("# a comment added above\n\n" + path.read_text() + "\n# and one below\n")  # noqa: E731
+    assert reasons_after(kb_root, change) == []
+
+
+def test_a_code_edit_of_a_verifier_stales_its_result_as_before(kb_root):
+    change = lambda: edit(kb_root / VERIFIER, "0.1 + SEED", "0.2 + SEED")  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/test_sota364.py changed"]
+
+
+def test_an_edit_of_a_string_that_is_no_docstring_stales_the_result(kb_root):
+    change = lambda: edit(kb_root / VERIFIER, '"cross_sample_jacobian", 0.1', '"cross_sample_jacobian_v2", 0.1')  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/test_sota364.py changed"]
+
+
+def test_a_docstring_turned_into_an_assignment_stales_the_result(kb_root):
+    change = lambda: edit(kb_root / HELPER, '"""A local module', 'NOTE = """A local module')  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/helpers.py changed"]
+
+
+def test_a_module_with_a_syntax_error_is_its_bytes_and_any_edit_of_it_stales_the_result(kb_root):
+    path = kb_root / HELPER
+    path.write_text('"""A helper."""\nSEED = (\n')
+    assert parts(kb_root)["code:verify/helpers.py"] == InputParts(kb_root).file_digest(path)
+    change = lambda: path.write_text('"""A helper, reworded."""\nSEED = (\n')  # noqa: E731
+    assert reasons_after(kb_root, change) == ["verify/helpers.py changed"]
+
+
+def recorded_from_bytes(root: Path) -> dict[str, str]:
+    """The parts as the engine recorded them before the token digest: each module's part the digest of its bytes."""
+    inputs = InputParts(root)
+    return {k: inputs.file_digest(root / k[5:]) if k.startswith("code:") else v for k, v in parts(root).items()}
+
+
+def test_a_result_recorded_from_the_bytes_of_its_modules_is_fresh_while_they_keep_those_bytes(kb_root):
+    recorded = recorded_from_bytes(kb_root)
+    assert recorded["code:verify/helpers.py"] != parts(kb_root)["code:verify/helpers.py"]
+    assert InputParts(kb_root).stale(recorded, parts(kb_root)) == []
+
+
+def test_a_result_recorded_from_bytes_is_stale_after_any_edit_of_them_even_a_docstring(kb_root):
+    recorded = recorded_from_bytes(kb_root)
+    edit(kb_root / HELPER, '"""A local module', '"""Reworded: a local module')  # what it ran cannot be known
+    assert InputParts(kb_root).stale(recorded, parts(kb_root)) == ["verify/helpers.py changed"]
+
+
+def test_a_part_recorded_from_bytes_is_upgraded_only_from_a_file_inside_the_knowledge_base(kb_root, tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("X = 1\n")
+    (kb_root.parent / "beside.py").write_text("X = 1\n")
+    recorded = {f"code:{outside}": digest(b"X = 1\n"), "code:../beside.py": digest(b"X = 1\n")}  # their bytes' digests
+    assert InputParts(kb_root).upgrade(recorded) is recorded  # neither is read: they stay as recorded, and differ

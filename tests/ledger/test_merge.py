@@ -113,6 +113,38 @@ def test_two_fresh_results_with_different_verdicts_are_a_conflict_and_the_later_
     assert (kb_root / "results" / "THEORY-085" / "log-n-cap.cpu.json").read_bytes() == before
 
 
+def from_bytes(root: Path, r: Result) -> Result:
+    """``r`` as the engine recorded it before the token digest: each module's part the digest of its bytes."""
+    parts = {
+        k: fingerprints.digest((root / k[5:]).read_bytes()) if k.startswith("code:") else v for k, v in r.inputs.parts.items()
+    }
+    return r.model_copy(update={"inputs": Inputs(hash=fingerprints.input_hash(parts), parts=parts)})
+
+
+def test_a_result_recorded_from_bytes_and_a_later_one_of_the_same_modules_have_the_same_inputs(kb_root, tmp_path, capsys):
+    store.write_result(kb_root, from_bytes(kb_root, result(kb_root)))
+    other = copy_of(kb_root, tmp_path)
+    failing = Result.model_validate_json(write_result(other, *KEY, "failed", excess=1.0).read_text())
+    store.write_result(other, failing.model_copy(update={"finished": "2026-02-01T00:00:00Z"}))
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
+    assert (
+        "conflict: THEORY-085/log-n-cap/cpu: ours passed (2026-01-01T00:00:00Z), theirs failed "
+        "(2026-02-01T00:00:00Z) with the same inputs; theirs finished later; the verdict moved with the same inputs\n"
+        in capsys.readouterr().out
+    )
+
+
+def test_a_result_recorded_from_bytes_its_modules_no_longer_have_loses_to_one_that_matches(kb_root, tmp_path, capsys):
+    ours = from_bytes(kb_root, result(kb_root, finished="2026-03-01T00:00:00Z"))
+    store.write_result(kb_root, ours)
+    verifier = kb_root / "verify" / "test_theory085.py"
+    verifier.write_text('"""A docstring: only words, but other bytes."""\n' + verifier.read_text())
+    other = copy_of(kb_root, tmp_path)
+    write_result(other, *KEY, "failed", excess=1.0)  # earlier than ours, yet its inputs are today's
+    assert cli.main(["--root", str(kb_root), "merge", str(other)]) == 0
+    assert capsys.readouterr().out == "replaced: THEORY-085/log-n-cap/cpu: theirs matches the repository's inputs\n"
+
+
 def test_figures_travel_with_the_result_that_names_them(kb_root, tmp_path, capsys):
     other = copy_of(kb_root, tmp_path)
     r = result(other)

@@ -100,7 +100,7 @@ def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> P
     key = (claim.id, check.id, device)
     result = ledger.get(key)
     parts = inputs.parts(claim, check, device)
-    why = run_reason(ledger, key, parts)
+    why = run_reason(ledger, key, parts, inputs)
     recorded = result is not None and result.measured
     return Planned(
         claim.id,

@@ -32,6 +32,7 @@ from assay.experiment import Check
 from assay.fingerprints import sha256
 from assay.ledger import merge, store
 from assay.ledger.fresh import fresh_result
+from assay.ledger.inputs import InputParts
 from assay.ledger.layout import figure_file
 from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling
 from assay.ledger.store import LedgerProblem
@@ -300,12 +301,14 @@ def record(
     commit: str,
     compare: bool,
     settling: Settling | None = None,
+    inputs: InputParts | None = None,
 ) -> tuple[str, str]:
     """Judge a check's phase reports (and the crash that ended it) into its result, and write it over the ledger's
     by the ledger's rules, or only compare the two (``compare``). Returns what was done (``written``; ``unstable``:
     written, and its verdict moved with the same inputs; ``refused``: past a bound of the ledger, written as an
     error beside the last measurement; ``compared``; or ``skipped``: a skip is no evidence, and must not overwrite
-    evidence from another machine) and its line.
+    evidence from another machine) and its line. ``inputs``: the knowledge base's, by which the ledger's result is
+    compared with ``new`` (``merge.comparable``).
     Raises ``OSError`` naming the file that could not be written."""
     outcomes = [PhaseOutcome(r.outcome, r.message, r.when) for r in runs] + ([crash] if crash else [])
     verdict, message = verdict_of(outcomes)
@@ -321,18 +324,22 @@ def record(
     path = store.ledger_path(ledger_root, new.claim, new.check, new.device)
     try:
         with store.locked(ledger_root, new.claim):
-            done, line = _record_over(ledger_root, path, new, runs, compare)
+            done, line = _record_over(ledger_root, path, new, runs, compare, inputs)
     except OSError as e:
         raise OSError(f"could not write {path.relative_to(ledger_root).as_posix()}: {e.strerror or e}") from None
     return ("refused", f"{line} ({new.message})") if refused and done != "compared" else (done, line)
 
 
-def _record_over(ledger_root: Path, path: Path, new: Result, runs: list[RunReport], compare: bool) -> tuple[str, str]:
+def _record_over(
+    ledger_root: Path, path: Path, new: Result, runs: list[RunReport], compare: bool, inputs: InputParts | None
+) -> tuple[str, str]:
     """``record``'s read of the result it replaces and its write, under the ledger's lock."""
     try:
         old = store.read_result(ledger_root, path) if path.exists() else None
     except LedgerProblem:
         old = None  # a broken file is replaced by this run
+    if old is not None and inputs is not None:  # compared with ``new`` by its parts as they compare with today's
+        old = merge.comparable(inputs, old)
     if compare:
         line, flagged = merge.compare(old, new)
         if flagged is not None:

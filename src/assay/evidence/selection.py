@@ -261,7 +261,7 @@ def select(config: pytest.Config, items: list[pytest.Item], state: Any) -> None:
             # hashed now, before any verifier runs: a file saved during the run is not taken for the one that ran
             parts = state.parts[item.nodeid] = state.inputs.parts(*tie, state.device)
             if ledger is not None:
-                selected = run_reason(ledger, (tie[0].id, tie[1].id, state.device), parts) != "fresh"
+                selected = run_reason(ledger, (tie[0].id, tie[1].id, state.device), parts, state.inputs) != "fresh"
                 if selected and item.get_closest_marker(SLOW) and not asks_for_slow(config):
                     selected = False
                     state.slow_left_out.append(f"{tie[0].id}/{tie[1].id}")

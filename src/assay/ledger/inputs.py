@@ -8,6 +8,11 @@ the result is stale when a part differs. What the machine had (its torch build, 
 result's environment (``assay.ledger.environment``): shown, compared with the lock ("off-lock"), never a
 reason for staleness.
 
+A module's part is a digest of what Python runs (``ledger.tokens``): its docstrings, comments and the spacing within
+a line are words, no input. A result recorded while a module's part was the digest of its bytes is compared with the
+bytes the module has now (``InputParts.upgrade``, the one place where a recorded part meets today's): the same bytes,
+it is fresh; other bytes, it is stale, since what it ran cannot be known.
+
 ``InputParts(root)`` reads each file once, so the parts of every check of a large knowledge base cost
 one pass over the files they name.
 """
@@ -24,9 +29,14 @@ from assay.diagnostics import Diagnostic
 from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
+from assay.ledger.tokens import code_digest, made_from_bytes
 from assay.model import Claim
 from assay.records.parts import record_parts
 from assay.records.verifiers import FILE_IMPORT, imported_names, source_problems
+
+#: The modules of Assay a kept reading of a module (its imports, its code's digest) depends on, besides
+#: ``assay.corpus.cache.PARSE_MODULES``.
+CACHE_ALSO = ("ledger.inputs", "ledger.tokens")
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -76,11 +86,14 @@ class InputParts:
         """``cache``: keep each module's imported names between runs (``assay.corpus``), for large knowledge bases."""
         self.root = Path(root).resolve()
         self._cached = cache
-        names = corpus.ParseCache(self.root, "imports", also=("ledger.inputs",), value=list[str]) if cache else None
+        names = corpus.ParseCache(self.root, "imports", also=CACHE_ALSO, value=list[str]) if cache else None
         self._names = names or corpus.UNCACHED
+        runs = corpus.ParseCache(self.root, "code", also=CACHE_ALSO, value=str) if cache else None
+        self._runs = runs or corpus.UNCACHED
         self.pins = lock_pins(self.root)
         self._digests: dict[Path, str] = {}
         self._data: dict[str, str] = {}
+        self._codes: dict[Path, str] = {}
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
         self._code_parts: dict[str, dict[str, str]] = {}
@@ -113,18 +126,48 @@ class InputParts:
         return self._code_parts[module]
 
     def _code_digest(self, path: Path) -> str:
-        """``file_digest`` of a module, or why Assay cannot read it as the text Python runs (``files.python_text``):
-        a check whose code cannot be read so is not run (``unreadable_code``)."""
-        digest = self.file_digest(path)
-        if digest.startswith(UNREADABLE):
-            return digest
+        """The digest of what Python runs of a module (``tokens.code_digest``), or why Assay cannot read it as the text
+        Python runs (``files.python_text``): a check whose code cannot be read so is not run (``unreadable_code``).
+        A module Python would not compile keeps ``file_digest``: pytest reports it where it collects the module."""
+        path = Path(path).absolute()
+        if path not in self._codes:
+            digest = self.file_digest(path)
+            if not digest.startswith(UNREADABLE):
+                current = stamp(path) if self._cached and path.parent.resolve() == path.parent else None
+                try:
+                    digest = self._runs.memo(self._rel(path), current, lambda: self._read_code(path)) or digest
+                except Unreadable as e:
+                    digest = f"{UNREADABLE}{e}"
+            self._codes[path] = digest
+        return self._codes[path]
+
+    def _read_code(self, path: Path) -> str:
         try:
-            python_text(read_regular(self.root, path))
-        except Unreadable as e:
-            return f"{UNREADABLE}{e}"
+            return code_digest(python_text(read_regular(self.root, path))) or ""
         except UnicodeDecodeError:
-            pass  # Python refuses to run it too; pytest reports it where it collects the module
-        return digest
+            return ""  # Python refuses to run it too; pytest reports it where it collects the module
+
+    def upgrade(self, recorded: dict[str, str]) -> dict[str, str]:
+        """The parts a result recorded, as they compare with today's: each ``code:`` part made from a file's bytes
+        (``tokens.made_from_bytes``: a result recorded before the token digest) that the file still has is restated
+        as the digest of what it runs today; one it no longer has stays, and differs: what that result ran cannot
+        be known. The one place where a recorded part meets today's; every comparison reads it (``stale``,
+        ``merge.comparable``), so no result fresh before the token digest went stale by it."""
+        out = recorded
+        for key, value in recorded.items():
+            if key.startswith("code:") and made_from_bytes(value):
+                path = self.root / key[5:]
+                if self.file_digest(path) == value and (now := self._code_digest(path)) != value:
+                    out = out if out is not recorded else dict(recorded)
+                    out[key] = now
+        return out
+
+    def stale(self, recorded: dict[str, str], current: dict[str, str]) -> list[str]:
+        """Why a result that recorded the parts ``recorded`` is stale against today's ``current`` (``stale_reasons`` of
+        its ``upgrade``); empty if fresh."""
+        if recorded == current:
+            return []
+        return stale_reasons(self.upgrade(recorded), current)
 
     def closure(self, module: Path) -> tuple[Path, ...]:
         """``module``, the conftest files above it, and every local module they import, transitively."""

@@ -18,10 +18,20 @@ from assay.fingerprints import input_hash
 from assay.ledger import store, vetting
 from assay.ledger.inputs import InputParts
 from assay.ledger.layout import RESULTS
-from assay.ledger.result import Figure, Key, Result, Unstable
+from assay.ledger.result import Figure, Inputs, Key, Result, Unstable
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
+
+
+def comparable(inputs: InputParts, result: Result) -> Result:
+    """``result`` with its input parts as they compare with today's (``InputParts.upgrade``: a part recorded from a
+    module's bytes that the module still has) and their hash: how a result read from a ledger is compared with another
+    by the rules here, which compare input hashes."""
+    parts = inputs.upgrade(result.inputs.parts)
+    if parts is result.inputs.parts:
+        return result
+    return result.model_copy(update={"inputs": Inputs(hash=input_hash(parts), parts=parts)})
 
 
 def supersede(old: Result | None, new: Result) -> Result:
@@ -256,6 +266,8 @@ def _merge_locked(
         shown = _theirs_path(source, key)
         report.problems.append(Diagnostic(shown, 1, 1, refused.code, f"{shown}: {refused.message}", refused.hint))
         return
+    # each compared by its parts as they compare with today's (a part recorded from a module's bytes: ``upgrade``)
+    ours, theirs = (comparable(inputs, ours) if ours is not None else None), comparable(inputs, theirs)
     current = input_hash(inputs.parts(claim, check, key[2]))
     chosen, why = pick(ours, theirs, current)
     conflict = (
