@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from assay import citation, export, graph
+from assay import citation, export, graph, overview
 from assay.model import Source
 from assay.overview import States
 from assay.records.knowledge_base import load
@@ -171,13 +171,30 @@ def test_the_export_made_a_claim_at_a_time_equals_the_one_made_from_every_state_
     for _ in range(2):
         kb = load(kb_root, cache=True)
         out = io.StringIO()
-        export.write_json(kb, States.read(kb), out)
+        states = States.read(kb)
+        export.write_json(kb, states, out)
+        states.save()
         assert json.loads(out.getvalue()) == whole
     assert {c["id"]: c["status"] for c in whole["claims"]} == {
         "SOTA-364": "contradicted",
         "THEORY-085": "verified",
         "THEORY-090": "cited-only",
     }
+
+
+def test_the_export_computes_each_claims_state_once_when_no_status_was_kept(kb_root, monkeypatch, tmp_path):
+    # the closure of a verified claim needs the status of what it rests on: known by then, or made once and kept
+    monkeypatch.setattr("assay.corpus.LARGE_FROM", 0)
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    made = []
+    check_states = overview.check_states
+    monkeypatch.setattr(
+        overview, "check_states", lambda inputs, claim, *a, **k: made.append(claim.id) or check_states(inputs, claim, *a, **k)
+    )
+    kb = load(kb_root, cache=True)
+    export.write_json(kb, States.read(kb), io.StringIO())
+    assert sorted(made) == ["SOTA-364", "THEORY-085", "THEORY-090"]
 
 
 def published(**fields) -> Source:

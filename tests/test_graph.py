@@ -291,20 +291,33 @@ def in_memory(links: dict[str, list[str]]) -> KnowledgeBase:
     return KnowledgeBase(Path("."), files)
 
 
+def _closed(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
+    closed = status.Closure(kb, verified.__getitem__)
+    return {cid: closed(cid) for cid in verified}
+
+
+def test_closure_asks_the_status_of_what_a_claim_rests_on_only_where_the_claim_is_verified_and_once():
+    kb = in_memory({"SOTA-001": ["SOTA-003"], "SOTA-002": ["SOTA-003"], "SOTA-003": ["SOTA-004"], "SOTA-004": []})
+    asked = []
+    closed = status.Closure(kb, lambda cid: asked.append(cid) or cid != "SOTA-001")
+    assert [closed(cid) for cid in ("SOTA-001", "SOTA-002", "SOTA-003")] == [False, True, True]
+    assert asked == ["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"]
+
+
 def test_closure_down_a_chain_of_5000_claims_opens_everything_above_one_unverified_link():
     # one pass over the chain; a search below each claim would walk 12.5 million links
     ids = [f"SOTA-{n}" for n in range(1000, 6000)]
     kb = in_memory({cid: ids[n + 1 : n + 2] for n, cid in enumerate(ids)})
     start = time.perf_counter()
-    assert all(status.closure(kb, dict.fromkeys(ids, True)).values())
-    closed = status.closure(kb, {**dict.fromkeys(ids, True), "SOTA-4000": False})
+    assert all(_closed(kb, dict.fromkeys(ids, True)).values())
+    closed = _closed(kb, {**dict.fromkeys(ids, True), "SOTA-4000": False})
     assert [cid for cid in ids if closed[cid]] == ids[3001:]
     assert time.perf_counter() - start < 10
 
 
 def test_a_verified_claim_in_a_depends_on_cycle_is_open_and_so_is_what_rests_on_it():
     kb = in_memory({"SOTA-001": ["SOTA-002"], "SOTA-002": ["SOTA-003"], "SOTA-003": ["SOTA-002"], "SOTA-004": []})
-    assert status.closure(kb, dict.fromkeys(["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"], True)) == {
+    assert _closed(kb, dict.fromkeys(["SOTA-001", "SOTA-002", "SOTA-003", "SOTA-004"], True)) == {
         "SOTA-001": False,
         "SOTA-002": False,
         "SOTA-003": False,
@@ -314,7 +327,7 @@ def test_a_verified_claim_in_a_depends_on_cycle_is_open_and_so_is_what_rests_on_
 
 def test_a_claim_resting_on_a_missing_claim_is_open_but_a_link_to_a_source_does_not_count():
     kb = in_memory({"SOTA-001": ["SOTA-999"], "SOTA-002": ["LIT-590"]})
-    assert status.closure(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
+    assert _closed(kb, {"SOTA-001": True, "SOTA-002": True}) == {"SOTA-001": False, "SOTA-002": True}
 
 
 def test_closure_agrees_with_the_definition_on_random_graphs_with_knots_and_self_links():
@@ -339,7 +352,7 @@ def test_closure_agrees_with_the_definition_on_random_graphs_with_knots_and_self
                 and all(closed_knot[b] for b in knots.successors(k))
             )
         expected = {cid: closed_knot[knots.graph["mapping"][cid]] for cid in ids}
-        assert status.closure(in_memory(links), verified) == expected, links
+        assert _closed(in_memory(links), verified) == expected, links
 
 
 # --- the graph ----------------------------------------------------------------------------------

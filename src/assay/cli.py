@@ -175,7 +175,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     elif args.what == "csl":
         sys.stdout.write(export.csl_all(kb))
     else:
-        export.write_json(kb, States.read(kb), sys.stdout)
+        states = States.read(kb)
+        export.write_json(kb, states, sys.stdout)
+        states.save()  # every claim's status, found out on the way, for the next status or export
     return 0
 
 

@@ -31,7 +31,8 @@ def csl_all(kb: KnowledgeBase) -> str:
 def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
     """Every valid record as the YAML says it, claims with their computed status and each check's history, and the
     graph. ``past``: the repository's history, where the caller has read it (else ``States`` reads it)."""
-    return {key: value if isinstance(value, dict) else list(value) for key, value in _parts(kb, states, past).items()}
+    parts = {key: value() if callable(value) else value for key, value in _parts(kb, states, past).items()}
+    return {key: value if isinstance(value, dict) else list(value) for key, value in parts.items()}
 
 
 def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO) -> None:
@@ -41,12 +42,13 @@ def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO)
 
 
 def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
-    """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and let go after."""
+    """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and let go after. The
+    graph is made when the writer reaches it, after the claims: by then ``States`` knows every claim's status."""
     return {
         "claims": _claims(kb, states, past),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
         "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
-        "graph": to_json(build(kb, getattr(states, "briefs", states))),
+        "graph": lambda: to_json(build(kb, states.briefs() if hasattr(states, "briefs") else states)),
     }
 
 
@@ -124,6 +126,7 @@ def _write(value: Any, out: TextIO, depth: int) -> None:
     """JSON of ``value``: mappings and lists (or iterators) down to depth 2 spread a value per line, deeper ones compact;
     a mapping at depth 2 (a record) written at once, what holds it a value at a time."""
     pad = "\n" + " " * (depth + 1)
+    value = value() if callable(value) else value  # a value made when the writer reaches it
     if depth <= 1 and isinstance(value, dict):
         out.write("{")
         for n, (key, item) in enumerate(sorted(value.items())):

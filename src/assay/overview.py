@@ -23,7 +23,7 @@ from assay.ledger.store import Ledger, read_ledger
 from assay.model import Claim
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
-from assay.status import CheckState, ClaimState, ClaimVerdict, check_states, closure
+from assay.status import CheckState, ClaimState, ClaimVerdict, Closure, check_states
 
 
 def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Registry | None = None) -> dict[str, ClaimState]:
@@ -31,55 +31,10 @@ def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Regi
     expectations' registration (``registry``: from the repository's history when not given)."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
     inputs = InputParts(kb.root, cache=corpus.large(len(kb.files)))
-    states = States(kb, {}, ledger, inputs, Registry(kb.root) if registry is None else registry)
-    summary = {cid: states.verdict(cid)[1:] for cid in sorted(kb.claims)}
+    states = States(kb, ledger, inputs, Registry(kb.root) if registry is None else registry)
+    out = dict(states.items())
     inputs.save()
-    closed = closure(kb, {cid: verdict.status == "verified" for cid, (_, verdict) in summary.items()})
-    return {
-        cid: ClaimState.of(cid, checks, verdict, "closed" if closed[cid] else "open")
-        for cid, (checks, verdict) in summary.items()
-    }
-
-
-class States(Mapping[str, ClaimState]):
-    """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
-    over 50,000 claims can hold one claim's record and results at a time (``using``). Made from what the caller
-    has read (``read`` reads it all): the ledger, the claims' input parts, the expectations' registration, and
-    each claim's closure, which needs every claim's status (``briefs``, or anything with a ``closure`` per claim)."""
-
-    def __init__(self, kb: KnowledgeBase, closures: Mapping[str, Any], ledger: Ledger, inputs: InputParts, registry: Registry):
-        self.kb, self.briefs, self.ledger, self.inputs, self.registry = kb, closures, ledger, inputs, registry
-
-    @classmethod
-    def read(cls, kb: KnowledgeBase) -> States:
-        """The states of ``kb``'s claims from its ledger and history as they stand, each closure from ``briefs``."""
-        cache = corpus.large(len(kb.files))
-        ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
-        return cls(kb, briefs(kb, cache, ledger, registry), ledger, InputParts(kb.root, cache=cache), registry)
-
-    def verdict(self, cid: str) -> tuple[Claim, list[CheckState], ClaimVerdict]:
-        """A claim's record, its checks' states and its verdict: all of its state but the closure."""
-        claim = self.kb.claim_files[cid].record
-        states = check_states(self.inputs, claim, self.ledger, registry=self.registry)
-        return claim, states, status.claim_verdict(claim, states)
-
-    def __getitem__(self, cid: str) -> ClaimState:
-        _, states, verdict = self.verdict(cid)
-        return ClaimState.of(cid, states, verdict, self.briefs[cid].closure)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.briefs)
-
-    def __len__(self) -> int:
-        return len(self.briefs)
-
-    def using(self, cid: str) -> AbstractContextManager[None]:
-        """Lend the claim's record and results to the ``with`` block, and let them go after (``corpus.Lazy.using``)."""
-        keys = [(cid, check.id, device) for check in self.kb.claim_files[cid].outline.checks for device in check.devices]
-        stack = ExitStack()
-        stack.enter_context(self.kb.claims.using(cid))
-        stack.enter_context(self.ledger.results.using(*keys))
-        return stack
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,53 +48,149 @@ class Brief:
     stale: tuple[tuple[str, str, tuple[str, ...]], ...]  # (check, device, reasons)
 
 
-#: What ``briefs`` keeps of a claim: the key of its inputs, and its status, counts and stale results.
-MADE = tuple[str, tuple[str, str, tuple[tuple[str, str, tuple[str, ...]], ...]]]
+#: What ``States`` knows of a claim once its status is made: its status, counts and stale results.
+MADE = tuple[str, str, tuple[tuple[str, str, tuple[str, ...]], ...]]
+
+
+class States(Mapping[str, ClaimState]):
+    """Every valid claim's state as ``claim_states`` gives it, made when looked at and not kept, so that a walk
+    over 50,000 claims can hold one claim's record and results at a time (``using``). Made from what the caller
+    has read (``read`` reads it all): the ledger, the claims' input parts and the expectations' registration.
+
+    Of each claim it keeps what ``assay status`` says (``MADE``, a few short strings), from its state when that was
+    made, else made as far as its verdict when a closure needs it, or found kept between runs (``memo``: ``Memo``).
+    A claim's closure needs only the statuses of what it rests on, and only where it is verified itself (``Closure``),
+    so a walk in id order makes each claim's state once, whatever order the depends_on links run in but where a
+    verified claim rests on one further on whose status no run before kept."""
+
+    def __init__(self, kb: KnowledgeBase, ledger: Ledger, inputs: InputParts, registry: Registry, memo: Memo | None = None):
+        self.kb, self.ledger, self.inputs, self.registry, self.memo = kb, ledger, inputs, registry, memo
+        self.made: dict[str, MADE] = {}
+        self.closed = Closure(kb, lambda cid: self.status(cid) == "verified")
+
+    @classmethod
+    def read(
+        cls, kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
+    ) -> States:
+        """The states of ``kb``'s claims from its ledger and history as they stand (``ledger`` and ``registry`` where
+        the caller has them), their statuses kept between runs where the knowledge base is ``corpus.large`` (or
+        ``cache``)."""
+        cache = corpus.large(len(kb.files)) if cache is None else cache
+        ledger = read_ledger(kb.root, cache=cache) if ledger is None else ledger
+        registry = Registry(kb.root) if registry is None else registry
+        inputs = InputParts(kb.root, cache=cache)
+        return cls(kb, ledger, inputs, registry, Memo(kb.root, inputs, ledger, registry) if cache else None)
+
+    def verdict(self, cid: str) -> tuple[Claim, list[CheckState], ClaimVerdict]:
+        """A claim's record, its checks' states and its verdict: all of its state but the closure."""
+        claim = self.kb.claim_files[cid].record
+        states = check_states(self.inputs, claim, self.ledger, registry=self.registry)
+        verdict = status.claim_verdict(claim, states)
+        made = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
+        if self.memo is not None and cid not in self.made:
+            self.memo.keep(cid, self.kb.claim_files[cid], made)
+        self.made[cid] = made
+        return claim, states, verdict
+
+    def status(self, cid: str) -> str:
+        """A claim's status: as made, as kept between runs, or made now (its record and results let go after)."""
+        if cid not in self.made:
+            kept = self.memo.kept(cid, self.kb.claim_files[cid]) if self.memo is not None else None
+            if kept is not None:
+                self.made[cid] = kept
+            else:
+                with self.using(cid):
+                    self.verdict(cid)
+        return self.made[cid][0]
+
+    def brief(self, cid: str) -> Brief:
+        self.status(cid)
+        status_, counts, stale = self.made[cid]
+        return Brief(status_, "closed" if self.closed(cid) else "open", counts, stale)
+
+    def briefs(self) -> dict[str, Brief]:
+        """Every claim's ``Brief``, from what is known of it and made of the rest."""
+        return {cid: self.brief(cid) for cid in self}
+
+    def __getitem__(self, cid: str) -> ClaimState:
+        _, states, verdict = self.verdict(cid)
+        return ClaimState.of(cid, states, verdict, "closed" if self.closed(cid) else "open")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.kb.claim_files))
+
+    def __len__(self) -> int:
+        return len(self.kb.claim_files)
+
+    def using(self, cid: str) -> AbstractContextManager[None]:
+        """Lend the claim's record and results to the ``with`` block, and let them go after (``corpus.Lazy.using``)."""
+        keys = [(cid, check.id, device) for check in self.kb.claim_files[cid].outline.checks for device in check.devices]
+        stack = ExitStack()
+        stack.enter_context(self.kb.claims.using(cid))
+        stack.enter_context(self.ledger.results.using(*keys))
+        return stack
+
+    def save(self) -> None:
+        """Keep for the next run what this one found out (the input parts, and, after a walk over every claim, the
+        statuses)."""
+        self.inputs.save()
+        if self.memo is not None:
+            self.memo.store.save()
+
+
+class Memo:
+    """Each claim's ``MADE`` kept between runs of a large knowledge base (``assay.corpus``) under what it was
+    computed from: the stamp of the claim's file, the stamps of its ledger files, the hashes of its checks' other
+    inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache too, and so does
+    the last commit that changed a claim's files (its expectations' registration reads them). A claim whose inputs
+    all stand as they were is not thawed, nor are its results read."""
+
+    def __init__(self, root: Path, inputs: InputParts, ledger: Ledger, registry: Registry):
+        self.inputs, self.ledger, self.registry = inputs, ledger, registry
+        self.store = corpus.ParseCache(root, "status", also=("*",), value=tuple[str, MADE])
+        self.pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
+        self.code: dict[str, bytes] = {}  # the verifier modules' code parts as bytes, made once per module
+
+    def kept(self, cid: str, f: Loaded) -> MADE | None:
+        key = self._key(cid, f)
+        kept = self.store.get(cid, f.stamp) if key is not None else None
+        return kept[1] if kept is not None and kept[0] == key else None
+
+    def keep(self, cid: str, f: Loaded, made: MADE) -> None:
+        key = self._key(cid, f)
+        if key is not None and self.store.get(cid, f.stamp) != (key, made):
+            self.store.put(cid, f.stamp, (key, made))
+
+    def _key(self, cid: str, f: Loaded) -> str | None:
+        """A hash of what a claim's status is computed from besides its file (whose stamp keys the memo, and stands
+        for the input parts its record holds), or None when something cannot be known unchanged (a ledger file whose
+        stamp the cache does not keep)."""
+        if f.stamp is None or f.outline is None:
+            return None
+        h = hashlib.sha256(self.pins + self.registry.last_change(cid).encode())
+        for check in f.outline.checks:
+            module = check.verifier.split("::")[0]
+            if module not in self.code:
+                self.code[module] = repr(sorted(self.inputs.code_parts(module).items())).encode()
+            data = [self.inputs.data_digest(name) for name in check.reads]
+            for device in check.devices:
+                key = (cid, check.id, device)
+                if key in self.ledger.stamps and self.ledger.stamps[key] is None:
+                    return None
+                h.update(repr((check.id, device, self.ledger.stamps.get(key), data)).encode())
+                h.update(self.code[module])
+        return h.hexdigest()
 
 
 def briefs(
     kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
 ) -> dict[str, Brief]:
-    """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all.
-
-    A large knowledge base keeps each claim's status between runs (``assay.corpus``) under what it was
-    computed from: the stamp of the claim's file, the stamps of its ledger files, the hashes of its checks'
-    other inputs (verifier code, data, pins) and the lock's pins; every module of Assay keys the cache
-    too. A claim whose inputs all stand as they were is not thawed, nor are its results read; any other
-    is computed as ``claim_states`` computes it. ``cache``: by default where the files are ``corpus.large``;
-    ``ledger``: as ``read_ledger`` reads it with ``cache``, if the caller has it; ``registry``: likewise. The
-    last commit that changed a claim's files keys its status too (its expectations' registration reads them).
-    """
-    if not (corpus.large(len(kb.files)) if cache is None else cache):
-        return {
-            cid: Brief(st.status, st.closure, st.counts, tuple((c.check, c.device, tuple(c.stale)) for c in st.stale))
-            for cid, st in claim_states(kb, ledger, registry).items()
-        }
-    ledger = read_ledger(kb.root, cache=True) if ledger is None else ledger
-    registry = Registry(kb.root) if registry is None else registry
-    inputs = InputParts(kb.root, cache=True)
-    memo = corpus.ParseCache(kb.root, "status", also=("*",), value=MADE)
-    pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
-    made: dict[str, tuple[str, str, tuple]] = {}  # cid -> (status, counts, stale)
-    code: dict[str, bytes] = {}
-    walk = States(kb, {}, ledger, inputs, registry)
-    for cid, f in sorted(kb.claim_files.items()):
-        key = _memo_key(cid, f, ledger, inputs, pins + registry.last_change(cid).encode(), code)
-        kept = memo.get(cid, f.stamp) if key is not None else None
-        if kept is not None and kept[0] == key:
-            made[cid] = kept[1]
-            continue
-        with walk.using(cid):
-            _, states, verdict = walk.verdict(cid)
-        made[cid] = (verdict.status, verdict.counts, tuple((c.check, c.device, tuple(c.stale)) for c in states if c.stale))
-        if key is not None:
-            memo.put(cid, f.stamp, (key, made[cid]))
-    inputs.save()
-    memo.save()
-    closed = closure(kb, {cid: status == "verified" for cid, (status, _, _) in made.items()})
-    return {
-        cid: Brief(status, "closed" if closed[cid] else "open", counts, stale) for cid, (status, counts, stale) in made.items()
-    }
+    """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all, each status kept
+    between runs where the knowledge base is large (``States.read``, ``Memo``)."""
+    states = States.read(kb, cache, ledger, registry)
+    out = states.briefs()
+    states.save()
+    return out
 
 
 def listing(kb: KnowledgeBase) -> tuple[dict[str, Brief], list[Diagnostic]]:
@@ -148,29 +199,6 @@ def listing(kb: KnowledgeBase) -> tuple[dict[str, Brief], list[Diagnostic]]:
     cache = corpus.large(len(kb.files))
     ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
     return briefs(kb, cache, ledger, registry), list(registration.diagnostics(kb, ledger, registry=registry))
-
-
-def _memo_key(cid: str, f: Loaded, ledger: Ledger, inputs: InputParts, pins: bytes, code: dict[str, bytes]) -> str | None:
-    """A hash of what a claim's status is computed from besides its file (whose stamp keys the memo, and stands
-    for the input parts its record holds), or None when something cannot be known unchanged (a ledger file whose
-    stamp the cache does not keep).
-
-    ``code``: the verifier modules' code parts as bytes, made once per module and kept here between claims."""
-    if f.stamp is None or f.outline is None:
-        return None
-    h = hashlib.sha256(pins)
-    for check in f.outline.checks:
-        module = check.verifier.split("::")[0]
-        if module not in code:
-            code[module] = repr(sorted(inputs.code_parts(module).items())).encode()
-        data = [inputs.data_digest(name) for name in check.reads]
-        for device in check.devices:
-            key = (cid, check.id, device)
-            if key in ledger.stamps and ledger.stamps[key] is None:
-                return None
-            h.update(repr((check.id, device, ledger.stamps.get(key), data)).encode())
-            h.update(code[module])
-    return h.hexdigest()
 
 
 def run_summary(

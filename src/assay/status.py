@@ -7,7 +7,7 @@ and why a check needs a run. The commands, the export and the site read these; t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from assay.experiment import Check
@@ -301,29 +301,32 @@ def claim_verdict(claim: Claim, checks: list[CheckState]) -> ClaimVerdict:
     )
 
 
-def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
-    """Whether each claim is verified together with everything it depends on, transitively.
+class Closure:
+    """Whether a claim is verified together with everything it depends on, transitively, asked a claim at a time
+    (``verified``: whether a claim, by id, is verified; asked only where the answer rests on it, and once).
 
-    Linear: one depth-first pass over the depends_on links. A claim in a cycle is open, since it rests
-    on itself: the first of a cycle to be finished meets a claim still on the path, and each after it a
-    claim already open. So is one that rests on an invalid or missing claim, which is why those links
-    are kept.
+    Linear: one depth-first pass over the depends_on links, shared by every question, that goes below a claim only
+    where it is verified. A claim in a cycle is open, since it rests on itself: the first of a cycle to be finished
+    meets a claim still on the path, and each after it a claim already open. So is one that rests on an invalid or
+    missing claim, which is why those links are kept.
     """
-    rests_on = {
-        cid: [t for t in f.outline.depends_on() if (s := series_of(t)) is not None and s.model is Claim]
-        for cid, f in kb.claim_files.items()
-    }
-    closed: dict[str, bool] = {}
-    on_path: set[str] = set()
-    for start in verified:
+
+    def __init__(self, kb: KnowledgeBase, verified: Callable[[str], bool]):
+        self.rests_on = {
+            cid: [t for t in f.outline.depends_on() if (s := series_of(t)) is not None and s.model is Claim]
+            for cid, f in kb.claim_files.items()
+        }
+        self.verified, self.closed = verified, {}
+
+    def __call__(self, start: str) -> bool:
+        closed, on_path = self.closed, {start}
         if start in closed:
-            continue
-        stack = [(start, iter(rests_on.get(start, ())))]
-        on_path.add(start)
-        ok = {start: verified.get(start, False)}
+            return closed[start]
+        stack = [(start, self._below(start))]
+        ok = {start: self._verified(start)}
         while stack:
             node, below = stack[-1]
-            target = next(below, None)
+            target = next(below, None) if ok[node] else None  # an open claim is open whatever it rests on
             if target is None:
                 stack.pop()
                 on_path.discard(node)
@@ -335,10 +338,16 @@ def closure(kb: KnowledgeBase, verified: dict[str, bool]) -> dict[str, bool]:
             elif target in closed:
                 ok[node] &= closed[target]
             else:
-                stack.append((target, iter(rests_on.get(target, ()))))
+                stack.append((target, self._below(target)))
                 on_path.add(target)
-                ok[target] = verified.get(target, False)
-    return {cid: closed[cid] for cid in verified}
+                ok[target] = self._verified(target)
+        return closed[start]
+
+    def _below(self, cid: str) -> Iterator[str]:
+        return iter(self.rests_on.get(cid, ()))
+
+    def _verified(self, cid: str) -> bool:
+        return cid in self.rests_on and self.verified(cid)  # a missing or invalid claim is never verified
 
 
 @dataclass(frozen=True)

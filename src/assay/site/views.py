@@ -28,7 +28,7 @@ from assay.overview import States
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
 from assay.site.markup import quantity
-from assay.status import AssertionState, CheckState, ClaimState, ClaimVerdict, claim_devices, closure
+from assay.status import AssertionState, CheckState, ClaimState, ClaimVerdict, claim_devices
 from assay.svg import sanitise
 from assay.timeline import versions
 
@@ -188,10 +188,10 @@ class Claims(Mapping[str, ClaimView]):
         return ClaimView(claim, st, self.states.kb.claim_files[cid], timeline)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.states.briefs)
+        return iter(self.states)
 
     def __len__(self) -> int:
-        return len(self.states.briefs)
+        return len(self.states)
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,7 @@ def index(root: Path) -> SiteIndex:
     cache = corpus.large(len(kb.files))
     ledger = read_ledger(kb.root, cache=cache)
     summaries: dict[str, Summary] = {}
-    states = States(kb, summaries, ledger, InputParts(kb.root, cache=cache), Registry(kb.root, past))
+    states = States(kb, ledger, InputParts(kb.root, cache=cache), Registry(kb.root, past))
     ix = SiteIndex(kb, states, nx.MultiDiGraph(), summaries, Claims(states, past), kb.sources, kb.decisions, kb.by_id, past=past)
     for cid in sorted(kb.claim_files):
         with states.using(cid):
@@ -286,9 +286,8 @@ def index(root: Path) -> SiteIndex:
                         spec = claim.check(c.check)
                         words = fig.caption or (caption(spec, fig.name) if spec else fig.name)
                         ix.figures.append(FigureFile(f"figures/{cid}/{fig.file}", sanitise(svg), cid, c.check, c.device, words))
-    closed = closure(kb, {cid: s.status == "verified" for cid, s in summaries.items()})
     for cid, s in summaries.items():
-        s.closure = "closed" if closed[cid] else "open"
+        s.closure = "closed" if states.closed(cid) else "open"  # every status is known by now (``States.verdict``)
     ix.graph = build(kb, summaries)
     for rid, loaded in sorted(kb.by_id.items()):
         kept = summaries.get(rid) if loaded is kb.claim_files.get(rid) else None  # a claim is not thawed again
