@@ -1,7 +1,7 @@
 """The graph page at scale: knowledge bases of 1,000 and 10,000 claims, drawn in headless Chromium.
 
 For each size: generate a knowledge base with bench_site's generator (sources, claims citing them,
-depends_on between claims, a ledger), time the build-time layered layout and the page's data, then open
+depends_on between claims, a ledger), time the build-time layers and order and the page's data, then open
 the graph page in Debian's chromium and time, inside the page:
 
 - ready: from navigation start to the first complete drawing of every record (``assayGraph.readyAt``);
@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))  # tests.browser: how the browser is launched, sha
 from bench_site import _config, _mkdocs, make_kb  # noqa: E402
 
 from assay.site import explorer  # noqa: E402
-from assay.site.graph_layout import layout  # noqa: E402
+from assay.site.graph_layout import ranked  # noqa: E402
 from assay.site.views import index  # noqa: E402
 from tests.browser import ARGS, CHROMIUM  # noqa: E402
 
@@ -111,7 +111,7 @@ def bench(n: int, site: Path, page_html: str, tmp: Path) -> dict:
     ix = index(kb)
     indexed = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lay = layout(ix.graph)
+    lay = ranked(ix.graph)
     laid = time.perf_counter() - t0
     t0 = time.perf_counter()
     script = explorer.data_script(ix)
@@ -125,9 +125,7 @@ def bench(n: int, site: Path, page_html: str, tmp: Path) -> dict:
         "claims": n,
         "records": ix.graph.number_of_nodes(),
         "edges": ix.graph.number_of_edges(),
-        "layers": 1 + max(lay.layers.values()),
-        "columns": lay.width,
-        "rows": lay.height,
+        "layers": 1 + max(layer for layer, _ in lay.values()),
         "index_s": round(indexed, 2),
         "layout_s": round(laid, 2),
         "data_s": round(data_s, 2),

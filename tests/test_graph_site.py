@@ -10,6 +10,8 @@ to build/screens/graph-*.png.
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 from typing import Iterator
 
@@ -53,30 +55,25 @@ def test_the_neighbourhood_labels_pick_the_ink_that_reads_on_their_box() -> None
     assert ink("#9e9d24") == "#000000" and ink("#5d4037") == "#ffffff"  # white on olive read 2.9:1 before
 
 
-def test_the_layout_puts_what_is_rested_on_first_and_wraps_a_tall_layer() -> None:
+def test_the_layers_put_what_is_rested_on_first_and_a_cycle_in_one_layer() -> None:
     import networkx as nx
 
-    from assay.site.graph_layout import layout, rows_for
+    from assay.site.graph_layout import ranked
     from assay.site.views import index
 
     g = index(REPO).graph
-    lay = layout(g)
+    lay = ranked(g)
     knot = {n: k for k, members in enumerate(nx.strongly_connected_components(g)) for n in members}
     for a, b in g.edges():
-        if knot[a] != knot[b]:  # every arrow points left, to an earlier layer and column, but within a knot (two
-            # claims that contradict each other), which shares a layer
-            assert lay.layers[a] > lay.layers[b] and lay.cols[a] > lay.cols[b], (a, b)
+        if knot[a] != knot[b]:  # every arrow points left, to an earlier layer, but within a knot (two claims that
+            # contradict each other), which shares a layer
+            assert lay[a][0] > lay[b][0], (a, b)
         else:
-            assert lay.layers[a] == lay.layers[b], (a, b)
-    assert len({(lay.cols[n], lay.rows[n]) for n in g}) == g.number_of_nodes()
-    assert max(lay.rows.values()) < lay.height and 0 <= min(lay.rows.values())
-    assert layout(g) == lay  # deterministic
+            assert lay[a][0] == lay[b][0], (a, b)
+    assert len(set(lay.values())) == g.number_of_nodes()  # each its own place in its layer
+    assert ranked(g) == lay  # deterministic
     cycle = nx.MultiDiGraph([("a", "b"), ("b", "a"), ("b", "c"), ("d", "a")])
-    assert layout(cycle).layers == {"a": 1, "b": 1, "c": 0, "d": 2}
-    wide = nx.MultiDiGraph([(f"c{i}", "s") for i in range(2000)])  # one source, 2,000 records resting on it
-    lay = layout(wide)
-    assert lay.height == rows_for(2001, 2000) < 2000 and lay.width > 2
-    assert len({(lay.cols[n], lay.rows[n]) for n in wide}) == 2001
+    assert {n: layer for n, (layer, _) in ranked(cycle).items()} == {"a": 1, "b": 1, "c": 0, "d": 2}
 
 
 # --- the built sites --------------------------------------------------------------------------------
@@ -223,7 +220,7 @@ def test_the_panel_beside_a_record_shows_its_verdict_counts_and_what_uses_it(
     panel = page.locator("#assay-graph-panel")
     panel.wait_for(state="visible")
     text = panel.inner_text()
-    counts = repo_graph["data"]["counts"][next(r[8] for r in repo_graph["data"]["nodes"] if r[0] == "SOTA-364")]
+    counts = repo_graph["data"]["counts"][next(r[7] for r in repo_graph["data"]["nodes"] if r[0] == "SOTA-364")]
     assert counts and counts == explorer.verdict_counts(repo_graph["states"]["SOTA-364"])
     assert f"Verdict counts: {counts}" in text
     assert f"Used by {repo_graph['used_by']['SOTA-364']} (" in text
@@ -266,6 +263,22 @@ def test_focus_links_depth_filters_and_find_keep_working(repo_site: str, repo_gr
     assert errors == []
 
 
+def test_the_page_wraps_a_layer_taller_than_its_block_into_sub_columns(repo_site: str, repo_graph: dict, browser) -> None:
+    # one source and 2,000 claims resting on it, in place of the repository's graph: a block of about the
+    # canvas's shape has ceil(sqrt(2001 * 4.5 / 1.25)) = 85 rows, so the claims' layer takes ceil(2000 / 85) columns
+    claims = [[f"SOTA-{i:04d}", "t", "claim", "not-run", 1, i, 0, 0, [], [], ""] for i in range(2000)]
+    data = {**repo_graph["data"], "nodes": [["LIT-001", "s", "source", "", 0, 0, 0, 0, [], [], ""], *claims]}
+    data["edges"] = [[i, 0, 0] for i in range(1, 2001)]
+    page, errors = _page(browser)
+    script = f"window.ASSAY_GRAPH = {json.dumps(data)};"
+    page.route("**/graph-data.js", lambda route: route.fulfill(body=script, content_type="text/javascript"))
+    assert _graph(page, f"{repo_site}/graph.html")["stats"]["nodesDrawn"] == 2001
+    at = page.evaluate("window.assayGraph.ids.map(id => window.assayGraph.screen(id))")
+    assert len({round(p["x"]) for p in at}) == 1 + math.ceil(2000 / 85)
+    assert len({(round(p["x"]), round(p["y"])) for p in at}) == 2001
+    assert errors == []
+
+
 def test_each_claim_is_ringed_by_its_assertions_verdicts_in_the_verdict_palette(
     repo_site: str, repo_graph: dict, browser
 ) -> None:
@@ -277,10 +290,10 @@ def test_each_claim_is_ringed_by_its_assertions_verdicts_in_the_verdict_palette(
     states = repo_graph["states"]
     node = next(r for r in data["nodes"] if r[0] == "SOTA-364")
     verdicts = [a.by_device["cpu"] for a in states["SOTA-364"].assertions]
-    assert node[9] == [verdicts.count(v) for v in vocabulary.ASSERTION] and node[11] == "cpu"
-    assert [a for a, _ in node[10]] == [a.id for a in states["SOTA-364"].assertions if a.by_device["cpu"] not in SETTLED]
+    assert node[8] == [verdicts.count(v) for v in vocabulary.ASSERTION] and node[10] == "cpu"
+    assert [a for a, _ in node[9]] == [a.id for a in states["SOTA-364"].assertions if a.by_device["cpu"] not in SETTLED]
     assert [v["light"] for v in data["verdicts"]] == [explorer.schemes(s.colour)["light"] for s in vocabulary.ASSERTION.values()]
-    shown = {k for r in data["nodes"] if r[9] for k, n in enumerate(r[9]) if n}
+    shown = {k for r in data["nodes"] if r[8] for k, n in enumerate(r[8]) if n}
     stroked = {c for c, *_ in page.evaluate("window.__strokes")}
     assert {data["verdicts"][k]["light"] for k in shown} <= stroked
     assert page.evaluate("window.assayGraph.stats.rings") == len(shown)
@@ -298,10 +311,10 @@ def test_a_click_on_a_claim_lists_its_assertions_that_do_not_hold_each_linked(re
     items = page.locator("#assay-graph-panel .assay-gp-open li")
     items.first.wait_for(state="visible")
     verdicts = repo_graph["data"]["verdicts"]
-    assert items.all_inner_texts() == [f"{verdicts[v]['name']}{a}" for a, v in node[10]]
+    assert items.all_inner_texts() == [f"{verdicts[v]['name']}{a}" for a, v in node[9]]
     title = page.locator("#assay-graph-panel .assay-gp-open-title").inner_text()
-    assert title == f"{len(node[10])} of its assertions do not hold (cpu):"
-    first = node[10][0][0]
+    assert title == f"{len(node[9])} of its assertions do not hold (cpu):"
+    first = node[9][0][0]
     items.first.locator("a").click()
     page.wait_for_url(f"**/claims/SOTA-361.html#assertion-{first}")
     assert errors == []

@@ -1,4 +1,5 @@
-"""The graph page: every record at a layered position computed at build time, drawn on a canvas.
+"""The graph page: every record in a layer, and in its place in the layer, computed at build time, drawn on a canvas
+(where each sits is the page script's rule: it lays out a focus the same way as the reader picks one).
 
 The data travels as a script (``graph-data.js``) rather than fetched JSON so the page works when
 opened from disk; ``graph.json`` beside it is the same graph for download. Record text reaches the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from assay import vocabulary
 from assay.graph import to_json
-from assay.site.graph_layout import layout
+from assay.site.graph_layout import ranked
 from assay.site.legend import BY_TYPE, FOLDERS, HEADS, KIND_FILL, KIND_WORDS, OTHER, RELATIONS, SHAPES
 from assay.site.markup import BACKGROUNDS, readable, script_json
 from assay.site.pages import Output
@@ -29,12 +30,13 @@ def schemes(colour: str) -> dict[str, str]:
 
 
 def data(ix: SiteIndex) -> dict:
-    """Compact arrays. Nodes: ``[id, title, kind, status, col, row, layer, invalid, counts, ring, open, device]`` where
+    """Compact arrays. Nodes: ``[id, title, kind, status, layer, rank, invalid, counts, ring, open, device]`` where
+    ``rank`` is the record's place in its layer (``graph_layout.ranked``),
     ``counts`` indexes the ``counts`` strings, ``ring`` counts a claim's assertions by verdict (in the order of
     ``verdicts``, the assertion vocabulary: the ring drawn round its marker), ``open`` lists those that do not hold
     as ``[assertion id, verdict index]`` (``views.SETTLED``), both read on ``device``; edges: ``[from, to, relation]``
     by index."""
-    lay = layout(ix.graph)
+    lay = ranked(ix.graph)
     ids = sorted(ix.graph.nodes)
     at = {n: i for i, n in enumerate(ids)}
     sentences: dict[str, int] = {"": 0}
@@ -50,9 +52,7 @@ def data(ix: SiteIndex) -> dict:
                 str(a.get("title", n)),
                 a.get("kind", "record"),
                 a.get("status", ""),
-                lay.cols[n],
-                lay.rows[n],
-                lay.layers[n],
+                *lay[n],
                 int(bool(a.get("invalid"))),
                 k,
                 ring,
@@ -70,8 +70,6 @@ def data(ix: SiteIndex) -> dict:
         "nodes": nodes,
         "edges": edges,
         "counts": list(sentences),
-        "width": lay.width,
-        "height": lay.height,
         "relations": [
             {"type": t, "light": r.light, "dark": r.dark, "dash": list(r.dash), "width": r.width, "head": r.head}
             for t, r in zip(types, relations)

@@ -1,46 +1,20 @@
-"""Node positions for the graph page: a layered (dependency-first) layout, computed at build time.
+"""The graph page's layers, computed at build time: which layer each record is in, and its place in the layer.
 
 An edge points from a record to what it rests on. A record's layer is the length of the longest chain
 of what it rests on (records in a cycle share a layer), so layer 0, at the left, holds what rests on
 nothing (the sources, mostly) and every arrow points left, to an earlier layer. Within a layer, records
 are ordered by the mean position of their neighbours in the layers before and after (two barycentre
-sweeps), which keeps most edges short and uncrossed. A layer taller than the page would be is wrapped
-into several sub-columns, so 10,000 records still form a block of about the canvas's shape.
+sweeps), which keeps most edges short and uncrossed. Both need the whole graph: made once here, with
+networkx's Tarjan, rather than on each page load.
 
-Positions are on a lattice: ``col`` (an integer, the sub-column) and ``row`` (a multiple of one half, so
-a short layer sits centred). The page spaces columns for a label and rows for a line or two of text.
+Where a record then sits on the canvas is the page's own rule (``assets/graph.js``, ``block``): it lays out a
+focus's records in a block of their own as the reader picks them, and lays out the whole graph by the same rule.
 Linear in the records and edges, apart from sorting each layer; deterministic.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import networkx as nx
-
-#: Screen width of a column over the height of a row, and the canvas's width over its height, that the
-#: number of rows is chosen for (the page fits the block into its canvas whatever they turn out to be).
-CELL_ASPECT = 4.5
-CANVAS_ASPECT = 1.25
-MIN_ROWS = 6
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where each record sits: ``cols[n]``, ``rows[n]``, ``layers[n]``; ``width`` columns by ``height`` rows."""
-
-    cols: dict[str, int]
-    rows: dict[str, float]
-    layers: dict[str, int]
-    width: int
-    height: int
-
-
-def rows_for(n: int, tallest: int) -> int:
-    """Rows of the block: about the canvas's shape; a layer up to half again as tall is not wrapped."""
-    target = max(MIN_ROWS, math.ceil(math.sqrt(n * CELL_ASPECT / CANVAS_ASPECT)))
-    return tallest if tallest <= 1.5 * target else target
 
 
 def layers(g: nx.MultiDiGraph) -> dict[str, int]:
@@ -87,23 +61,6 @@ def order(g: nx.MultiDiGraph, layer: dict[str, int]) -> list[list[str]]:
     return by_layer
 
 
-def layout(g: nx.MultiDiGraph) -> Layout:
-    """Every record's column, row and layer."""
-    layer = layers(g)
-    ordered = order(g, layer)
-    n = g.number_of_nodes()
-    height = rows_for(n, max((len(v) for v in ordered), default=1))
-    cols: dict[str, int] = {}
-    rows: dict[str, float] = {}
-    col = 0
-    for nodes in ordered:
-        k = max(1, math.ceil(len(nodes) / height))  # sub-columns of this layer
-        per = math.ceil(len(nodes) / k)
-        for j in range(k):
-            chunk = nodes[j * per : (j + 1) * per]
-            top = (height - len(chunk)) / 2
-            for i, node in enumerate(chunk):
-                cols[node] = col + j
-                rows[node] = math.floor(2 * (top + i)) / 2
-        col += k
-    return Layout(cols, rows, layer, col, height)
+def ranked(g: nx.MultiDiGraph) -> dict[str, tuple[int, int]]:
+    """Every record's layer and its place in the layer (``order``)."""
+    return {n: (k, i) for k, nodes in enumerate(order(g, layers(g))) for i, n in enumerate(nodes)}

@@ -1,4 +1,5 @@
-// The graph page: draws window.ASSAY_GRAPH (layered positions computed at build time) on a 2D canvas.
+// The graph page: lays out window.ASSAY_GRAPH (each record's layer and place in it, computed at build time) and
+// draws it on a 2D canvas.
 // Record text is data here: it reaches the page only as canvas text and through textContent.
 // Columns are layers (what is rested on at the left); a record's label sits in its column, to the right
 // of its marker, cut to the column's width and never drawn where it would leave the canvas. Every edge
@@ -10,17 +11,37 @@
   if (!D || !box || !canvas || !canvas.getContext) return;
   var ctx = canvas.getContext("2d");
   var N = D.nodes.length, E = D.edges.length;
-  var CELL_ASPECT = 4.5, CANVAS_ASPECT = 1.25, MIN_ROWS = 6; // as graph_layout.py
+  // Screen width of a column over the height of a row, and the canvas's width over its height, that a block's
+  // number of rows is chosen for (the page fits the block into its canvas whatever they turn out to be).
+  var CELL_ASPECT = 4.5, CANVAS_ASPECT = 1.25, MIN_ROWS = 6;
 
   // ---- the data, in typed arrays -------------------------------------------------------------------
   var ids = new Array(N), byId = {}, keys = new Array(N);
-  var gx = new Float32Array(N), gy = new Float32Array(N), layer = new Int32Array(N);
-  var X = new Float32Array(N), Y = new Float32Array(N); // displayed position: global, or the focus's compaction
+  var gx = new Float32Array(N), gy = new Float32Array(N), layer = new Int32Array(N), rank = new Int32Array(N);
+  var X = new Float32Array(N), Y = new Float32Array(N); // displayed position: the whole graph's block (gx, gy), or a focus's
   D.nodes.forEach(function (r, i) {
     ids[i] = r[0]; byId[r[0]] = i; keys[i] = (r[0] + " " + r[1]).toLowerCase();
-    gx[i] = r[4]; gy[i] = r[5]; layer[i] = r[6];
+    layer[i] = r[4]; rank[i] = r[5];
   });
-  X.set(gx); Y.set(gy);
+  block(new Uint8Array(N).fill(1)); gx.set(X); gy.set(Y); // every record's place in the whole graph
+  // The kept records in a block of about the canvas's shape: a column per layer, left to right, each in its order; a
+  // layer taller than the block (half again its height) wrapped into sub-columns, a short one centred, rows on a lattice
+  // of halves. The whole graph at load, a focus's records when the reader picks one.
+  function block(keep) {
+    var by = {}, n = 0, tallest = 0;
+    for (var i = 0; i < N; i++) if (keep[i]) { (by[layer[i]] = by[layer[i]] || []).push(i); n++; }
+    var ls = Object.keys(by).map(Number).sort(function (a, b) { return a - b; });
+    ls.forEach(function (l) { by[l].sort(function (a, b) { return rank[a] - rank[b]; }); tallest = Math.max(tallest, by[l].length); });
+    var target = Math.max(MIN_ROWS, Math.ceil(Math.sqrt(n * CELL_ASPECT / CANVAS_ASPECT))), height = tallest <= 1.5 * target ? tallest : target, col = 0;
+    ls.forEach(function (l) {
+      var nodes = by[l], parts = Math.max(1, Math.ceil(nodes.length / height)), per = Math.ceil(nodes.length / parts);
+      for (var p = 0; p < parts; p++) {
+        var chunk = nodes.slice(p * per, (p + 1) * per), top = (height - chunk.length) / 2;
+        chunk.forEach(function (i, q) { X[i] = col + p; Y[i] = Math.floor(2 * (top + q)) / 2; });
+      }
+      col += parts;
+    });
+  }
   var ea = new Int32Array(E), eb = new Int32Array(E), er = new Int32Array(E);
   D.edges.forEach(function (e, k) { ea[k] = e[0]; eb[k] = e[1]; er[k] = e[2]; });
   function csr(from) { // edges of each node, by one end
@@ -56,7 +77,7 @@
   }
   function fill(i) {
     var r = D.nodes[i];
-    if (r[7]) return colours.kind.record;
+    if (r[6]) return colours.kind.record;
     return (r[3] && colours.status[r[3]]) || (colours.kind[r[2]] || colours.kind.record);
   }
   function computeVisible() {
@@ -226,7 +247,7 @@
     var groups = {};
     for (i = 0; i < N; i++) {
       if (!shown[i]) continue;
-      var kind = D.kinds[D.nodes[i][2]] || D.kinds.record, shape = D.nodes[i][7] ? "ring" : kind.shape, key = shape + fill(i);
+      var kind = D.kinds[D.nodes[i][2]] || D.kinds.record, shape = D.nodes[i][6] ? "ring" : kind.shape, key = shape + fill(i);
       var g = groups[key] || (groups[key] = { shape: shape, fill: fill(i), path: new Path2D() });
       shapePath(g.path, shape, SX[i], SY[i], r);
       stats.nodesDrawn++;
@@ -240,7 +261,7 @@
     var ringW = rings(r);
     [state.focus, hot].forEach(function (j, n) {
       if (j < 0 || !shown[j]) return;
-      ctx.beginPath(); ctx.arc(SX[j], SY[j], r + 3.5 + (ringW && D.nodes[j][9].length ? ringW + 1 : 0), 0, 2 * Math.PI);
+      ctx.beginPath(); ctx.arc(SX[j], SY[j], r + 3.5 + (ringW && D.nodes[j][8].length ? ringW + 1 : 0), 0, 2 * Math.PI);
       ctx.lineWidth = 2.5; ctx.strokeStyle = n ? colours.fg : colours.accent; ctx.stroke();
     });
     // labels, on a wash of the background so edges do not run through the words
@@ -265,7 +286,7 @@
     if (r < 3) return 0;
     var w = Math.max(2, r * 0.45), rr = r + 1 + w / 2, arcs = [];
     for (var i = 0; i < N; i++) {
-      var ring = D.nodes[i][9];
+      var ring = D.nodes[i][8];
       if (!shown[i] || !ring || !ring.length) continue;
       var total = 0, k;
       for (k = 0; k < ring.length; k++) total += ring[k];
@@ -306,7 +327,7 @@
   var focusLabel = document.getElementById("assay-graph-focus-label");
   function url(i) {
     var kind = D.kinds[D.nodes[i][2]];
-    return kind && kind.folder && !D.nodes[i][7] ? kind.folder + "/" + encodeURIComponent(ids[i]) + ".html" : null;
+    return kind && kind.folder && !D.nodes[i][6] ? kind.folder + "/" + encodeURIComponent(ids[i]) + ".html" : null;
   }
   function tally(adj, end, j) {
     var by = {}, n = 0;
@@ -324,10 +345,10 @@
     var title = el("p", "assay-gp-title");
     title.appendChild(el("span", "assay-gp-id", r[0])); title.appendChild(document.createTextNode(r[1]));
     panel.appendChild(title);
-    panel.appendChild(el("p", "assay-gp-muted", kind.words + (r[3] ? " · " + r[3] : "") + (r[7] ? " · does not validate" : "")));
-    var counts = D.counts[r[8]];
+    panel.appendChild(el("p", "assay-gp-muted", kind.words + (r[3] ? " · " + r[3] : "") + (r[6] ? " · does not validate" : "")));
+    var counts = D.counts[r[7]];
     if (r[3]) panel.appendChild(el("p", "assay-gp-counts", counts ? "Verdict counts: " + counts : "No verdict counts: no check has run."));
-    if (state.pinned === j && r[10] && r[10].length) panel.appendChild(openList(j));
+    if (state.pinned === j && r[9] && r[9].length) panel.appendChild(openList(j));
     panel.appendChild(el("p", "assay-gp-used", "Used by " + tally(IN, ea, j)));
     panel.appendChild(el("p", "assay-gp-muted", "Rests on " + tally(OUT, eb, j)));
     var actions = el("p", "assay-gp-actions"), u = url(j);
@@ -344,8 +365,8 @@
   }
   function openList(j) { // a pinned claim's assertions that do not hold, each linked to its row on the claim's page
     var r = D.nodes[j], box = el("div", "assay-gp-open"), ul = el("ul"), u = url(j);
-    box.appendChild(el("p", "assay-gp-open-title", r[10].length + " of its assertions do not hold" + (r[11] ? " (" + r[11] + ")" : "") + ":"));
-    r[10].forEach(function (o) {
+    box.appendChild(el("p", "assay-gp-open-title", r[9].length + " of its assertions do not hold" + (r[10] ? " (" + r[10] + ")" : "") + ":"));
+    r[9].forEach(function (o) {
       var li = el("li"), v = D.verdicts[o[1]], chip = el("span", "assay-gp-verdict", v.name);
       chip.style.setProperty("--assay-v", colours.verdict[o[1]]);
       var a = el("a", null, o[0]); if (u) a.href = u + "#assertion-" + encodeURIComponent(o[0]);
@@ -409,26 +430,11 @@
     });
     return keep;
   }
-  function compact(keep) { // the kept records in their own layered block: their layers, in their global order
-    var by = {}, n = 0, tallest = 0;
-    for (var i = 0; i < N; i++) if (keep[i]) { (by[layer[i]] = by[layer[i]] || []).push(i); n++; }
-    var ls = Object.keys(by).map(Number).sort(function (a, b) { return a - b; });
-    ls.forEach(function (l) { by[l].sort(function (a, b) { return gx[a] - gx[b] || gy[a] - gy[b]; }); tallest = Math.max(tallest, by[l].length); });
-    var target = Math.max(MIN_ROWS, Math.ceil(Math.sqrt(n * CELL_ASPECT / CANVAS_ASPECT))), height = tallest <= 1.5 * target ? tallest : target, col = 0;
-    ls.forEach(function (l) {
-      var nodes = by[l], parts = Math.max(1, Math.ceil(nodes.length / height)), per = Math.ceil(nodes.length / parts);
-      for (var p = 0; p < parts; p++) {
-        var chunk = nodes.slice(p * per, (p + 1) * per), top = (height - chunk.length) / 2;
-        chunk.forEach(function (i, q) { X[i] = col + p; Y[i] = Math.floor(2 * (top + q)) / 2; });
-      }
-      col += parts;
-    });
-  }
   function focus(id) {
     var j = byId[id];
     if (j === undefined) return;
     state.focus = j; state.keep = neighbourhood(j, state.depth);
-    X.set(gx); Y.set(gy); compact(state.keep);
+    block(state.keep);
     computeVisible(); fit();
     var count = 0; for (var i = 0; i < N; i++) count += state.keep[i];
     focusLabel.textContent = "Focused on " + id + " (" + count + " records, depth " + (state.depth > 50 ? "all" : state.depth) + ")";
@@ -545,7 +551,7 @@
     if (j < 0) { state.pinned = -1; hidePanel(); schedule(); return; }
     // a click or tap on a claim with assertions that do not hold pins its panel, which lists them; a second opens the
     // page, as does a click on any other record
-    var still = D.nodes[j][10] && D.nodes[j][10].length;
+    var still = D.nodes[j][9] && D.nodes[j][9].length;
     if ((type === "mouse" && !still) || state.pinned === j) { var u = url(j); if (u) window.location.href = u; return; }
     state.pinned = j; showPanel(j); schedule();
   }
