@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from assay.bibliography import Identifiers
 from assay.experiment import Check, Expectation
-from assay.model import BY_KIND, MODELS, SERIES, Claim, Identifiers, Source, series, series_of
+from assay.model import BY_KIND, MODELS, SERIES, Claim, Source, series, series_of
 
 CITATION = {"source": "LIT-590", "locator": "§3.3", "quote": "Using BN prevents the model from learning."}
 CHECK = {

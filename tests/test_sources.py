@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from assay import cli
+from assay.bibliography import Copy
 from assay.copies import html_text, latex_text
-from assay.model import Copy
 from assay.sources import with_copies
 from tests.conftest import FIXTURES
 

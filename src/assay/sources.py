@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay import copies
+from assay.bibliography import Copy, Passage
 from assay.diagnostics import Diagnostic, UsageProblem, printable
 from assay.files import write_atomic
-from assay.model import Copy, Passage, Source
+from assay.model import Source
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, load
 from assay.records.lookup import record_id
