@@ -159,3 +159,12 @@ def test_the_possessive_row_pattern_cuts_every_line_as_the_plain_one_does():
     texts = [p.read_text() for folder in ("claims", "sources", "decisions") for p in sorted((REPO / folder).glob("*.yaml"))]
     texts += ["".join(rnd.choice(" -:ab_.#'\"[]{}\t\n") for _ in range(rnd.randint(0, 80))) for _ in range(20_000)]
     assert all(yaml_lines._ROW.findall(t) == plain.findall(t) for t in texts)
+
+
+def test_a_value_met_before_is_read_with_the_marks_of_where_it_stands_now():
+    """Short scalars and flat flow lists are kept between reads (``functools.lru_cache``): a second meeting, at
+    another column and depth, marks its items where they stand, and a kept list too deep is still left to libyaml."""
+    text = "a: [x, 'y', 2]\nb: -1\nc:\n  d: [x, 'y', 2]\n  e:\n    - [x, 'y', 2]\n    - -1\n"
+    assert assert_same(text) is True
+    assert assert_same(text) is True
+    assert yaml_lines.read("a: [x, 'y', 2]\n", 1) is None

@@ -41,14 +41,8 @@ _RESOLVER = yaml.resolver.Resolver()
 #: plain scalar whose first character has none is text.
 _FIRSTS = _RESOLVER.yaml_implicit_resolvers
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-#: The value of what follows a key or a list item's dash: the value of each short plain or quoted scalar written
-#: so (never a comment, a block scalar's head or a dash: these are no such scalar), and the items of each short
-#: flow list of scalars with the columns they start at in it. Both bounded.
-_INLINE: dict[str, Any] = {}
-_FLOWS: dict[str, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
 #: The longest scalar text whose reading is kept (a file of junk cannot grow what is kept), and how many are.
 KEPT_TEXT, _KEPT = 40, 20_000
-_UNSEEN = object()
 
 
 class _Other(Exception):
@@ -92,6 +86,35 @@ def _value(text: str) -> Any:
 
 #: The value of each short plain scalar text met lately (most repeat: ids, units, operators).
 _kept_value = functools.lru_cache(maxsize=_KEPT)(_value)
+
+
+def _inline_scalar(text: str) -> Any:
+    """The value of the plain or quoted scalar that fills the rest of a line after a key or a list item's dash (never
+    empty, a comment, a block scalar's head or a flow)."""
+    if text[0] == '"' or text[0] == "'":
+        value, end = _quoted(text, 0)
+        _tail(text, end)
+        return value
+    return _plain(text)
+
+
+#: The value of each short such text met lately.
+_kept_inline = functools.lru_cache(maxsize=_KEPT)(_inline_scalar)
+#: The first characters of what follows a key or a dash that is no such scalar: a comment, a block scalar's head, a
+#: flow.
+_NOT_INLINE = frozenset("#>|[{")
+
+
+@functools.lru_cache(maxsize=_KEPT)
+def _flat_list(text: str) -> tuple[tuple[Any, ...], tuple[int, ...]] | None:
+    """The items of a short flow list of scalars that fills the rest of its line, with the columns they start at in
+    it, kept for the texts met lately; ``None`` for a list that holds a list or a mapping."""
+    starts: list[int] = []
+    value, end = _flow(text, 0, 0, -1, 0, KEPT_TEXT, starts.append)
+    _tail(text, end)
+    if any(isinstance(item, (list, dict)) for item in value):
+        return None
+    return tuple(value), tuple(starts[1::2])
 
 
 @functools.lru_cache(maxsize=_KEPT)
@@ -152,6 +175,60 @@ def _plain(text: str) -> Any:
     return _scalar(text)
 
 
+def _flow(text: str, at: int, line: int, column: int, depth: int, max_depth: int, mark: Any) -> tuple[Any, int]:
+    """The flow list or mapping of scalars (and of such lists and mappings) at ``text[at]``, closed on its line,
+    and where it ends; ``mark`` is given the line and column of each item."""
+    if depth >= max_depth:
+        raise _Other
+    mapping = text[at] == "{"
+    out: Any = {} if mapping else []
+    close, n = "}" if mapping else "]", len(text)
+    at += 1
+    while True:
+        while at < n and text[at] == " ":
+            at += 1
+        if at == n:
+            raise _Other
+        if text[at] == close:  # at the start, or after a comma: ``[a, ]`` is one item
+            return out, at + 1
+        start = at
+        if mapping:
+            key_match = _FLOW_KEY.match(text, at)
+            if key_match is None:
+                raise _Other
+            key = key_match.group(1)
+            if key in out or not isinstance(_scalar(key), str):
+                raise _Other
+            at = key_match.end()
+        if at == n:  # a key with nothing after it on the line (``{a:``): libyaml's to say why
+            raise _Other
+        mark(line)
+        mark(column + start + 1)
+        first = text[at]
+        if first in "[{":
+            value, at = _flow(text, at, line, column, depth + 1, max_depth, mark)
+        elif first in "'\"":
+            value, at = _quoted(text, at)
+        else:
+            end = _FLOW_PLAIN.match(text, at).end()
+            plain = text[at:end].rstrip(" ")
+            if not plain or plain[0] in _INDICATORS or plain[0] == "-":
+                raise _Other
+            value, at = _scalar(plain), end
+        if mapping:
+            out[key] = value
+        else:
+            out.append(value)
+        while at < n and text[at] == " ":
+            at += 1
+        if at < n and text[at] == ",":
+            at += 1
+        elif at < n and text[at] == close:
+            return out, at + 1
+        else:
+            raise _Other
+
+
 class _Reader:
     """The lines of one document that hold more than a comment, each cut by ``_ROW`` into its indentation, a list
     item's dash, a key and the rest (``rows``), with its indentation's width (``indents``) and its line number
@@ -186,9 +263,8 @@ class _Reader:
                 raise _Other  # a key YAML reads as a bool or null: libyaml's reading refuses it
             mark(lines_at[at])
             mark(indent + 1)
-            value = _INLINE.get(rest, _UNSEEN)  # never text with no value, a comment, or a block scalar's head
-            if value is not _UNSEEN:
-                out[key] = value
+            if 0 < len(rest) <= KEPT_TEXT and rest[0] not in _NOT_INLINE:  # most values: a short scalar met before
+                out[key] = _kept_inline(rest)
                 at += 1
             elif not rest or rest[0] == "#":
                 at += 1
@@ -233,9 +309,8 @@ class _Reader:
                 items.append(self.mapping(column, depth + 1))
                 at = self.at
                 continue
-            value = _INLINE.get(rest, _UNSEEN)  # never an item with no value, a comment, a dash or a block scalar
-            if value is not _UNSEEN:
-                items.append(value)
+            if 0 < len(rest) <= KEPT_TEXT and rest[0] not in _NOT_INLINE:
+                items.append(_kept_inline(rest))
                 at += 1
             elif not rest or rest[0] == "#" or rest[0] == "-" and rest[1:2] in ("", " "):
                 raise _Other
@@ -252,87 +327,23 @@ class _Reader:
         return items
 
     def inline(self, text: str, line: int, column: int, depth: int) -> Any:
-        """The value that starts at ``text`` (``column`` of ``line``) and ends on it; a scalar's is kept in
-        ``_INLINE``."""
+        """The value that starts at ``text`` (``column`` of ``line``) and ends on it; a short scalar's or flat flow
+        list's is kept (``_kept_inline``, ``_flat_list``)."""
         first = text[0]
-        if first == "[" or first == "{":
-            known = _FLOWS.get(text)
-            if known is not None:
-                if depth >= self.max_depth:
-                    raise _Other
-                mark = self.marks.append
-                for start in known[1]:
-                    mark(line)
-                    mark(column + start + 1)
-                return list(known[0])
-            count = len(self.marks)
-            value, end = self.flow(text, 0, line, column, depth)
-            _tail(text, end)
-            if first == "[" and len(text) <= KEPT_TEXT and len(_FLOWS) < _KEPT:
-                if not any(isinstance(item, (list, dict)) for item in value):
-                    _FLOWS[text] = (tuple(value), tuple(at - column - 1 for at in self.marks[count + 1 :: 2]))
-            return value
-        if first == '"' or first == "'":
-            value, end = _quoted(text, 0)
-            _tail(text, end)
-        else:
-            value = _plain(text)
-        if len(text) <= KEPT_TEXT and len(_INLINE) < _KEPT:
-            _INLINE[text] = value
-        return value
-
-    def flow(self, text: str, at: int, line: int, column: int, depth: int) -> tuple[Any, int]:
-        """The flow list or mapping of scalars (and of such lists and mappings) at ``text[at]``, closed on its line,
-        and where it ends."""
+        if first != "[" and first != "{":
+            return _kept_inline(text) if len(text) <= KEPT_TEXT else _inline_scalar(text)
         if depth >= self.max_depth:
             raise _Other
-        mapping = text[at] == "{"
-        out: Any = {} if mapping else []
-        close, n, mark = "}" if mapping else "]", len(text), self.marks.append
-        at += 1
-        while True:
-            while at < n and text[at] == " ":
-                at += 1
-            if at == n:
-                raise _Other
-            if text[at] == close:  # at the start, or after a comma: ``[a, ]`` is one item
-                return out, at + 1
-            start = at
-            if mapping:
-                key_match = _FLOW_KEY.match(text, at)
-                if key_match is None:
-                    raise _Other
-                key = key_match.group(1)
-                if key in out or not isinstance(_scalar(key), str):
-                    raise _Other
-                at = key_match.end()
-            if at == n:  # a key with nothing after it on the line (``{a:``): libyaml's to say why
-                raise _Other
+        known = _flat_list(text) if first == "[" and len(text) <= KEPT_TEXT else None
+        if known is None:
+            value, end = _flow(text, 0, line, column, depth, self.max_depth, self.marks.append)
+            _tail(text, end)
+            return value
+        mark = self.marks.append
+        for start in known[1]:
             mark(line)
             mark(column + start + 1)
-            first = text[at]
-            if first in "[{":
-                value, at = self.flow(text, at, line, column, depth + 1)
-            elif first in "'\"":
-                value, at = _quoted(text, at)
-            else:
-                end = _FLOW_PLAIN.match(text, at).end()
-                plain = text[at:end].rstrip(" ")
-                if not plain or plain[0] in _INDICATORS or plain[0] == "-":
-                    raise _Other
-                value, at = _scalar(plain), end
-            if mapping:
-                out[key] = value
-            else:
-                out.append(value)
-            while at < n and text[at] == " ":
-                at += 1
-            if at < n and text[at] == ",":
-                at += 1
-            elif at < n and text[at] == close:
-                return out, at + 1
-            else:
-                raise _Other
+        return list(known[0])
 
     def block_scalar(self, head: str, indent: int) -> str:
         """Literal or folded text, stripped (``|-``, ``>-``) or clipped (``|``, ``>``), on the lines below the
