@@ -32,20 +32,20 @@ OutcomeKind = Literal[
 ]
 
 
-class ExpectationNotMet(AssertionError):
-    """A check's expectation did not hold for the measured metrics (``evaluated`` has each comparison)."""
+class ExpectationJudged(Exception):
+    """A check's expectations, judged on the measured metrics, stop its test: ``evaluated`` has each comparison."""
 
     def __init__(self, message: str, evaluated: list[Evaluated] | None = None):
         super().__init__(message)
         self.evaluated = evaluated or []
 
 
-class ExpectationInconclusive(Exception):
+class ExpectationNotMet(ExpectationJudged, AssertionError):
+    """A check's expectation did not hold for the measured metrics."""
+
+
+class ExpectationInconclusive(ExpectationJudged):
     """The seeds disagree about an expectation (none failed outright): the run decides nothing."""
-
-    def __init__(self, message: str, evaluated: list[Evaluated] | None = None):
-        super().__init__(message)
-        self.evaluated = evaluated or []
 
 
 class ExpectationOutOfRegime(ExpectationInconclusive):
