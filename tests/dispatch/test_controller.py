@@ -18,6 +18,7 @@ from assay.dispatch import runstate
 from assay.dispatch.progress import Progress
 from assay.dispatch.task import Phase
 from assay.ledger import store
+from assay.ledger.layout import result_file
 from tests.conftest import write_result
 from tests.verify_kb import make_verify_kb
 
@@ -171,3 +172,15 @@ def test_progress_redraws_one_line_with_a_bar_in_a_terminal(tmp_path):
     assert first.startswith("[########----------------] 1/3 checks (1 failed); tasks: 1 running; ")
     assert second.startswith("[########----------------] 1/3 checks (1 failed); tasks: 1 done; ")
     assert second.endswith("\n") and "\n" not in first
+
+
+def test_progress_counts_a_result_file_linked_out_of_its_task_folder_as_an_error_without_reading_it(tmp_path):
+    out = io.StringIO()
+    progress, folder = progress_with(tmp_path, out)
+    finish(tmp_path / "kb", folder, "a", "passed")
+    outside = tmp_path / "outside"
+    finish(tmp_path / "kb", outside, "b", "passed")  # a result that passed, in a folder of no task
+    name = result_file("SOTA-001", "b", "cpu")
+    (folder / name).symlink_to(outside / name)
+    progress.show(progress.counts({0: Phase("done")}))
+    assert out.getvalue().rsplit(";", 1)[0] == "2/3 checks (1 passed, 1 error); tasks: 1 done"

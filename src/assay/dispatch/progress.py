@@ -1,8 +1,9 @@
 """What a verification run has done so far: tasks queued, running, done or dead; checks by status.
 
-The counts come from the tasks' own results folders (each file is read once, then again only when it
-changes), so they are what the merge will bring in. In a terminal one line is redrawn with a bar; into
-a file or a pipe a line is printed each time the counts change.
+The counts come from the tasks' own results folders, so they are what the merge will bring in: each file is read
+once, then again only when it changes, by the one rule for reading a file (``files.read_regular``: a result file
+linked out of its task's folder counts as an error, unread). In a terminal one line is redrawn with a bar; into a
+file or a pipe a line is printed each time the counts change.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from assay import vocabulary
 from assay.dispatch.task import Phase
+from assay.files import Unreadable, read_regular
 from assay.ledger.layout import result_file
 from assay.ledger.result import Result
 
@@ -63,12 +65,12 @@ class Progress:
         counts = Counts(self.planned, Counter(p.phase for p in phases.values()))
         for folder in self.folders:
             for path in sorted(Path(folder).glob(result_file("*", "*", self.device))):
-                status = self._status(path)
+                status = self._status(Path(folder), path)
                 if status:
                     counts.checks[status] += 1
         return counts
 
-    def _status(self, path: Path) -> str:
+    def _status(self, folder: Path, path: Path) -> str:
         try:
             mtime = path.stat().st_mtime_ns
         except OSError:
@@ -76,8 +78,8 @@ class Progress:
         seen = self._seen.get(path)
         if seen is None or seen[0] != mtime:
             try:
-                seen = (mtime, Result.model_validate_json(path.read_bytes()).status)
-            except (OSError, ValidationError):
+                seen = (mtime, Result.model_validate_json(read_regular(folder, path)).status)
+            except (OSError, Unreadable, ValidationError):
                 seen = (mtime, "error")  # an unreadable file counts as the error it is
             self._seen[path] = seen
         return seen[1]
