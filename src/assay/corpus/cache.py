@@ -57,6 +57,7 @@ UNUSED_DAYS = 30
 PARSE_MODULES = (
     "records",
     "model",
+    "bibliography",
     "experiment",
     "ids",
     "diagnostics",
