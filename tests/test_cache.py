@@ -161,29 +161,29 @@ def test_the_engine_key_covers_every_module_inside_a_package(tmp_path, monkeypat
 
 
 @pytest.fixture
-def thawed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The record files whose kept parse a command unpickled (``Loaded._thaw``), in order."""
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The record files whose record a command validated from the data the cache kept (``Loaded.record``), in order."""
     seen: list[str] = []
-    real = Loaded._thaw
+    real = Loaded.record.fget
 
-    def counting(self: Loaded) -> None:
-        if self._frozen is not None and not self._warm:
+    def counting(self: Loaded) -> object:
+        if self._record is None and self._derived:
             seen.append(self.path)
-        real(self)
+        return real(self)
 
-    monkeypatch.setattr(Loaded, "_thaw", counting)
+    monkeypatch.setattr(Loaded, "record", property(counting))
     return seen
 
 
-def test_checking_a_kept_knowledge_base_thaws_no_record(make_kb, parsed, thawed):
+def test_checking_a_kept_knowledge_base_validates_no_record(make_kb, parsed, validated):
     root = make_kb()
     first = rendered(root)
     parsed.clear()
     assert rendered(root) == first
-    assert parsed == [] and thawed == []
+    assert parsed == [] and validated == []
 
 
-def test_a_fault_across_records_thaws_only_the_records_it_is_placed_in(make_kb, parsed, thawed):
+def test_a_fault_across_records_is_placed_without_validating_a_record(make_kb, parsed, validated):
     root = make_kb()
     rendered(root)
     (root / "sources" / "LIT-590.yaml").unlink()  # cited by SOTA-364, compared against by LIT-612
@@ -194,7 +194,7 @@ def test_a_fault_across_records_thaws_only_the_records_it_is_placed_in(make_kb, 
         "claims/SOTA-364.yaml:20:5",
         "sources/LIT-612.yaml:12:5",
     ]
-    assert parsed == [] and sorted(thawed) == ["claims/SOTA-364.yaml", "sources/LIT-612.yaml"]  # to place them
+    assert parsed == [] and validated == []  # placed by the positions the cache kept, no record validated
 
 
 def test_a_kept_ledger_reading_is_validated_only_when_looked_at_and_a_rewritten_file_is_read_again(kb_root, parsed):
@@ -217,16 +217,16 @@ def _briefs(root: Path, cache: bool) -> dict:
     return overview.briefs(load(root, cache=cache), cache=cache)
 
 
-def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_change(kb_root, parsed, thawed):
+def test_a_status_kept_between_runs_is_the_status_computed_afresh_after_each_change(kb_root, parsed, validated):
     from tests.conftest import write_result
 
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     fresh = _briefs(kb_root, cache=False)
     assert fresh["THEORY-085"].status == "verified"
     assert _briefs(kb_root, cache=True) == fresh
-    thawed.clear()
+    validated.clear()
     assert _briefs(kb_root, cache=True) == fresh
-    assert thawed == []  # every claim's status kept: no record thawed, no result read
+    assert validated == []  # every claim's status kept: no record validated, no result read
     write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "failed", excess=1.0)  # a new result
     assert _briefs(kb_root, cache=True) == _briefs(kb_root, cache=False) != fresh
     assert _briefs(kb_root, cache=True)["THEORY-085"].status == "contradicted"

@@ -11,12 +11,12 @@ V = TypeVar("V")
 
 
 class Lazy(MutableMapping[K, V]):
-    """Values by key, each kept as it was read (its plain form: the JSON a cache gave, a record file frozen as
-    plain data) and made from it by ``make`` when looked at, then kept until its consumer is done (``using``).
+    """Values by key, each kept as it was read (its plain form: the JSON a cache gave, a record file's data) and made
+    from it by ``make`` when looked at, then kept until its consumer is done (``using``).
 
     ``plain`` is the dict of plain forms the mapping is over (shared, not copied); a value set is its own plain
     form, made by ``make`` too. ``let_go``: what else to do with a plain form when its value is let go (a record
-    file freezes what it thawed)."""
+    file lets go of the record it validated)."""
 
     __slots__ = ("_plain", "_made", "_make", "_let_go")
 

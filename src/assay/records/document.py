@@ -1,5 +1,5 @@
 """A record file as read: its data with the position of every field (``assay.records.yaml_safe``), its record,
-outline and diagnostics, kept frozen as bytes of plain data between looks (``Loaded``).
+outline and diagnostics (``Loaded``).
 
 Every problem becomes a diagnostic; nothing here raises on bad input. A record that fails
 validation is kept (``Loaded.record`` is None) so the graph can still show it, flagged.
@@ -23,16 +23,16 @@ from assay.records.yaml_safe import positions_of
 class Loaded:
     """One record file as read: its data, where each field sits, the validated record or None.
 
-    What every command needs of a file is kept plain: its path, id, diagnostics (those of the rules within
-    the record included, ``assay.records.within``), the model of its valid record and its ``outline``. The rest
-    (the data, the positions, the record) is what a page or a diagnostic needs of one file; taken from the parse
-    cache it stays one string of plain data (MessagePack) until first read, so a command over 50,000 records thaws
-    only the records it looks at.
-
-    Where the file was read here, the positions are kept as the flat ``marks`` of its nodes (``read_marks``) and
-    made into the map of field paths only when a diagnostic or a page asks where a field is; a record validated
-    from the data is kept as its model's name, and validated again when it is thawed. ``state`` is what the parse
-    cache keeps of it (``STATE`` its type): plain data, nothing that runs when read.
+    What every command needs of a file is kept beside the data: its path, id, diagnostics (those of the rules within
+    the record included, ``assay.records.within``), the model of its valid record and its ``outline``. The parse
+    cache keeps the data as the line reader or libyaml gave it, plain (``state``, of the type ``STATE``: nothing that
+    runs when read), with the positions as the flat ``marks`` of its nodes (``read_marks``), made into the map of
+    field paths only when a diagnostic or a page asks where a field is. A file taken from the cache validates its
+    record from the data when the record is first looked at, and lets it go when its consumer is done (``release``,
+    ``corpus.Lazy.using``): a command over 50,000 records validates only those it looks at. The frozen form this
+    replaced (data, positions and record in one blob, thawed and frozen again) was no faster: bench_core at 10,000
+    claims, CPU s over the floor, two runs each, frozen then this: warm check 0.29-0.39 and 0.32-0.35, status
+    1.01-1.13 and 0.95-1.04, export json 1.41-1.44 and 1.26-1.43.
     """
 
     __slots__ = (
@@ -46,9 +46,8 @@ class Loaded:
         "_named",
         "_model",
         "_outline",
-        "_frozen",
-        "_warm",
         "_data",
+        "_plain",
         "_positions",
         "_marks",
         "_record",
@@ -68,10 +67,9 @@ class Loaded:
     ):
         self.path, self.folder = path, folder
         self._data, self._positions, self._record = data, positions if positions is not None else {}, record
-        self._marks: bytes | None = None  # the positions, flat (``read_marks``), where ``_positions`` is not made yet
+        self._marks: bytes | None = None  # the positions, flat (``read_marks``), where the file was read
+        self._plain: msgspec.Raw | None = None  # the data as the cache keeps it, where it was taken from the cache
         self._derived = False  # whether the record is its model's validation of the data (``validate``)
-        self._frozen: bytes | None = None  # the data, positions and record as plain data, where they were kept
-        self._warm = False  # whether they are decoded beside it
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
         self.unlisted = unlisted  # problems found but not made into diagnostics (see _from_pydantic)
         self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.records.within.local)
@@ -85,7 +83,7 @@ class Loaded:
     def seal(self, outline: Outline | None, rules: Callable[[Loaded], list[Diagnostic]]) -> None:
         """Keep what every command needs of the file once it is read: its id, model, the ``outline`` of its record
         and the diagnostics of the ``rules`` within it (``assay.records.within.local``)."""
-        value = (self._data or {}).get("id")
+        value = (self.data or {}).get("id")
         self._named = isinstance(value, str) and series(value) is not None
         self._id = value if self._named else Path(self.path).stem
         self._model = type(self._record) if self._record is not None else None
@@ -94,8 +92,7 @@ class Loaded:
 
     def read(self, data: Any, marks: bytes | dict[Loc, Pos]) -> None:
         """Keep the data of the file as read, with its positions: flat ``marks`` (``read_marks``) or made."""
-        self._thaw()
-        self._data, self._record, self._derived, self._frozen = data, None, False, None
+        self._data, self._plain, self._record, self._derived = data, None, None, False
         if isinstance(marks, dict):
             self._positions, self._marks = marks, None
         else:
@@ -103,28 +100,21 @@ class Loaded:
 
     def validate(self, model: type[Record]) -> None:
         """Validate the data as ``model`` and keep the record; raises pydantic's ``ValidationError``."""
-        self.record = model.model_validate(self._data)
+        self._record = model.model_validate(self._data)
         self._derived = True
 
-    def _frozen_bytes(self) -> bytes:
-        """The data, positions and record as plain data: the positions as marks where they were not made, a record
-        validated from the data as its model's name (``_thaw`` validates it again), any other as its model's name and
-        its fields."""
-        positions = self._marks if self._positions is None else [(list(k), v) for k, v in self._positions.items()]
-        record = self._record
-        if record is None:
-            kept: Any = None
-        elif self._derived:
-            kept = type(record).__name__
-        else:
-            kept = [type(record).__name__, record.model_dump(mode="json", by_alias=True)]
-        return _FROZEN.encode((self._data, positions, kept))
+    def release(self) -> None:
+        """Let go of what is made again when next looked at: a record validated from the data, the data the cache
+        kept (decoded), the positions made from the marks."""
+        if self._derived:
+            self._record = None
+        if self._plain is not None:
+            self._data = None
+        if self._marks is not None:
+            self._positions = None
 
     def state(self) -> tuple:
         """What the parse cache keeps of the file (of the type ``STATE``), and what crosses to another process."""
-        frozen = self._frozen
-        if frozen is None:  # made here, or changed since it was kept
-            frozen = self._frozen_bytes()
         model = self.model
         return (
             self.path,
@@ -137,13 +127,14 @@ class Loaded:
             None if model is None else model.__name__,
             self.outline,
             self.stamp,
-            frozen,
+            self._plain if self._plain is not None else msgspec.Raw(_PLAIN.encode(self._data)),
+            self._marks if self._marks is not None else [(list(k), v) for k, v in (self._positions or {}).items()],
             self.marked,
         )
 
     @classmethod
     def from_state(cls, state: tuple) -> Loaded:
-        """The file as ``state`` keeps it, its data, positions and record frozen until first read."""
+        """The file as ``state`` keeps it; its record is validated from the data when first looked at."""
         loaded = cls.__new__(cls)
         loaded.__setstate__(state)
         return loaded
@@ -163,71 +154,38 @@ class Loaded:
             model,
             self._outline,
             stamp,
-            self._frozen,
+            self._plain,
+            marks,
             marked,
         ) = state
+        self._data = None
         self.marked = dict(marked)
         self.diagnostics, self.rules = list(diagnostics), list(rules)
         self._model = None if model is None else _MODELS[model]
         self.stamp = None if stamp is None else tuple(stamp)
-        self._warm = False
-
-    def _thaw(self) -> None:
-        if self._frozen is not None and not self._warm:
-            data, positions, kept = msgspec.msgpack.decode(self._frozen)
-            self._data, self._derived = data, isinstance(kept, str)
-            if isinstance(positions, bytes):
-                self._positions, self._marks = None, positions
-            else:
-                self._positions, self._marks = {tuple(k): tuple(v) for k, v in positions}, None
-            if kept is None:
-                self._record = None
-            elif self._derived:
-                self._record = _MODELS[kept].model_validate(data)
-            else:
-                self._record = _MODELS[kept[0]].model_validate(kept[1])
-            self._warm = True
-
-    def freeze(self) -> None:
-        """Keep the data, positions and record only as plain data from now on, until next read: a command that walks
-        every record of a large knowledge base holds one at a time."""
-        if self._frozen is None:
-            self._frozen = self._frozen_bytes()
-        self._data, self._positions, self._marks, self._record, self._warm = None, {}, None, None, False
+        self._record, self._derived = None, self._model is not None
+        if isinstance(marks, bytes):
+            self._positions, self._marks = None, marks
+        else:
+            self._positions, self._marks = {tuple(k): tuple(v) for k, v in marks}, None
 
     @property
     def data(self) -> dict[str, Any] | None:
-        self._thaw()
+        if self._data is None and self._plain is not None:  # as the cache keeps it: decoded when looked at
+            self._data = msgspec.msgpack.decode(self._plain)
         return self._data
-
-    @data.setter
-    def data(self, value: dict[str, Any] | None) -> None:
-        self._thaw()
-        self.positions  # noqa: B018 - made from the marks while they still describe the data
-        self._data, self._derived, self._frozen = value, False, None
 
     @property
     def positions(self) -> dict[Loc, Pos]:
-        self._thaw()
         if self._positions is None:
-            self._positions = positions_of(self._data, self._marks or b"")
-            self._marks = None
+            self._positions = positions_of(self.data, self._marks or b"")
         return self._positions
-
-    @positions.setter
-    def positions(self, value: dict[Loc, Pos]) -> None:
-        self._thaw()
-        self._positions, self._marks, self._frozen = value, None, None
 
     @property
     def record(self) -> Record | None:
-        self._thaw()
+        if self._record is None and self._derived:
+            self._record = self._model.model_validate(self.data)  # a valid record's data, taken from the cache
         return self._record
-
-    @record.setter
-    def record(self, value: Record | None) -> None:
-        self._thaw()
-        self._record, self._derived, self._frozen = value, False, None
 
     @property
     def model(self) -> type[Record] | None:
@@ -272,7 +230,7 @@ class Loaded:
         return Diagnostic(self.path, line, col, code, message, hint)
 
 
-_FROZEN = msgspec.msgpack.Encoder()
+_PLAIN = msgspec.msgpack.Encoder()
 _MODELS: dict[str, type[Record]] = {model.__name__: model for model in MODELS.values()}
 
 #: The type of ``Loaded.state``: what the parse cache keeps of a record file.
@@ -287,6 +245,7 @@ STATE = tuple[
     str | None,
     Outline | None,
     tuple[int, int, int, int, int] | None,
-    bytes,
+    msgspec.Raw,
+    bytes | list[tuple[list[str | int], tuple[int, int]]],
     dict[int, int],
 ]

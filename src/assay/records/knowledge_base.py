@@ -24,7 +24,7 @@ class KnowledgeBase:
     """Every record file under a root, loaded; diagnostics of reading and of each record.
 
     The indices are built once, when the knowledge base is made: ``files`` is not to change after. They
-    hold files, not records: a record is thawed from the parse cache only when it is looked at.
+    hold files, not records: a record taken from the parse cache is validated from its data only when looked at.
     """
 
     root: Path
@@ -36,8 +36,8 @@ class KnowledgeBase:
     claim_files: dict[str, Loaded] = field(init=False, repr=False)
     source_files: dict[str, Loaded] = field(init=False, repr=False)
     decision_files: dict[str, Loaded] = field(init=False, repr=False)
-    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects, thawed when looked at and frozen again
-    #: when their consumer is done (``corpus.Lazy.using``).
+    #: Their records, by id: ``Claim``, ``Source`` and ``Decision`` objects, validated when looked at and let go when
+    #: their consumer is done (``corpus.Lazy.using``).
     claims: corpus.Lazy[str, Any] = field(init=False, repr=False)
     sources: corpus.Lazy[str, Any] = field(init=False, repr=False)
     decisions: corpus.Lazy[str, Any] = field(init=False, repr=False)
@@ -51,7 +51,7 @@ class KnowledgeBase:
             if index is not None:
                 index.setdefault(f.id, f)
         self.claims, self.sources, self.decisions = (
-            corpus.Lazy(_record, files, Loaded.freeze) for files in (self.claim_files, self.source_files, self.decision_files)
+            corpus.Lazy(_record, files, Loaded.release) for files in (self.claim_files, self.source_files, self.decision_files)
         )
 
 
@@ -63,8 +63,8 @@ def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
     """Load every ``*.yaml`` record under ``root``'s claims/, sources/ and decisions/.
 
     ``cache``: reuse the parse of every file unchanged since the last run; by default where the files are
-    ``corpus.large``. The files it lacks are then parsed by as many processes as the machine has cores, each
-    frozen as the cache keeps it: 50,000 records parsed at once would not fit otherwise (``corpus.kept_or_read``).
+    ``corpus.large``. The files it lacks are then parsed by as many processes as the machine has cores, each made as
+    the cache keeps it: 50,000 records parsed at once would not fit otherwise (``corpus.kept_or_read``).
     """
     root = Path(root).resolve()
     paths = record_names(root)
@@ -97,13 +97,13 @@ def _stamp(root: Path, direct: frozenset[str], rel: str) -> Stamp | None:
 
 
 def _parse_chunk(root: Path, direct: frozenset[str], rels: Sequence[str]) -> list[tuple[Stamp | None, Loaded]]:
-    """Each record file parsed (``load_record``, which stamps it as it is read) and frozen as the cache keeps it."""
+    """Each record file parsed (``load_record``, which stamps it as it is read) and made as the cache keeps it
+    (``Loaded.state``: its data, encoded; its record validated again when looked at)."""
     corpus.read_ahead(f"{root}/{rel}" for rel in rels if rel.split("/", 1)[0] in direct)  # a run's files asked for at once
     out = []
     for rel in rels:
         loaded = load_record(root, rel, rel.split("/", 1)[0] in direct)
-        loaded.freeze()
-        out.append((loaded.stamp, loaded))
+        out.append((loaded.stamp, Loaded.from_state(loaded.state())))
     return out
 
 

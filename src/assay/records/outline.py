@@ -1,6 +1,6 @@
 """What the rules across records read of a record: the ids it names, its checks' verifiers, a source's date, its
 title, digests of its quotes or passages; made once per parse, so a knowledge base of 50,000 records is checked
-without thawing a record.
+without validating a record.
 """
 
 from __future__ import annotations
