@@ -222,8 +222,8 @@ def test_history_is_read_with_one_log_and_one_batch_read(repo: Path, monkeypatch
         write_result(repo, "SOTA-364", "shuffle-bn", "cpu", "passed", **{**PASS, "top1": 70.0})
         commit(repo, f"step {n}")
     calls = []
-    real = subprocess.run
-    monkeypatch.setattr(subprocess, "run", lambda cmd, *a, **k: calls.append(cmd[:2]) or real(cmd, *a, **k))
+    real = subprocess.Popen  # what subprocess.run starts too
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, *a, **k: calls.append(cmd[:2]) or real(cmd, *a, **k))
     h = history.read(repo, use_cache=False)
     assert len(h.commits) == 5
     assert [c for c in calls if c[1] in ("log", "cat-file", "-c")] == [["git", "-c"], ["git", "cat-file"]]

@@ -15,15 +15,13 @@ and nothing fails.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay import corpus
+from assay.ledger import git
 from assay.ledger.ancestry import Ancestry
 from assay.ledger.layout import RESULTS, key_of
 from assay.ledger.versions import Point, ResultVersion, Spec, result_version, specs_of  # noqa: F401 - Point is read from here too
@@ -201,12 +199,12 @@ def _over_merges(out: CheckHistory, raw: list, files: dict[str, list], commits: 
 
 def read(root: Path, *, use_cache: bool = True) -> History:
     """The history of the knowledge base at ``root`` (see the module's docstring)."""
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = git.output(root, "rev-parse", "--show-toplevel")
     if top is None:
         return History(why=_NO_GIT.format("not a git repository, or git is not installed"))
-    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() == "true":
+    if (git.output(root, "rev-parse", "--is-shallow-repository") or "").strip() == "true":
         return History(why=_NO_GIT.format("a shallow clone holds only the latest commits"))
-    if _git(root, "rev-parse", "--verify", "-q", "HEAD") is None:
+    if git.output(root, "rev-parse", "--verify", "-q", "HEAD") is None:
         return History(why=_NO_GIT.format("nothing is committed yet"))
     base = Path(top.strip()).resolve()
     try:
@@ -214,13 +212,12 @@ def read(root: Path, *, use_cache: bool = True) -> History:
     except ValueError:
         return History(why=_NO_GIT.format(f"{root} lies outside its repository"))
     prefix = "" if prefix == "." else prefix + "/"
-    log = _git(
-        root,
+    log = git.output(
+        base,
         *("-c", "core.quotepath=off", "log", "--topo-order", "--reverse", "--full-history", "--simplify-merges"),
         *("--parents", "--diff-merges=first-parent", "--raw", "--no-abbrev", "--no-renames"),
         *("--format=%x01%H %P%x00%ct%x00%s", "--"),
         *(prefix + w for w in WATCHED),
-        cwd=base,
     )
     if log is None:
         return History(why=_NO_GIT.format("git log failed"))
@@ -258,45 +255,16 @@ def _watched(path: str) -> bool:
     return key_of(path) is not None
 
 
-def _git(root: Path, *args: str, cwd: Path | None = None) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd or root, capture_output=True, text=True, env={**os.environ, "GIT_PAGER": "cat"}
-        )
-    except OSError:
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 def _summarise(history: History, root: Path, base: Path, use_cache: bool) -> None:
     """Fill ``history.summaries`` for every blob its changes name: from the cache, else from one batch read."""
     wanted = {blob: path for changed in history.changes for path, blob in changed.items() if blob}
     kept = _load_cache(root) if use_cache else {}
     history.summaries = {b: kept[b] for b in wanted if b in kept}
     missing = [b for b in wanted if b not in history.summaries]
-    for blob, text in _cat(base, missing):
+    for blob, text in git.blobs(base, missing):
         history.summaries[blob] = summary_of(wanted[blob], text)
     if use_cache and missing:
         _save_cache(root, {**kept, **history.summaries})
-
-
-def _cat(base: Path, blobs: list[str]) -> Iterable[tuple[str, bytes]]:
-    """The contents of ``blobs``, from one ``git cat-file --batch``."""
-    if not blobs:
-        return
-    done = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=base, input="".join(b + "\n" for b in blobs).encode(), capture_output=True
-    )
-    out, pos = done.stdout, 0
-    for blob in blobs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) < 3 or header[1] != b"blob":
-            continue
-        size = int(header[2])
-        yield blob, out[pos : pos + size]
-        pos += size + 1
 
 
 def _cache_name() -> str:

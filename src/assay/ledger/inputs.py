@@ -9,9 +9,10 @@ result's environment (``assay.ledger.environment``): shown, compared with the lo
 reason for staleness.
 
 A module's part is a digest of what Python runs (``ledger.tokens``): its docstrings, comments and the spacing within
-a line are words, no input. A result recorded while a module's part was the digest of its bytes is compared with the
-bytes the module has now (``InputParts.upgrade``, the one place where a recorded part meets today's): the same bytes,
-it is fresh; other bytes, it is stale, since what it ran cannot be known.
+a line are words, no input. A result recorded while a module's part was the digest of its bytes is restated by what
+those bytes ran (``InputParts.upgrade``, the one place where a recorded part meets today's): the module's bytes now,
+where it still has them, else the committed version that had them (``ledger.committed``), which then compares with
+today's as any part does. Where neither has them, it is stale, since what it ran cannot be known.
 
 ``InputParts(root)`` reads each file once, so the parts of every check of a large knowledge base cost
 one pass over the files they name.
@@ -29,6 +30,7 @@ from assay.diagnostics import Diagnostic
 from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
+from assay.ledger.committed import restated
 from assay.ledger.tokens import code_digest, made_from_bytes
 from assay.model import Claim
 from assay.records.parts import record_parts
@@ -36,7 +38,7 @@ from assay.records.verifiers import FILE_IMPORT, imported_names, source_problems
 
 #: The modules of Assay a kept reading of a module (its imports, its code's digest) depends on, besides
 #: ``assay.corpus.cache.PARSE_MODULES``.
-CACHE_ALSO = ("ledger.inputs", "ledger.tokens")
+CACHE_ALSO = ("ledger.inputs", "ledger.tokens", "ledger.committed", "ledger.git")
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -149,15 +151,21 @@ class InputParts:
 
     def upgrade(self, recorded: dict[str, str]) -> dict[str, str]:
         """The parts a result recorded, as they compare with today's: each ``code:`` part made from a file's bytes
-        (``tokens.made_from_bytes``: a result recorded before the token digest) that the file still has is restated
-        as the digest of what it runs today; one it no longer has stays, and differs: what that result ran cannot
-        be known. The one place where a recorded part meets today's; every comparison reads it (``stale``,
-        ``merge.comparable``), so no result fresh before the token digest went stale by it."""
+        (``tokens.made_from_bytes``: a result recorded before the token digest) is restated as the digest of what
+        those bytes run: today's, where the file still has them; else that of the committed version that had them
+        (``committed.restated``), where the history has one. Where neither has them, the part stays, and differs:
+        what that result ran cannot be known. The one place where a recorded part meets today's; every comparison
+        reads it (``stale``, ``merge.comparable``), so no result fresh before the token digest went stale by it, and
+        none recorded from committed bytes goes stale by a later edit of words alone."""
         out = recorded
         for key, value in recorded.items():
             if key.startswith("code:") and made_from_bytes(value):
                 path = self.root / key[5:]
-                if self.file_digest(path) == value and (now := self._code_digest(path)) != value:
+                if self.file_digest(path) == value:
+                    now = self._code_digest(path)
+                else:
+                    now = restated(self.root, key[5:], value) or value
+                if now != value:
                     out = out if out is not recorded else dict(recorded)
                     out[key] = now
         return out
