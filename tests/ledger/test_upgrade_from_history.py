@@ -83,6 +83,18 @@ def test_a_made_up_byte_digest_matches_no_committed_version_and_stays_stale(repo
     assert stale(repo, recorded) == ["verify/helpers.py changed"]
 
 
+def test_the_committed_bytes_of_another_file_are_not_taken_for_this_one(repo):
+    # the path is asked as named: a digest of the verifier's committed bytes recorded as the helper's finds nothing
+    recorded = {**recorded_from_bytes(repo), "code:verify/helpers.py": digest((repo / VERIFIER).read_bytes())}
+    assert stale(repo, recorded) == ["verify/helpers.py changed"]
+
+
+def test_a_path_is_asked_literally_never_as_a_pattern(repo, asked):
+    recorded = {**parts(repo), "code:verify/*.py": digest((repo / HELPER).read_bytes())}
+    assert InputParts(repo).upgrade(recorded) == recorded
+    assert [a[-1] for a in asked if "log" in a] == ["verify/*.py"] and "--literal-pathspecs" in asked[0]
+
+
 def test_without_a_repository_git_is_not_asked_and_a_docstring_edit_stales_as_before(kb_root, asked):
     recorded = recorded_from_bytes(kb_root)
     reword_docstring(kb_root, HELPER)
