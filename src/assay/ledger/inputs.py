@@ -256,8 +256,9 @@ class InputParts:
         return self._imports[path]
 
     def save(self) -> None:
-        """Keep what was parsed for the next run (when caching)."""
+        """Keep what was parsed for the next run (when caching): the names each module imports and what it runs."""
         self._names.save()
+        self._runs.save()
 
     def _names_of(self, path: Path, package: str) -> list[str]:
         """The dotted names ``path`` imports, from the cache while the file is unchanged."""

@@ -14,6 +14,7 @@ A verifier that reads its own ``__doc__`` at run time is fooled: its docstring i
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import json
 import re
@@ -69,7 +70,8 @@ def runs(text: str) -> list[tuple[str, str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # Python reads every line ending as one
     # a docstring's tokens are known by where they start: Python 3.12.0-1 gives the end of a multi-line string with
     # other than ASCII on its last line in bytes, not characters
-    docstrings = _docstrings(ast.parse(text), text)
+    docstrings = sorted(_docstrings(ast.parse(text), text))
+    firsts = [start for start, _ in docstrings]
     lines = text.split("\n")
     out: list[tuple[str, str]] = []
     opened: list[Position] = []  # the starts of the split strings being read (they nest)
@@ -85,7 +87,7 @@ def runs(text: str) -> list[tuple[str, str]]:
                 out.append(("STRING", _between(lines, start, tok.end)))
         elif opened or tok.type in _WORDS:
             continue
-        elif tok.type == tokenize.STRING and any(a <= tok.start < b for a, b in docstrings):
+        elif tok.type == tokenize.STRING and _within(docstrings, firsts, tok.start):
             ends = ends or ((";", "NEWLINE") if not out or out[-1][0] in _LINE_STARTS else (";",))
         elif ends and (tok.string == ";" or tokenize.tok_name[tok.type] in ends):
             ends = ()
@@ -93,6 +95,13 @@ def runs(text: str) -> list[tuple[str, str]]:
             ends = ()
             out.append((tokenize.tok_name[tok.type], "" if tok.type in _LAYOUT else tok.string))
     return out
+
+
+def _within(spans: list[tuple[Position, Position]], firsts: list[Position], at: Position) -> bool:
+    """Whether ``at`` lies in one of the sorted, disjoint ``spans`` (``firsts``: their starts): one bisection, not a
+    scan of every docstring for every token (a module of 200 tests, each with its docstring, took 0.18 CPU s so)."""
+    i = bisect.bisect_right(firsts, at) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 def _docstrings(tree: ast.AST, text: str) -> list[tuple[Position, Position]]:
