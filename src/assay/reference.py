@@ -48,11 +48,15 @@ def ledger_models() -> list[type[BaseModel]]:
 
 #: What freshness, off-lock and unstable mean: the reference pages and the site's reference print this text.
 FRESHNESS = (
-    "A result is stale only when an input *in the repository* changed since it was computed: the check's "
-    "definition in the record, the claim sentences it tests, the verifier module and every local module it imports "
+    "A result is stale only when an input *in the repository* that decides what it measured changed since it was "
+    "computed: the check's verifier, seeds, `reads` and metric declarations (names and units) in the record, the "
+    "verifier module and every local module it imports "
     "(absolute, relative and `importlib` imports, package `__init__` files, the `conftest.py` chain), the data files "
     "the check declares in `reads`, the pins of torch, numpy, scikit-learn and scipy in the committed lock file "
     "(`requirements.lock`), and the device kind. The inputs are hashed when the test is collected, before it runs. "
+    "What only weighs a result is no input: the sentences a check tests, its expectations, counterparts, regime and "
+    "readings, the tier, notes and prose are judged again from the recorded measurements whenever the record is read "
+    "(`assay rejudge` writes that judgement into the ledger), never rerun. "
     "A module is hashed as the code Python runs: its docstrings, comments, blank lines and the spacing within a line "
     "are words, so editing them leaves its results fresh (a verifier that reads its own `__doc__` is not rerun for "
     "it); a result recorded while a module was hashed by its bytes is compared by what those bytes run: the module's "

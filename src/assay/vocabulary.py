@@ -190,8 +190,8 @@ FRESHNESS = {
             "stale",
             "material-update",
             "#0277bd",
-            "An input in the repository changed since: the check, the sentences it tests, the verifier code, "
-            "a data file, a pin of the lock file, or the device kind.",
+            "An input of the measurement changed since: the verifier code (not its words), the check's seeds, data "
+            "files or metric declarations, a pin of the lock file, or the device kind.",
         ),
         Status("none", "material-minus", "#9e9e9e", "No result to be fresh or stale."),
     ]

@@ -1,8 +1,9 @@
 """What a result depends on, and whether it still does: freshness that every machine agrees on.
 
-A result's inputs are all **in the repository**: the check's definition, the claim sentences it tests,
-the verifier module with the local modules it imports (absolute, relative and ``importlib`` imports,
-package ``__init__`` files, the ``conftest.py`` chain), the data files the check declares it reads,
+A result's inputs are all **in the repository**: the check's measurement definition (``records.parts``: its
+verifier, seeds, reads and metric declarations, never the sentences it tests or its expectations), the verifier
+module with the local modules it imports (absolute, relative and ``importlib`` imports, package ``__init__`` files,
+the ``conftest.py`` chain), the data files the check declares it reads,
 the pins of the committed lock file, and the device kind. Each part is a short hash or a version;
 the result is stale when a part differs. What the machine had (its torch build, CPU, GPU) is the
 result's environment (``assay.ledger.environment``): shown, compared with the lock ("off-lock"), never a
