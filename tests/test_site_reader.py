@@ -87,6 +87,47 @@ def test_the_source_stance_never_reads_as_one_of_our_verdicts() -> None:
     }
 
 
+def sota_364_with_a_discrepancy_on_bn_only(root, kind: str) -> str:
+    """SOTA-364's page once a discrepancy (its second) names the filed words of its assertion ``bn-only``, whose source
+    stance is ``kind``: the guide asks for one where a filed sentence goes beyond its source."""
+    record = fresh_copy(root, history=False) / "claims" / "SOTA-364.yaml"
+    text = record.read_text(encoding="utf-8").replace("      kind: not-in-source\n", f"      kind: {kind}\n")
+    discrepancy = (
+        '  - filed: "Normalization that mixes samples (BN); not layer norm."\n'
+        "    source_says: MoCo speaks of batch norm only; neither paper says anything of layer norm.\n"
+        "    source: LIT-590\n"
+        "    locator: §3.3\n"
+    )
+    record.write_text(text.replace("\nchecks:\n", "\n" + discrepancy + "checks:\n", 1), encoding="utf-8")
+    return next(o.content for o in generate(root) if o.path == "claims/SOTA-364.md")
+
+
+def test_a_discrepancy_on_words_the_source_does_not_state_reads_not_in_the_source(tmp_path) -> None:
+    html = sota_364_with_a_discrepancy_on_bn_only(tmp_path, "not-in-source")
+    assert (
+        '<span class="assay-kind assay-kind-not-in-source">not in source</span> <span class="assay-flag">∅ source</span>' in html
+    )
+    assert '<p class="assay-discrepancy-mark">∅ Not in the source: <a href="#discrepancy-2">Discrepancy 2</a></p>' in html
+    key = html[html.index('<dl class="assay-key"') : html.index("</dl>")]
+    assert (
+        '<span class="assay-chip assay-chip-plain">∅ source</span> The seed&#39;s words here are ones its source does not '
+        "state: the fold names the discrepancy.</span>" in key
+    )
+    assert "says otherwise" not in html and "≠" not in html
+
+
+def test_a_discrepancy_on_words_the_source_words_otherwise_reads_the_source_says_otherwise(tmp_path) -> None:
+    html = sota_364_with_a_discrepancy_on_bn_only(tmp_path, "paraphrased")
+    assert '<span class="assay-kind assay-kind-paraphrased">paraphrased</span> <span class="assay-flag">≠ source</span>' in html
+    assert '<p class="assay-discrepancy-mark">≠ The source says otherwise: <a href="#discrepancy-2">Discrepancy 2</a></p>' in html
+    key = html[html.index('<dl class="assay-key"') : html.index("</dl>")]
+    assert (
+        '<span class="assay-chip assay-chip-plain">≠ source</span> The seed&#39;s words here differ from what its source '
+        "says: the fold names the discrepancy.</span>" in key
+    )
+    assert "∅" not in html
+
+
 def test_each_row_carries_what_the_filters_read(pages: dict[str, str]) -> None:
     html = pages["claims/SOTA-364.md"]
     assert re.search(

@@ -94,6 +94,11 @@ class Row:
         """The source's stance in the table's words (never one of our verdicts)."""
         return table_key.SOURCE_WORDS.get(self.source_kind, self.source_kind)
 
+    @property
+    def mark(self) -> table_key.Mark:
+        """How it marks the discrepancies its filed words overlap: silent or contrary, as its source is."""
+        return table_key.mark(self.source_kind)
+
 
 @dataclass(frozen=True)
 class ReportedRow:
@@ -188,7 +193,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
                 [g.status for c in checks.values() for g in c.registration]
                 + [m.registration for r in rows for m in r.deciding if m.registration],
                 [p.transfer for r in rows for p in r.pairs],
-                any(r.discrepancies for r in rows),
+                [r.mark for r in rows if r.discrepancies and not r.against_source],  # the flags the rows show
             ),
         ),
         facets=table_key.facets(

@@ -9,7 +9,7 @@ statuses from ``assay.vocabulary``, the source's stance and the tiers from the s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from assay import vocabulary
@@ -70,21 +70,47 @@ def tier_meanings() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """How a row marks the discrepancies its filed words overlap: its flag, the label before their links in its
+    fold, and the flag's meaning in the key."""
+
+    flag: str
+    label: str
+    meaning: str
+
+
+#: A discrepancy where the source says something else than the filed words.
+OTHERWISE = Mark(
+    "≠ source",
+    "≠ The source says otherwise",
+    "The seed's words here differ from what its source says: the fold names the discrepancy.",
+)
+
+#: How a row marks its discrepancies, by what its source says of it (``SourceSays.kind``), where not ``OTHERWISE``:
+#: a source that is silent on the filed words does not say otherwise.
+MARKS = {
+    "not-in-source": Mark(
+        "∅ source",
+        "∅ Not in the source",
+        "The seed's words here are ones its source does not state: the fold names the discrepancy.",
+    ),
+}
+
+
+def mark(source_kind: str) -> Mark:
+    """The discrepancy mark of a row whose source stance is ``source_kind``."""
+    return MARKS.get(source_kind, OTHERWISE)
+
+
+@dataclass(frozen=True)
 class Shown:
     """What a page's rows show beyond their verdicts: the reasons they give, the registrations of their deciding
-    expectations, the transfers of their pairs with a paper's number, and whether a row carries the ≠ source flag."""
+    expectations, the transfers of their pairs with a paper's number, and the discrepancy flags they carry."""
 
     reasons: list[Status]
     registrations: list[Status]
     pairs: list[Status]
-    flagged: bool = False
-
-
-#: The flag on a row whose filed words a discrepancy overlaps.
-FLAG = Term(
-    "≠ source",
-    "The seed's words here are ones its source does not state, or states otherwise: the fold names the discrepancy.",
-)
+    flags: list[Mark] = field(default_factory=list)
 
 
 def key(
@@ -112,7 +138,7 @@ def key(
         (
             "The source",
             [Term(SOURCE_WORDS.get(s, s), _sentence(source_meanings().get(s, "")), plain=True) for s in seen_s]
-            + ([FLAG] if shown.flagged else []),
+            + [Term(m.flag, m.meaning) for m in dict.fromkeys(shown.flags)],
         ),
         ("Evidence tier", [Term(f"tier: {t}", _sentence(tier_meanings().get(t, ""))) for t in seen_t]),
         ("Closure", [Term(f"closure: {closure.name}", closure.meaning, closure)]),
