@@ -180,6 +180,13 @@ CODES = [
         "confirmed it since: a supported verdict that reads it is provisional (assay verify --confirm).",
     ),
     Code(
+        "pilot-seeds",
+        "warning",
+        "`pytest verify --measure`: a check's `seeds:` overlap the seeds the pilot just read, so a ledger run on them "
+        "would read the pilot's seeds again, not fresh ones; write the next block after the pilot's (the measure run "
+        "says which) before the ledger run.",
+    ),
+    Code(
         "no-history",
         "warning",
         "The repository's history is missing (a shallow clone, or no git), so when each expectation was fixed cannot be "

@@ -189,7 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     state = config.stash[_KEY] = _Run(config)
     if config.getoption("measure"):
-        config.pluginmanager.register(measure.Measuring(state.measuring, _EVIDENCE), "assay-measure")
+        config.pluginmanager.register(measure.Measuring(state.measuring, _EVIDENCE, lambda: state.kb), "assay-measure")
     if not hasattr(config, "workerinput"):
         # options that name things, and the folders a run reads and writes, are checked here, once, before any xdist
         # worker starts

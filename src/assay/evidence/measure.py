@@ -7,17 +7,27 @@ of them from 0 where that is given, else the record's seeds where the check decl
 test sends what it recorded in its report's ``user_properties``; the terminal summary prints, per metric, the
 seeds, mean, sd, min, max and unit, and a YAML stub of the check's ``metrics:`` with mean - 3 sd and mean + 3 sd
 beside each: a suggestion to choose from, not a threshold (a claim's size comes from its source).
+
+The stub also proposes the check's ``seeds:`` for the ledger: seeds the pilot did not read (the record's own where
+they are, else as many as the record reads from the one after the pilot's last), since the guide's path is pilot,
+commit the expectations, then the ledger on fresh seeds. Where the record's ``seeds:`` overlap the pilot's, the
+summary says so as a ``pilot-seeds`` warning at that field, with what to write instead.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
+from assay.diagnostics import Diagnostic
 from assay.evidence.selection import claim_marker
+from assay.experiment import Seeds
+from assay.records.knowledge_base import KnowledgeBase
 from assay.statistics import mean_sd
 
 #: The ``user_properties`` key of a measured test's record.
@@ -75,8 +85,8 @@ class Measuring:
     """The hooks of a measuring run, registered beside the plugin's with ``--measure`` (in every process): each
     measured test's report carries what it recorded; the controller keeps them and prints the summary."""
 
-    def __init__(self, measuring: dict[str, tuple[str, str]], evidence_key: Any):
-        self.measuring, self.evidence_key, self.measured = measuring, evidence_key, []
+    def __init__(self, measuring: dict[str, tuple[str, str]], evidence_key: Any, kb: Callable[[], KnowledgeBase]):
+        self.measuring, self.evidence_key, self.kb, self.measured = measuring, evidence_key, kb, []
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
@@ -90,14 +100,16 @@ class Measuring:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not hasattr(terminalreporter.config, "workerinput"):
-            summary(terminalreporter, self.measured)
+            summary(terminalreporter, self.measured, self.kb())
 
 
-def summary(tr: Any, measured: list[dict]) -> None:
-    """The terminal summary of a measuring run: a table per check and the YAML stub of its metrics."""
+def summary(tr: Any, measured: list[dict], kb: KnowledgeBase) -> None:
+    """The terminal summary of a measuring run: a table per check and the YAML stub of its metrics and seeds, then a
+    warning for each record whose seeds the ledger would read are seeds the pilot read."""
     if not measured:
         return
     tr.section("assay: measured (nothing judged, no ledger written)")
+    warnings = []
     for m in measured:
         seeds = m["seeds_used"]
         tr.write_line(f"{m['claim']}/{m['check']}" + (f" on seeds {seeds[0]}..{seeds[-1]}" if seeds else ""))
@@ -109,19 +121,92 @@ def summary(tr: Any, measured: list[dict]) -> None:
                 f"  {name:<40} {len(values):>5} {mean:>10.4g} {sd:>10.3g} {min(values):>10.4g} {max(values):>10.4g}  "
                 f"{v['unit'] or '(no unit given)'}"
             )
+        declared = declared_seeds(kb, m["claim"], m["check"])
+        ledger = ledger_seeds(seeds, declared[2] if declared else None)
         tr.write_line("  a YAML stub for the check (choose thresholds from the source and the spread, then add against:):")
-        for line in stub(m["metrics"]).splitlines():
+        for line in stub(m["metrics"], ledger, seeds).splitlines():
             tr.write_line(line)
+        warnings += [w for w in [declared and pilot_read(m["check"], declared, seeds, ledger)] if w]
+    for w in warnings:
+        tr.write_line(w.render(), yellow=True)
 
 
-def stub(metrics: dict[str, dict]) -> str:
-    """The check's ``metrics:`` as YAML (written by PyYAML, so a unit like `% top-1` is quoted), then ``expect:``
-    with the spread of each metric measured over several seeds as comments; indented to sit under a check."""
+def ledger_seeds(pilot: list[int], declared: Seeds | None) -> Seeds | None:
+    """The seeds to propose for the ledger after a pilot on ``pilot``: the record's where the pilot read none of
+    them, else as many as the record reads (or the pilot read) from the one after the pilot's last; None where the
+    verifier reads no seeds, or that block would reach the settling range."""
+    if not pilot:
+        return None
+    if declared is not None and not set(declared.values) & set(pilot):
+        return declared
+    try:
+        return Seeds(first=max(pilot) + 1, count=declared.count if declared else len(pilot))
+    except ValidationError:
+        return None
+
+
+def declared_seeds(kb: KnowledgeBase, claim_id: str, check_id: str) -> tuple[Any, int, Seeds] | None:
+    """The record file of ``claim_id``, the index of check ``check_id`` in its ``checks:`` and the seeds it declares,
+    read from the file's data (a record measured before its ``expect:`` is written does not validate); None where
+    the check is not there or declares no seeds."""
+    loaded = kb.by_id.get(claim_id)
+    checks = loaded.data.get("checks") if loaded is not None and isinstance(loaded.data, dict) else None
+    for i, c in enumerate(checks if isinstance(checks, list) else []):
+        if isinstance(c, dict) and c.get("id") == check_id and isinstance(c.get("seeds"), dict):
+            try:
+                return loaded, i, Seeds.model_validate(c["seeds"])
+            except ValidationError:
+                return None  # `assay check` reports it
+    return None
+
+
+def pilot_read(check_id: str, declared: tuple[Any, int, Seeds], pilot: list[int], ledger: Seeds | None) -> Diagnostic | None:
+    """A ``pilot-seeds`` warning at the check's ``seeds:`` where they include seeds the pilot read."""
+    loaded, index, seeds = declared
+    read = set(seeds.values) & set(pilot)
+    if not read:
+        return None
+    line, col = loaded.positions.get(("checks", index, "seeds"), (1, 1))
+    instead = f"write seeds: {flow(ledger)}" if ledger else "write seeds the pilot did not read, below the settling range"
+    return Diagnostic(
+        loaded.path,
+        line,
+        col,
+        "pilot-seeds",
+        f"check {check_id}'s seeds: {flow(seeds)} reads {span(seeds.values)}, {len(read)} of which the pilot just "
+        f"read ({span(pilot)}); {instead}",
+        "the expectations are chosen on the pilot's seeds: a ledger run that reads them again tests nothing fresh "
+        "(the path: pilot, commit the expectations, then the ledger on fresh seeds)",
+    )
+
+
+def flow(seeds: Seeds) -> str:
+    return f"{{first: {seeds.first}, count: {seeds.count}}}"
+
+
+def span(seeds: list[int]) -> str:
+    return f"seeds {seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}"
+
+
+def stub(metrics: dict[str, dict], seeds: Seeds | None = None, pilot: list[int] | None = None) -> str:
+    """The check's ``seeds:`` for the ledger, with why in a comment, and its ``metrics:`` as YAML (written by
+    PyYAML, so a unit like `% top-1` is quoted), then ``expect:`` with the spread of each metric measured over
+    several seeds as comments; indented to sit under a check."""
     declared = [
         {"name": name, "unit": v["unit"] or "UNIT", "measures": "WHAT IT MEASURES"} for name, v in sorted(metrics.items())
     ]
-    text = yaml.safe_dump({"metrics": declared}, sort_keys=False, allow_unicode=True, default_flow_style=None, width=200)
-    lines = text.splitlines() + ["expect:"]
+    fields: dict[str, Any] = {"seeds": {"first": seeds.first, "count": seeds.count}} if seeds is not None else {}
+    fields["metrics"] = declared
+    text = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, default_flow_style=None, width=200)
+    why = (
+        [
+            f"# seeds: for the ledger, none of the pilot's {span(pilot)}: "
+            "the expectations are chosen on those, so only fresh seeds test them"
+        ]
+        if seeds is not None and pilot
+        else []
+    )
+    lines = why + text.splitlines() + ["expect:"]
     for name, v in sorted(metrics.items()):
         values = v["seeds"] or [v["value"]]
         if len(values) > 1:
