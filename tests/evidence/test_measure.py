@@ -87,3 +87,70 @@ def test_a_record_whose_seeds_follow_the_pilot_s_keeps_them_and_is_not_warned(py
     out = _pilot(pytester)
     assert "    seeds: {first: 30, count: 8}" in out
     assert not [line for line in out if "pilot-seeds" in line]
+
+
+BUSY = """\
+    import time
+
+    import pytest
+
+
+    @pytest.mark.claim("SOTA-001", "gap")
+    def test_gap(evidence, seeds):
+        start = time.process_time()
+        while time.process_time() - start < 0.3:  # 0.3 CPU s in the test call
+            pass
+        evidence.metric("gap", 0.3, seeds=[0.3 for _ in seeds])
+    """
+
+
+def test_the_summary_gives_each_check_the_cpu_seconds_of_its_test_call(pytester: pytest.Pytester) -> None:
+    make_plugin_kb(pytester, [check("gap", "test_gap", '[{metric: gap, op: ">", value: 0.1}]', "seeds: {count: 5}\n")], BUSY)
+    header = next(line for line in _pilot(pytester) if line.startswith("SOTA-001/gap on seeds 0..19: "))
+    cpu_s = float(header.removeprefix("SOTA-001/gap on seeds 0..19: ").removesuffix(" CPU s in its test call"))
+    assert 0.3 <= cpu_s < 5
+
+
+SHARED = """\
+    import pytest
+
+
+    def train(seeds):
+        return {"gap": [2.0 + s for s in seeds]}
+
+
+    @pytest.mark.claim("SOTA-001", "gap")
+    def test_gap(evidence, experiment):
+        evidence.metric("gap", min(experiment(train, [0, 1])["gap"]))
+
+
+    @pytest.mark.claim("SOTA-001", "wide")
+    def test_wide(evidence, experiment):
+        evidence.metric("gap", max(experiment(train, [0, 1])["gap"]))
+    """
+
+
+def _shared_measure(pytester: pytest.Pytester, verifiers: str) -> list[str]:
+    checks = [check(c, f"test_{c}", '[{metric: gap, op: ">", value: 1}]', "experiment: two-seeds\n") for c in ("gap", "wide")]
+    make_plugin_kb(pytester, checks, verifiers)
+    result = pytester.runpytest("verify", "--measure", "--claim", "SOTA-001")
+    result.assert_outcomes(passed=2)
+    return [line for line in result.stdout.lines if line.startswith("experiment ")]
+
+
+def test_the_summary_says_an_experiment_shared_by_two_checks_trained_once_for_both(pytester: pytest.Pytester) -> None:
+    assert _shared_measure(pytester, SHARED) == [
+        "experiment two-seeds: trained once for checks SOTA-001/gap, SOTA-001/wide (SOTA-001/gap trained it: its CPU s "
+        "hold the training)"
+    ]
+
+
+def test_the_summary_says_an_experiment_trained_again_when_its_checks_asked_with_other_arguments(
+    pytester: pytest.Pytester,
+) -> None:
+    wide_seeds = SHARED.replace('max(experiment(train, [0, 1])["gap"])', 'max(experiment(train, [0, 2])["gap"])')
+    assert _shared_measure(pytester, wide_seeds) == [
+        "experiment two-seeds: trained 2 times in this run for checks SOTA-001/gap, SOTA-001/wide (SOTA-001/gap 1, "
+        "SOTA-001/wide 1): each training is CPU spent again; give its checks the same function and arguments to train "
+        "it once"
+    ]

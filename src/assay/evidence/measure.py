@@ -12,6 +12,10 @@ The stub also proposes the check's ``seeds:`` for the ledger: seeds the pilot di
 they are, else as many as the record reads from the one after the pilot's last), since the guide's path is pilot,
 commit the expectations, then the ledger on fresh seeds. Where the record's ``seeds:`` overlap the pilot's, the
 summary says so as a ``pilot-seeds`` warning at that field, with what to write instead.
+
+Each check's line gives the CPU seconds of its test call (training included, for the check that trained), and an
+experiment that several measured checks name (``experiment:``) gets one line: trained once for them all, or how many
+times it trained in the run, which is CPU spent again.
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ import yaml
 from pydantic import ValidationError
 
 from assay.diagnostics import Diagnostic
+from assay.evidence.limits import cpu_seconds
 from assay.evidence.selection import claim_marker
+from assay.evidence.training import Experiment
 from assay.experiment import Seeds
 from assay.records.knowledge_base import KnowledgeBase
 from assay.statistics import mean_sd
 
 #: The ``user_properties`` key of a measured test's record.
 PROPERTY = "assay-measure"
+_CPU = pytest.StashKey[float]()
 
 
 def collect(config: pytest.Config, items: list[pytest.Item], measuring: dict[str, tuple[str, str]]) -> None:
@@ -62,8 +69,9 @@ def seeds(config: pytest.Config, kb: Any, marked: tuple[str, str]) -> list[int]:
     return list(range(int(given or 5)))
 
 
-def property_of(marked: tuple[str, str], evidence: Any) -> tuple[str, str]:
-    """The ``user_properties`` entry that carries a measured test's metrics to the controller."""
+def property_of(marked: tuple[str, str], evidence: Any, cpu_s: float | None, shared: Any) -> tuple[str, str]:
+    """The ``user_properties`` entry that carries a measured test's metrics to the controller, with the CPU seconds
+    of its call and, where it asked for the ``experiment`` fixture, that experiment's name and how often it trained."""
     metrics = (
         {}
         if evidence is None
@@ -73,7 +81,9 @@ def property_of(marked: tuple[str, str], evidence: Any) -> tuple[str, str]:
         }
     )
     used = list(evidence.seeds_used) if evidence is not None else []
-    return PROPERTY, json.dumps({"claim": marked[0], "check": marked[1], "metrics": metrics, "seeds_used": used})
+    trained = {"name": shared.name, "trained": shared.trained} if isinstance(shared, Experiment) else None
+    sent = {"claim": marked[0], "check": marked[1], "metrics": metrics, "seeds_used": used, "cpu_s": cpu_s}
+    return PROPERTY, json.dumps(sent | {"experiment": trained})
 
 
 def received(report: pytest.TestReport) -> dict | None:
@@ -89,10 +99,20 @@ class Measuring:
         self.measuring, self.evidence_key, self.kb, self.measured = measuring, evidence_key, kb, []
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        start = cpu_seconds()
+        try:
+            return (yield)
+        finally:
+            item.stash[_CPU] = round(cpu_seconds() - start, 3)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Any:
         report = yield
         if item.nodeid in self.measuring and report.when == "call":
-            report.user_properties.append(property_of(self.measuring[item.nodeid], item.stash.get(self.evidence_key, None)))
+            evidence, cpu_s = item.stash.get(self.evidence_key, None), item.stash.get(_CPU, None)
+            shared = (getattr(item, "funcargs", None) or {}).get("experiment")  # the fixture's value, where it asked
+            report.user_properties.append(property_of(self.measuring[item.nodeid], evidence, cpu_s, shared))
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -111,8 +131,12 @@ def summary(tr: Any, measured: list[dict], kb: KnowledgeBase) -> None:
     tr.section("assay: measured (nothing judged, no ledger written)")
     warnings = []
     for m in measured:
-        seeds = m["seeds_used"]
-        tr.write_line(f"{m['claim']}/{m['check']}" + (f" on seeds {seeds[0]}..{seeds[-1]}" if seeds else ""))
+        seeds, cpu_s = m["seeds_used"], m.get("cpu_s")
+        tr.write_line(
+            f"{m['claim']}/{m['check']}"
+            + (f" on seeds {seeds[0]}..{seeds[-1]}" if seeds else "")
+            + (f": {cpu_s:.2f} CPU s in its test call" if cpu_s is not None else "")
+        )
         tr.write_line(f"  {'metric':<40} {'seeds':>5} {'mean':>10} {'sd':>10} {'min':>10} {'max':>10}  unit")
         for name, v in sorted(m["metrics"].items()):
             values = v["seeds"] or [v["value"]]
@@ -127,8 +151,35 @@ def summary(tr: Any, measured: list[dict], kb: KnowledgeBase) -> None:
         for line in stub(m["metrics"], ledger, seeds).splitlines():
             tr.write_line(line)
         warnings += [w for w in [declared and pilot_read(m["check"], declared, seeds, ledger)] if w]
+    for line in trainings(measured, kb):
+        tr.write_line(line)
     for w in warnings:
         tr.write_line(w.render(), yellow=True)
+
+
+def trainings(measured: list[dict], kb: KnowledgeBase) -> list[str]:
+    """A line per experiment that several measured checks name in their record (``experiment:``): trained once for
+    them all, or how many times it trained in this run, which is CPU spent again."""
+    checks: dict[str, list[tuple[str, int]]] = {}
+    for m in measured:
+        asked, data = m.get("experiment"), check_data(kb, m["claim"], m["check"])
+        if asked and data and data[2].get("experiment") == asked["name"]:
+            checks.setdefault(asked["name"], []).append((f"{m['claim']}/{m['check']}", asked["trained"]))
+    lines = []
+    for name, named in sorted(checks.items()):
+        if len(named) < 2:
+            continue
+        every, trained = ", ".join(c for c, _ in named), sum(n for _, n in named)
+        if trained == 1:
+            first = next(c for c, n in named if n)
+            lines.append(f"experiment {name}: trained once for checks {every} ({first} trained it: its CPU s hold the training)")
+        else:
+            by = ", ".join(f"{c} {n}" for c, n in named if n)
+            lines.append(
+                f"experiment {name}: trained {trained} times in this run for checks {every} ({by or 'none called it'}): "
+                "each training is CPU spent again; give its checks the same function and arguments to train it once"
+            )
+    return lines
 
 
 def ledger_seeds(pilot: list[int], declared: Seeds | None) -> Seeds | None:
@@ -145,19 +196,27 @@ def ledger_seeds(pilot: list[int], declared: Seeds | None) -> Seeds | None:
         return None
 
 
-def declared_seeds(kb: KnowledgeBase, claim_id: str, check_id: str) -> tuple[Any, int, Seeds] | None:
-    """The record file of ``claim_id``, the index of check ``check_id`` in its ``checks:`` and the seeds it declares,
-    read from the file's data (a record measured before its ``expect:`` is written does not validate); None where
-    the check is not there or declares no seeds."""
+def check_data(kb: KnowledgeBase, claim_id: str, check_id: str) -> tuple[Any, int, dict] | None:
+    """The record file of ``claim_id``, the index of check ``check_id`` in its ``checks:`` and the check's data, read
+    from the file's data (a record measured before its ``expect:`` is written does not validate); None where the
+    check is not there."""
     loaded = kb.by_id.get(claim_id)
     checks = loaded.data.get("checks") if loaded is not None and isinstance(loaded.data, dict) else None
     for i, c in enumerate(checks if isinstance(checks, list) else []):
-        if isinstance(c, dict) and c.get("id") == check_id and isinstance(c.get("seeds"), dict):
-            try:
-                return loaded, i, Seeds.model_validate(c["seeds"])
-            except ValidationError:
-                return None  # `assay check` reports it
+        if isinstance(c, dict) and c.get("id") == check_id:
+            return loaded, i, c
     return None
+
+
+def declared_seeds(kb: KnowledgeBase, claim_id: str, check_id: str) -> tuple[Any, int, Seeds] | None:
+    """``check_data`` with the seeds the check declares; None where it declares none (or none valid)."""
+    found = check_data(kb, claim_id, check_id)
+    if found is None or not isinstance(found[2].get("seeds"), dict):
+        return None
+    try:
+        return found[0], found[1], Seeds.model_validate(found[2]["seeds"])
+    except ValidationError:
+        return None  # `assay check` reports it
 
 
 def pilot_read(check_id: str, declared: tuple[Any, int, Seeds], pilot: list[int], ledger: Seeds | None) -> Diagnostic | None:
