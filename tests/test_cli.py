@@ -151,6 +151,19 @@ def test_show_gives_each_expectation_as_measured_with_its_counterparts(kb_root, 
     assert "  check log-n-cap on cpu: passed\n    excess = 0, expected == 0 within 1e-06: holds\n" in out
 
 
+def test_show_tags_a_regime_expectation_as_it_tags_a_control(kb_root, capsys):
+    record = kb_root / "claims" / "THEORY-085.yaml"
+    text = record.read_text().replace(
+        "      - {name: excess,",
+        "      - {name: reached, unit: fraction, measures: Whether the run reached the regime}\n      - {name: excess,",
+    )
+    record.write_text(text.replace("    expect:\n", '    expect:\n      - {metric: reached, op: ">", value: 0, regime: true}\n'))
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0, reached=1.0)
+    assert assay(kb_root, "show", "THEORY-085") == 0
+    out = capsys.readouterr().out
+    assert "    reached = 1, expected > 0: holds [regime]\n    excess = 0, expected == 0 within 1e-06: holds\n" in out
+
+
 def test_show_explains_a_stale_result(kb_root, capsys):
     write_result(
         kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", parts={"code:verify/test_theory085.py": "0" * 16}, excess=0.0

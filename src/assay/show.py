@@ -98,7 +98,7 @@ def _measured(c: CheckState, check: Check | None = None) -> list[str]:
     for e in r.expectation:
         expected = f"{e.op} {e.value:g}" + (f" within {e.tol:g}" if e.tol is not None else "")
         seeds = f" ({e.seeds_holding} of {e.seeds_total} seeds)" if e.seeds_holding is not None else ""
-        mark = " [control]" if e.control else ""
+        mark = " [control]" if e.control else " [regime]" if e.regime else ""
         line = f"{e.metric} = {beside(e.measured, e.value)}, expected {expected}: {e.outcome}{seeds}{mark}"
         if e.against:
             told = "discriminates" if e.discriminates else "does not discriminate" if e.discriminates is False else "?"
