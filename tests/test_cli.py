@@ -151,6 +151,21 @@ def test_show_gives_each_expectation_as_measured_with_its_counterparts(kb_root, 
     assert "  check log-n-cap on cpu: passed\n    excess = 0, expected == 0 within 1e-06: holds\n" in out
 
 
+def test_show_of_a_verified_claim_cut_into_assertions_says_only_what_verified_means_for_it(kb_root, capsys):
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)  # its one assertion, cap, reads it
+    assert assay(kb_root, "show", "THEORY-085") == 0
+    assert "  status: verified — Every assertion is supported on every device that ran.\n" in capsys.readouterr().out
+
+
+def test_show_of_a_verified_claim_not_yet_cut_into_assertions_says_that_every_check_passed(kb_root, capsys):
+    record = kb_root / "claims" / "THEORY-085.yaml"
+    record.write_text(record.read_text().split("assertions:\n")[0])
+    write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    assert assay(kb_root, "show", "THEORY-085") == 0
+    out = capsys.readouterr().out
+    assert "  status: verified — A claim not yet cut into assertions: every check passed on every device that ran.\n" in out
+
+
 def test_show_tags_a_regime_expectation_as_it_tags_a_control(kb_root, capsys):
     record = kb_root / "claims" / "THEORY-085.yaml"
     text = record.read_text().replace(

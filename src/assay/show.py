@@ -44,7 +44,7 @@ def show(kb: KnowledgeBase, rid: str, as_json: bool = False) -> int:
 
 
 def _claim(claim: Claim, st: ClaimState, states: States) -> None:
-    print(f"  status: {st.status} — {vocabulary.CLAIM[st.status].meaning}")
+    print(f"  status: {st.status} — {vocabulary.CLAIM[st.status].of_claim(bool(claim.assertions)).meaning}")
     if st.counts:
         print(f"  assertions: {st.counts}")
     print(printable(f"  closure: {st.closure}{_closure_why(claim, st, states)}"))

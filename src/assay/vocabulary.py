@@ -6,7 +6,7 @@ live in ``assay.status``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,13 @@ class Status:
     icon: str  # a Material for MkDocs icon shortcode, without colons
     colour: str  # a CSS colour that reads on light and dark backgrounds
     meaning: str
+    #: Where ``meaning`` says what the status means of a claim cut into assertions and of one not yet cut (the
+    #: legend's one line for both), each half alone: (cut, not yet cut).
+    halves: tuple[str, str] | None = None
+
+    def of_claim(self, cut: bool) -> Status:
+        """The status as said of one claim: its meaning only in the half that applies, where it has halves."""
+        return self if self.halves is None else replace(self, meaning=self.halves[0 if cut else 1], halves=None)
 
 
 CHECK = {
@@ -58,6 +65,9 @@ CHECK = {
 }
 
 
+_VERIFIED_CUT = "Every assertion is supported on every device that ran"
+_VERIFIED_UNCUT = "a claim not yet cut into assertions: every check passed"
+
 CLAIM = {
     s.name: s
     for s in [
@@ -65,7 +75,8 @@ CLAIM = {
             "verified",
             "material-check-decagram",
             "#2e7d32",
-            "Every assertion is supported on every device that ran (a claim not yet cut into assertions: every check passed).",
+            f"{_VERIFIED_CUT} ({_VERIFIED_UNCUT}).",
+            (f"{_VERIFIED_CUT}.", f"{_VERIFIED_UNCUT.capitalize()} on every device that ran."),
         ),
         Status(
             "partly-verified",

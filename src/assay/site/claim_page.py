@@ -149,13 +149,14 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
     rows = _rows(ix, view, checks, here)
     groups = _groups(rows) if claim.assertions else []
     closure, freshness = vocabulary.CLOSURE[view.state.closure], vocabulary.FRESHNESS[view.freshness]
+    said = vocabulary.CLAIM[view.state.status].of_claim(bool(claim.assertions))  # the half of its meaning that applies
     p = ClaimPage(
         here=here,
         id=claim.id,
         title=claim.title,
         trail=breadcrumb("claims", claim.id),
         verdict=verdict_rest(view),
-        status=vocabulary.CLAIM[view.state.status],
+        status=said,
         closure=closure,
         freshness=freshness,
         tiers=view.tiers,
@@ -182,7 +183,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         neighbourhood=Markup(neighbourhood.figure(ix, claim.id, here, options.depth)),
         papers_linked=any(m.paper for c in checks.values() for r in c.runs for m in r.measures),
         table_key=table_key.key(
-            vocabulary.CLAIM[view.state.status],
+            said,
             freshness,
             closure,
             verdicts=[s.name for r in rows for _, s in r.verdicts],

@@ -46,7 +46,7 @@ def page(ix: SiteIndex) -> Output:
         Row(
             cid,
             v.title,
-            vocabulary.CLAIM[v.status],
+            v.status_of_claim,
             vocabulary.FRESHNESS[v.freshness],
             " ".join(v.tags),
             " ".join(v.sources),

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assay import vocabulary
 from assay.model import Claim, Decision, Source
 from assay.site import search
 from assay.site.markup import anchor, esc, paragraphs, record_doc, visible_bidi
@@ -251,7 +250,7 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
             [
                 _record(rid),
                 Cell(ix.titles.get(rid, rid)),
-                Cell(status=vocabulary.CLAIM[ix.summaries[rid].status]) if rid in ix.summaries else Cell(),
+                Cell(status=ix.summaries[rid].status_of_claim) if rid in ix.summaries else Cell(),
             ]
             for rid in ix.tags[tag]
         ]

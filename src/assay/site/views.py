@@ -16,7 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from assay import citation, corpus, prose
+from assay import citation, corpus, prose, vocabulary
 from assay.experiment import Check, Tier
 from assay.graph import build
 from assay.ledger import history
@@ -138,6 +138,12 @@ class Summary:
     path: str  # its record's file, root-relative
     verdicts: tuple[tuple[str, str], ...] = ()  # (assertion id, its verdict on ``read_on``), in the record's order
     read_on: str = ""  # the device its ``verdicts`` are read on: the first that ran, else its first declared ('' for none)
+
+    @property
+    def status_of_claim(self) -> vocabulary.Status:
+        """Its status as said of this claim: the half of the meaning that applies (``verdicts`` has a verdict per
+        assertion, so it is empty only for a claim not yet cut into assertions)."""
+        return vocabulary.CLAIM[self.status].of_claim(bool(self.verdicts))
 
 
 #: The verdicts of an assertion that hold or that no check was meant to test: the graph's and a source page's lists of
