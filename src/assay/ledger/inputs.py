@@ -97,6 +97,7 @@ class InputParts:
         self._digests: dict[Path, str] = {}
         self._data: dict[str, str] = {}
         self._codes: dict[Path, str] = {}
+        self._restatements: dict[tuple[str, str], str] = {}
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
         self._code_parts: dict[str, dict[str, str]] = {}
@@ -161,15 +162,23 @@ class InputParts:
         out = recorded
         for key, value in recorded.items():
             if key.startswith("code:") and made_from_bytes(value):
-                path = self.root / key[5:]
-                if self.file_digest(path) == value:
-                    now = self._code_digest(path)
-                else:
-                    now = restated(self.root, key[5:], value) or value
+                now = self._restated(key, value)
                 if now != value:
                     out = out if out is not recorded else dict(recorded)
                     out[key] = now
         return out
+
+    def _restated(self, key: str, value: str) -> str:
+        """``upgrade`` of one ``code:`` part made from bytes, once per part and value: the results of one module,
+        hundreds at scale, recorded the same."""
+        if (key, value) not in self._restatements:
+            path = self.root / key[5:]
+            if self.file_digest(path) == value:
+                now = self._code_digest(path)
+            else:
+                now = restated(self.root, key[5:], value) or value
+            self._restatements[key, value] = now
+        return self._restatements[key, value]
 
     def stale(self, recorded: dict[str, str], current: dict[str, str]) -> list[str]:
         """Why a result that recorded the parts ``recorded`` is stale against today's ``current`` (``stale_reasons`` of

@@ -19,6 +19,7 @@ import io
 import json
 import re
 import tokenize
+from collections.abc import Iterator
 
 from assay.fingerprints import digest
 
@@ -108,7 +109,7 @@ def _docstrings(tree: ast.AST, text: str) -> list[tuple[Position, Position]]:
     """The span of each docstring in ``tree``, in ``tokenize``'s positions (``ast`` counts columns in UTF-8 bytes)."""
     lines = text.split("\n")
     spans = []
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         body = node.body if isinstance(node, _DOCUMENTED) else []
         first = body[0] if body else None
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
@@ -117,6 +118,23 @@ def _docstrings(tree: ast.AST, text: str) -> list[tuple[Position, Position]]:
             end = (value.end_lineno or value.lineno, _column(lines, value.end_lineno or value.lineno, value.end_col_offset or 0))
             spans.append((start, end))
     return spans
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """``tree`` and every statement in it: a module, class or function is a statement, never inside an expression, so
+    the expressions (most of a module's nodes) are not walked (``ast.walk`` took a third of ``runs``)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in _BLOCKS:
+            for child in getattr(node, field, None) or ():
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    todo.append(child)
+
+
+#: The fields of a node that hold statements (a handler's and a match case's body among them).
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _column(lines: list[str], line: int, offset: int) -> int:
