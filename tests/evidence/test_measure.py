@@ -10,6 +10,7 @@ import yaml
 
 from assay.evidence.measure import stub
 from tests.conftest import BROKEN, VALID
+from tests.evidence.test_training import SHARED  # two checks reading one experiment, which logs each training
 from tests.test_pytest_plugin import check
 from tests.test_pytest_plugin import make_kb as make_plugin_kb
 
@@ -109,25 +110,6 @@ def test_the_summary_gives_each_check_the_cpu_seconds_of_its_test_call(pytester:
     header = next(line for line in _pilot(pytester) if line.startswith("SOTA-001/gap on seeds 0..19: "))
     cpu_s = float(header.removeprefix("SOTA-001/gap on seeds 0..19: ").removesuffix(" CPU s in its test call"))
     assert 0.3 <= cpu_s < 5
-
-
-SHARED = """\
-    import pytest
-
-
-    def train(seeds):
-        return {"gap": [2.0 + s for s in seeds]}
-
-
-    @pytest.mark.claim("SOTA-001", "gap")
-    def test_gap(evidence, experiment):
-        evidence.metric("gap", min(experiment(train, [0, 1])["gap"]))
-
-
-    @pytest.mark.claim("SOTA-001", "wide")
-    def test_wide(evidence, experiment):
-        evidence.metric("gap", max(experiment(train, [0, 1])["gap"]))
-    """
 
 
 def _shared_measure(pytester: pytest.Pytester, verifiers: str) -> list[str]:
