@@ -13,7 +13,7 @@ from assay.diagnostics import CATALOGUE, Diagnostic
 from assay.experiment import Check
 from assay.model import Claim, Source
 from assay.records.knowledge_base import load
-from assay.records.validation import load_file
+from assay.records.validation import load_record
 from assay.records.yaml_safe import read_yaml
 
 from .conftest import VALID
@@ -100,7 +100,7 @@ def test_read_yaml_of_random_bytes_returns_data_or_diagnostics(raw):
     assert (data is None) == bool(diags)
 
 
-# --- whole files through load_file --------------------------------------------------------------
+# --- whole files through load_record --------------------------------------------------------------
 
 SCALARS = st.one_of(
     st.none(),
@@ -122,24 +122,24 @@ RECORDS = st.dictionaries(KEYS, VALUES, max_size=10)
     folder=st.sampled_from(["claims", "sources", "decisions"]),
     raw=st.one_of(YAMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)),
 )
-def test_load_file_of_any_bytes_gives_diagnostics_not_an_exception(tmp_path_factory, folder, raw):
+def test_load_record_of_any_bytes_gives_diagnostics_not_an_exception(tmp_path_factory, folder, raw):
     root = tmp_path_factory.mktemp("kb")
     path = root / folder / "X-001.yaml"
     path.parent.mkdir()
     path.write_bytes(raw)
-    loaded = load_file(path, root)
+    loaded = load_record(root, path.relative_to(root).as_posix())
     assert_diagnostics(loaded.diagnostics)
     assert loaded.record is None or not [d for d in loaded.diagnostics if d.severity == "error"]
 
 
 @FAST
 @given(folder=st.sampled_from(["claims", "sources", "decisions"]), data=RECORDS)
-def test_load_file_of_any_mapping_of_near_fields_reports_each_problem_as_a_diagnostic(tmp_path_factory, folder, data):
+def test_load_record_of_any_mapping_of_near_fields_reports_each_problem_as_a_diagnostic(tmp_path_factory, folder, data):
     root = tmp_path_factory.mktemp("kb")
     path = root / folder / "SOTA-999.yaml"
     path.parent.mkdir()
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    loaded = load_file(path, root)
+    loaded = load_record(root, path.relative_to(root).as_posix())
     assert_diagnostics(loaded.diagnostics)
 
 

@@ -244,10 +244,6 @@ class Claim(Record):
             raise ValueError("a claim without checks must say why in no_check_reason")
         return self
 
-    def assertions_testing(self, check_id: str) -> list[Assertion]:
-        """The assertions that use ``check_id`` as evidence."""
-        return [a for a in self.assertions if any(e.check == check_id for e in a.evidence)]
-
     def check(self, check_id: str) -> Check | None:
         """The check with this id, or None."""
         return next((c for c in self.checks if c.id == check_id), None)

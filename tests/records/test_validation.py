@@ -13,7 +13,7 @@ import pytest
 
 from assay.model import Claim, Decision, Source
 from assay.records.knowledge_base import load
-from assay.records.validation import load_file
+from assay.records.validation import load_record
 from assay.records.yaml_safe import MAX_DEPTH, read_yaml
 
 # --- reading files ------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def test_an_unknown_field_unlike_any_lists_the_allowed_fields(tmp_path):
         "# yaml-language-server: $schema=../schema/decision.schema.json\n"
         "id: ADR-001\ntitle: T\nstatus: accepted\ndate: '2024-01-01'\ncontext: C\ndecision: D\nconsequences: E\nzzz: 1\n"
     )
-    assert [d.render() for d in load_file(path, tmp_path).diagnostics] == [
+    assert [d.render() for d in load_record(tmp_path, "decisions/ADR-001.yaml").diagnostics] == [
         "decisions/ADR-001.yaml:9:1: error[unknown-field]: 'zzz' is not a field of this record\n"
         "  hint: allowed fields: consequences, context, date, decision, id, status, tags, title"
     ]
@@ -233,7 +233,7 @@ def test_a_claim_without_checks_must_say_why(diagnose):
 def test_a_pattern_mismatch_in_a_nested_field_shows_the_pattern_and_the_value(kb_root):
     path = kb_root / "sources" / "LIT-590.yaml"
     path.write_text(path.read_text().replace("arxiv: 1911.05722v3", "arxiv: 1911.05722v"))
-    assert [d.render() for d in load_file(path, kb_root).diagnostics] == [
+    assert [d.render() for d in load_record(kb_root, "sources/LIT-590.yaml").diagnostics] == [
         "sources/LIT-590.yaml:10:3: error[wrong-type]: 'identifiers.arxiv' must match ^[0-9]{4}\\.[0-9]{4,5}v[0-9]+$ "
         "(got '1911.05722v')"
     ]
@@ -242,7 +242,7 @@ def test_a_pattern_mismatch_in_a_nested_field_shows_the_pattern_and_the_value(kb
 def test_an_arxiv_id_that_yaml_reads_as_a_number_says_it_got_a_float(kb_root):
     path = kb_root / "sources" / "LIT-590.yaml"
     path.write_text(path.read_text().replace("arxiv: 1911.05722v3", "arxiv: 1911.05722"))
-    assert [d.render() for d in load_file(path, kb_root).diagnostics] == [
+    assert [d.render() for d in load_record(kb_root, "sources/LIT-590.yaml").diagnostics] == [
         "sources/LIT-590.yaml:10:3: error[wrong-type]: 'identifiers.arxiv' input should be a valid string "
         "(got 1911.05722 that is a float)"
     ]
@@ -251,7 +251,7 @@ def test_an_arxiv_id_that_yaml_reads_as_a_number_says_it_got_a_float(kb_root):
 def test_a_record_filed_in_the_wrong_folder_is_not_validated_against_that_folders_model(kb_root):
     path = kb_root / "sources" / "SOTA-380.yaml"
     path.write_text((kb_root / "claims" / "THEORY-090.yaml").read_text().replace("THEORY-090", "SOTA-380"))
-    loaded = load_file(path, kb_root)
+    loaded = load_record(kb_root, "sources/SOTA-380.yaml")
     assert (loaded.record, loaded.diagnostics) == (None, [])
 
 
@@ -299,7 +299,7 @@ def test_the_indices_are_built_once_when_the_knowledge_base_is_loaded(kb_root):
 
 
 def test_where_falls_back_to_the_deepest_known_prefix(kb_root):
-    loaded = load_file(kb_root / "claims" / "SOTA-364.yaml", kb_root)
+    loaded = load_record(kb_root, "claims/SOTA-364.yaml")
     assert loaded.where(("citations", 1, "quote")) == (13, 5)
     assert loaded.where(("citations", 1, "nothing", "here")) == (11, 5)
     assert loaded.where(("no-such-field",)) == (2, 1)

@@ -16,15 +16,13 @@ the same. An expectation is known by its metric and, where a check has several o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from assay.diagnostics import Diagnostic
 from assay.ledger.history import CheckHistory, Commit, History, read
 from assay.ledger.standing import Standing, standing
 from assay.ledger.versions import Point, ResultVersion, Spec, result_summary, result_version
-
-KINDS = ("registered", "with-result", "moved-after-result", "post-hoc")
 
 #: The kinds a supported verdict may rest on without a confirming run on fresh seeds.
 FIXED_BEFORE = ("registered",)
@@ -48,7 +46,7 @@ class Move:
 @dataclass(frozen=True)
 class Registration:
     metric: str
-    kind: str  # one of KINDS
+    kind: str  # a key of vocabulary.REGISTRATION
     why: str  # the one line that explains it
     committed: Commit | None  # the commit that first stated it (WORKING_TREE: not committed yet)
     first_result: Commit | None
@@ -80,16 +78,6 @@ def when(c: Commit | None) -> str:
     if not c.sha:
         return "the working tree"
     return f"{c.short} ({time.strftime('%Y-%m-%d', time.gmtime(c.time))})"
-
-
-def _keys(items: Iterable[str]) -> list[tuple[str, int]]:
-    """(metric, n): the n-th expectation on that metric, in order."""
-    seen: dict[str, int] = {}
-    out = []
-    for m in items:
-        out.append((m, seen.get(m, 0)))
-        seen[m] = seen.get(m, 0) + 1
-    return out
 
 
 def register(ch: CheckHistory, today: tuple[Spec, ...], today_results: dict[str, ResultVersion | None]) -> list[Registration]:

@@ -23,11 +23,6 @@ from assay.records.within import local
 from assay.records.yaml_safe import SCHEMA_LINE, read_marks, type_name
 
 
-def load_file(path: Path, root: Path, direct: bool = False) -> Loaded:
-    """``load_record`` of the file at ``path``, which lies under ``root``."""
-    return load_record(root, path.relative_to(root).as_posix(), direct)
-
-
 def load_record(root: Path, rel: str, direct: bool = False) -> Loaded:
     """Read and validate one record file, ``rel`` from ``root`` (``claims/SOTA-001.yaml``); all problems are in
     ``Loaded.diagnostics`` and ``Loaded.rules``.

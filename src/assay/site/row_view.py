@@ -15,9 +15,6 @@ from assay.site.views import ClaimView
 from assay.status import Finding
 from assay.vocabulary import Status
 
-#: The most deciding expectations a row shows; the rest are counted, and all stand under their check.
-SHOWN = 2
-
 
 @dataclass(frozen=True)
 class PairView:
