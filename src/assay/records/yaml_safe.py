@@ -47,33 +47,7 @@ class _Refused(Exception):
         self.code, self.message, self.mark, self.hint = code, message, mark, hint
 
 
-_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Composer(_BASE):  # type: ignore[valid-type,misc]
-    """libyaml's composer when it is there (several times faster than the pure-Python one; both build the same
-    nodes), with the safe loader's tags resolved once per plain scalar text: the resolver is Python, called for
-    every scalar, and most scalars of a knowledge base (its keys, its ids) repeat. Used only where the safe loader
-    has no path resolvers: then the tag of a scalar hangs on its text and whether it is plain alone, a mapping's
-    and a list's are the default ones, and following the path (``descend_resolver``) serves nothing."""
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        pass  # it follows the path for path resolvers alone
-
-    def ascend_resolver(self) -> None:
-        pass
-
-    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
-        if kind is yaml.MappingNode:
-            return self.DEFAULT_MAPPING_TAG
-        if kind is yaml.SequenceNode:
-            return self.DEFAULT_SEQUENCE_TAG
-        if not implicit[0]:
-            return self.DEFAULT_SCALAR_TAG  # quoted or block text: a string
-        return yaml_lines.plain_tag(value) if len(value) <= yaml_lines.KEPT_TEXT else super().resolve(kind, value, implicit)
-
-
-_COMPOSER = _Composer if not _BASE.yaml_path_resolvers else _BASE
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where it is there: the same nodes, several times faster
 
 
 def read_yaml(text: bytes, path: str) -> tuple[Any, dict[Loc, Pos], list[Diagnostic]]:
@@ -163,7 +137,7 @@ def libyaml_marks(source: str) -> tuple[Any, list[int]]:
     file ``yaml_lines`` leaves, and what its reading is held to. Raises on what a record may not hold."""
     if "&" in source:  # an anchor alone is refused too; the nodes keep no anchor, so its token is looked for
         _refuse_anchors(source)
-    node = yaml.compose(source, Loader=_COMPOSER)
+    node = yaml.compose(source, Loader=_BASE)
     if node is None:
         return None, []
     marks = [node.start_mark.line + 1, node.start_mark.column + 1]
