@@ -18,7 +18,7 @@ from assay.fingerprints import input_hash
 from assay.ledger import store, vetting
 from assay.ledger.inputs import InputParts
 from assay.ledger.layout import RESULTS
-from assay.ledger.result import Figure, Inputs, Key, Result, Unstable
+from assay.ledger.result import Environment, Figure, Inputs, Key, Result, Unstable
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
@@ -99,20 +99,8 @@ def largest_change(old: Result, new: Result) -> str:
     return f"largest metric change |Δ| {delta:.3g} ({name}); {same} of {len(shared)} metrics identical"
 
 
-_MACHINE = (
-    "python",
-    "platform",
-    "hostname",
-    "packages",
-    "torch_build",
-    "cudnn",
-    "cpu_model",
-    "cpu_capability",
-    "blas",
-    "cores",
-    "threads",
-    "gpu",
-)
+#: What an environment says of the machine: every field but the run's own seed and commit.
+_MACHINE = tuple(f for f in Environment.model_fields if f not in ("seed", "git_commit"))
 
 
 def environment_change(old: Result, new: Result) -> str:
