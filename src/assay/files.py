@@ -42,20 +42,9 @@ def read_regular(root: Path, path: Path, limit: int = MAX_BYTES) -> bytes:
 def sha256_regular(root: Path, path: Path) -> str:
     """The sha256 of ``path`` by the rule of ``read_regular``, streamed: an input of any size is hashed in full,
     so rewriting a large data file makes its results stale. Raises ``Unreadable``."""
-    resolved = resolve_inside(root, path)
-    try:
-        fd = os.open(str(resolved), _READ)
-    except OSError as e:
-        raise Unreadable(f"cannot be read ({e.strerror})") from None
-    info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too; before fdopen, which refuses
-    if not stat.S_ISREG(info.st_mode):  # a folder with IsADirectoryError
-        os.close(fd)
-        raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+    fd, _ = _open_regular(str(resolve_inside(root, path)), _READ)
     with os.fdopen(fd, "rb") as fh:
-        h = hashlib.sha256()
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 class LinkOut(Unreadable):
@@ -135,16 +124,24 @@ def read_in_stat(folder: str, name: str, limit: int = MAX_BYTES) -> tuple[bytes,
     return _read_open(os.path.join(folder, name), READ_IN_STAT, limit)
 
 
-def _read_open(path: str, flags: int, limit: int) -> tuple[bytes, os.stat_result]:
+def _open_regular(path: str, flags: int) -> tuple[int, os.stat_result]:
+    """``path`` opened with ``flags``, and what ``fstat`` says of what was opened (so a swap after resolve() is caught
+    too), which must be a regular file. Raises ``Unreadable``."""
     try:
         fd = os.open(path, flags)
     except OSError as e:
         why = "it is a link" if e.errno == errno.ELOOP else e.strerror
         raise Unreadable(f"cannot be read ({why})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
+    return fd, info
+
+
+def _read_open(path: str, flags: int, limit: int) -> tuple[bytes, os.stat_result]:
+    fd, info = _open_regular(path, flags)
     try:
-        info = os.fstat(fd)  # of what was opened, so a swap after resolve() is caught too
-        if not stat.S_ISREG(info.st_mode):
-            raise Unreadable("is not a regular file" + (" (a directory)" if stat.S_ISDIR(info.st_mode) else ""))
         if info.st_size > limit:
             raise Unreadable(f"is {info.st_size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB Assay reads")
         # one byte more than fstat says is asked for, so an unchanged file is read in one call, its end found by the
