@@ -298,7 +298,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
         try:
             outcome = yield
         except KeyboardInterrupt:
-            if sigint:
+            if sigint.is_set():
                 raise  # the user pressed Ctrl-C: stop the run
             raise VerifierError("the verifier raised KeyboardInterrupt itself") from None
     ev = pyfuncitem.stash.get(_EVIDENCE, None)

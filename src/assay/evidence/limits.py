@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -239,25 +238,16 @@ class HardStop:
                 self.proc = None
 
 
-@dataclass
-class Sigint:
-    """Whether a real Ctrl-C arrived while a verifier ran (``interrupts``)."""
-
-    seen: bool = False
-
-    def __bool__(self) -> bool:
-        return self.seen
-
-
 @contextmanager
-def interrupts() -> Iterator[Sigint]:
-    """Tell a real Ctrl-C (SIGINT) from a ``KeyboardInterrupt`` a verifier raises itself."""
-    flag = Sigint()
+def interrupts() -> Iterator[threading.Event]:
+    """Tell a real Ctrl-C (SIGINT) from a ``KeyboardInterrupt`` a verifier raises itself: the event is set when a real
+    one arrived while the block ran."""
+    flag = threading.Event()
     try:
         previous = signal.getsignal(signal.SIGINT)
 
         def on_sigint(signum: int, frame: Any) -> None:
-            flag.seen = True
+            flag.set()
             if callable(previous):
                 previous(signum, frame)
             raise KeyboardInterrupt
