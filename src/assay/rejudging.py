@@ -1,7 +1,7 @@
 """``assay rejudge``: the ledger's stored judgements brought up to the record, from the recorded measurements.
 
 Words, thresholds, counterparts, regime and readings decide a result's judgement, not its measurement: every reader
-already judges the recorded per-seed values against the record as it stands (``assay.evidence.judge.rejudge``).
+already judges the recorded per-seed values against the record as it stands (``assay.ledger.judgement.rejudge``).
 This writes that judgement into the ledger files whose stored one differs, marking each with when it was re-judged
 (``Result.rejudged``); the measurement (``finished``, metrics, seeds, inputs) is kept as it was. A file whose
 measurement is stale, or that lacks a metric the record now reads, needs a rerun instead and is named.

@@ -75,7 +75,7 @@ def _exp(op: str, value: float, seeds: str | None = None, tol: float | None = No
     ],
 )
 def test_an_expectation_reads_the_seeds_as_the_record_says(exp, value, per_seed, outcome):
-    from assay.evidence.judge import read_seeds
+    from assay.ledger.judgement import read_seeds
 
     assert read_seeds(exp, value, per_seed)["outcome"] == outcome
 

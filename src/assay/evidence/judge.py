@@ -12,17 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.experiment import Check
-from assay.ledger.judgement import (  # noqa: F401 - the rules of judging are read from here too
-    VerifierError,
-    describe,
-    evaluate,
-    failure_message,
-    flag_of,
-    per_seed,
-    read_seeds,
-    rejudge,
-    verdict_from,
-)
+from assay.ledger.judgement import VerifierError, evaluate, verdict_from  # noqa: F401 - VerifierError is read from here too
 from assay.ledger.result import ErrorKind, Evaluated, Verdict
 from assay.model import Claim
 

@@ -384,7 +384,7 @@ def tampered(result: Result) -> str:
 
 
 def _verdicts(expectation: list[Evaluated]) -> tuple[str, ...]:
-    """The verdicts evaluated expectations allow (``assay.evidence.judge.verdict_from``, without the record)."""
+    """The verdicts evaluated expectations allow (``assay.ledger.judgement.verdict_from``, without the record)."""
     outcomes = {e.outcome for e in expectation}
     if any(e.regime and e.outcome != "holds" for e in expectation):
         return ("out-of-regime",)

@@ -88,7 +88,7 @@ def _rerun(claim: Claim) -> str:
 
 def rejudged(claim: Claim, check: Check, result: Result) -> tuple[list[Evaluated], Verdict]:
     """``result``'s expectation and verdict judged afresh from its recorded measurements (value and per-seed values)
-    by the plugin's own rule (``assay.evidence.judge.verdict_from``), with ``claim``'s ``check`` as the record states
+    by the plugin's own rule (``assay.ledger.judgement.verdict_from``), with ``claim``'s ``check`` as the record states
     it now. Raises ``VerifierError`` where the record's expectation reads a metric the result lacks."""
     metrics, seeds = per_seed(result)
     fresh = evaluate(claim, check, metrics, seeds)

@@ -3,7 +3,7 @@
 A result has two inputs. Its measurement depends on the verifier and what it imports and reads, the seeds, the lock,
 the device, and the check's metric declarations: only a rerun mends a change there. Its judgement depends on the
 words, the expectations, counterparts, regime, `source_value` and readings: every reader judges the recorded
-per-seed measurements again against the record as it stands (``assay.evidence.judge.rejudge``), so a change there
+per-seed measurements again against the record as it stands (``assay.ledger.judgement.rejudge``), so a change there
 needs no rerun and never makes a result stale. Registration (``assay.ledger.registration``) still sees every move of
 an expectation after its result.
 
