@@ -52,22 +52,18 @@ def render(name: str, **view: Any) -> str:
 
 @lru_cache(maxsize=1)
 def macros() -> Any:
-    """The macros of ``macros.html``, callable from Python (for pages still built outside a template)."""
+    """The macros of ``macros.html``, callable from Python (``chip`` and ``legend``)."""
     return environment().get_template("macros.html").module
-
-
-def macro(name: str, *args: Any, **kwargs: Any) -> Markup:
-    return Markup(getattr(macros(), name)(*args, **kwargs))
 
 
 @lru_cache(maxsize=4096)
 def chip(status: Status, label: str | None = None, prefix: str = "", with_icon: bool = True, titled: bool = True) -> Markup:
     """``macros.html``'s chip, rendered once per distinct status and label: a page kind that shows many uses this
     global instead of importing the macro (a macro call costs more than the chip it draws)."""
-    return macro("chip", status, label, prefix, with_icon, titled)
+    return Markup(macros().chip(status, label, prefix, with_icon, titled))
 
 
 @lru_cache(maxsize=64)
 def legend(names: tuple[str, ...]) -> Markup:
     """``macros.html``'s legend of the vocabularies ``names``, rendered once per set of names."""
-    return macro("legend", names)
+    return Markup(macros().legend(names))
