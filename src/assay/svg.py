@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from xml.parsers import expat
+from xml.sax.saxutils import escape
 
 from defusedxml import EntitiesForbidden, ExternalReferenceForbidden
 from defusedxml.expatreader import DefusedExpatParser
@@ -75,6 +76,9 @@ _EMBEDDED = re.compile(r"data:image/(png|jpeg);base64,[A-Za-z0-9+/=\s]*")
 _CSS_FUNCTIONS = frozenset({"rgb", "rgba", "hsl", "hsla", "matrix", "translate", "scale", "rotate", "skewx", "skewy"})
 _CSS_CALL = re.compile(r"([^\s(),;:'\"{}\[\]/*!]*)\(")
 _URL_LOCAL = re.compile(r"\s*(['\"]?)#[A-Za-z_][\w.:-]*\1\s*\)")
+#: What a rebuilt figure escapes beside ``&``, ``<`` and ``>``: a CR, and in an attribute its quote and whitespace.
+_IN_TEXT = {"\r": "&#13;"}
+_IN_ATTRIBUTE = _IN_TEXT | {'"': "&quot;", "\n": "&#10;", "\t": "&#9;"}
 
 
 class NotSVG(ValueError):
@@ -291,14 +295,14 @@ def _namespaces(element: _Element) -> set[str]:
 
 def _write(element: _Element, out: list[str], declared: str = "") -> None:
     tag = _qualified(element.ns, element.name)
-    attributes = "".join(f' {_qualified(ns, name)}="{_escape(value, True)}"' for ns, name, value in element.attributes)
+    attributes = "".join(f' {_qualified(ns, name)}="{escape(value, _IN_ATTRIBUTE)}"' for ns, name, value in element.attributes)
     if not element.children:
         out.append(f"<{tag}{declared}{attributes}/>")
         return
     out.append(f"<{tag}{declared}{attributes}>")
     for child in element.children:
         if isinstance(child, str):
-            out.append(_escape(child, False))
+            out.append(escape(child, _IN_TEXT))
         else:
             _write(child, out)
     out.append(f"</{tag}>")
@@ -307,10 +311,3 @@ def _write(element: _Element, out: list[str], declared: str = "") -> None:
 def _qualified(ns: str, name: str) -> str:
     prefix = PREFIXES.get(ns, "")
     return f"{prefix}:{name}" if prefix else name
-
-
-def _escape(text: str, attribute: bool) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
-    if attribute:
-        text = text.replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;")
-    return text
