@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,9 @@ class KnowledgeBase:
             if index is not None:
                 index.setdefault(f.id, f)
         self.claims, self.sources, self.decisions = (
-            corpus.Lazy(_record, files, Loaded.release) for files in (self.claim_files, self.source_files, self.decision_files)
+            corpus.Lazy(attrgetter("record"), files, Loaded.release)
+            for files in (self.claim_files, self.source_files, self.decision_files)
         )
-
-
-def _record(f: Loaded) -> Any:
-    return f.record
 
 
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
