@@ -67,27 +67,11 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
     except UnicodeDecodeError as e:
         line = text[: e.start].count(b"\n") + 1
         col = e.start - (text.rfind(b"\n", 0, e.start) + 1) + 1
-        return (
-            None,
-            {},
-            [Diagnostic(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")],
-        )
+        return _refusal(path, line, col, "not-utf8", f"byte 0x{text[e.start]:02x} is not UTF-8", "save the file as UTF-8")
     items = source.count(",") + source.count(":") + source.count("\n")  # a bound on the nodes, counted in C
     if items > MAX_ITEMS:
-        return (
-            None,
-            {},
-            [
-                Diagnostic(
-                    path,
-                    1,
-                    1,
-                    "yaml-too-large",
-                    f"holds {items:,} items, over the {MAX_ITEMS:,} a record may have",
-                    "a record is a page of fields, not data: keep data in files the verifier reads",
-                )
-            ],
-        )
+        hint = "a record is a page of fields, not data: keep data in files the verifier reads"
+        return _refusal(path, 1, 1, "yaml-too-large", f"holds {items:,} items, over the {MAX_ITEMS:,} a record may have", hint)
     bidi = bidi_controls(source, path)
     quick = yaml_lines.read(source, MAX_DEPTH)  # most records, without libyaml's nodes
     if quick is not None:
@@ -96,31 +80,19 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
         data, marks = libyaml_marks(source)
     except _Refused as e:
         line, col = (e.mark.line + 1, e.mark.column + 1) if e.mark else (1, 1)
-        return None, {}, [Diagnostic(path, line, col, e.code, e.message, e.hint)]
+        return _refusal(path, line, col, e.code, e.message, e.hint)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         if e.context == "expected a single document in the stream":  # the catalogue files this under not-mapping
-            return (
-                None,
-                {},
-                [
-                    Diagnostic(
-                        path,
-                        line,
-                        col,
-                        "yaml-not-mapping",
-                        "the file holds several documents",
-                        "a record is one mapping; put each record in its own file",
-                    )
-                ],
-            )
+            hint = "a record is one mapping; put each record in its own file"
+            return _refusal(path, line, col, "yaml-not-mapping", "the file holds several documents", hint)
         message = " ".join(p for p in (e.context, e.problem) if p)
         code = "yaml-too-deep" if "nesting depth" in message else "yaml-syntax"  # libyaml's own depth limit
-        return None, {}, [Diagnostic(path, line, col, code, message or "the YAML does not parse")]
+        return _refusal(path, line, col, code, message or "the YAML does not parse")
     except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (control characters), deep nesting
         code = "yaml-too-deep" if isinstance(e, RecursionError) else "yaml-syntax"
-        return None, {}, [Diagnostic(path, 1, 1, code, str(e).splitlines()[0] if str(e) else "the YAML does not parse")]
+        return _refusal(path, 1, 1, code, str(e).splitlines()[0] if str(e) else "the YAML does not parse")
     flat = array("I", marks).tobytes()
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type_name(data)}"
@@ -130,6 +102,13 @@ def read_marks(text: bytes, path: str) -> tuple[Any, bytes | dict[Loc, Pos], lis
             [Diagnostic(path, 1, 1, "yaml-not-mapping", f"a record must be a mapping of fields (got {got})")],
         )
     return data, flat, bidi
+
+
+def _refusal(
+    path: str, line: int, col: int, code: str, message: str, hint: str | None = None
+) -> tuple[None, dict, list[Diagnostic]]:
+    """What ``read_marks`` gives for a file it refuses: no data, no positions, the one diagnostic."""
+    return None, {}, [Diagnostic(path, line, col, code, message, hint)]
 
 
 def libyaml_marks(source: str) -> tuple[Any, list[int]]:
