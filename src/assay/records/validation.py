@@ -19,7 +19,7 @@ from assay.model import MODELS, SERIES, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
 from assay.records.placeholders import marks
-from assay.records.within import local
+from assay.records.within import dotted, local
 from assay.records.yaml_safe import SCHEMA_LINE, read_marks, type_name
 
 
@@ -119,15 +119,8 @@ def _data_loc(data: Any, loc: tuple[Any, ...]) -> Loc:
     return tuple(out)
 
 
-def _field_name(loc: Loc) -> str:
-    parts = []
-    for p in loc:
-        parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else p))
-    return "".join(parts) or "the record"
-
-
 def _one_error(loaded: Loaded, model: type[BaseModel], loc: Loc, err: dict[str, Any]) -> Diagnostic:
-    kind, name = err["type"], _field_name(loc)
+    kind, name = err["type"], dotted(loc) or "the record"
     last = loc[-1] if loc else None
     got = err.get("input")
     if kind == "missing":

@@ -63,7 +63,7 @@ def _formulas(node: object, loc: tuple, f: Loaded) -> Iterator[Diagnostic]:
     (``assay.records.formula_limits``)."""
     if isinstance(node, str):
         for problem in unbounded(node) if "\\" in node else ():
-            yield f.diag(loc, "unbounded-formula", f"{_dotted(loc)}: {problem}", BOUNDED_HINT)
+            yield f.diag(loc, "unbounded-formula", f"{dotted(loc)}: {problem}", BOUNDED_HINT)
     elif isinstance(node, dict):
         for key, value in node.items():
             yield from _formulas(value, (*loc, key), f)
@@ -273,7 +273,7 @@ def _placeholders(f: Loaded) -> Iterator[Diagnostic]:
         yield f.diag(
             loc,
             "placeholder",
-            f"'{_dotted(loc)}' still holds the text assay new wrote: {value!r}",
+            f"'{dotted(loc)}' still holds the text assay new wrote: {value!r}",
             "replace it with what the check measures" if loc[0] == "checks" else "replace it with what the source says",
         )
 
@@ -299,5 +299,6 @@ def _find(node: object, trie: dict, loc: tuple, texts: frozenset[str], out: list
                 _find(child, below, loc + (key,), texts, out)
 
 
-def _dotted(loc: tuple) -> str:
+def dotted(loc: tuple) -> str:
+    """A field path as a reader writes it: ``checks[0].expect[1].value``."""
     return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
