@@ -79,7 +79,8 @@ def run(item: pytest.Item, nextitem: pytest.Item | None, child_started: Any) -> 
                 os._exit(code)
     os.close(write_fd)
     try:
-        payload = _read_all(read_fd)
+        with os.fdopen(read_fd, "rb") as fh:
+            payload = fh.read()  # to the end: the child's end closes when it exits
         _, status = os.waitpid(pid, 0)
     except BaseException:  # Ctrl-C here: the child goes with the run
         _kill(pid)
@@ -91,14 +92,6 @@ def run(item: pytest.Item, nextitem: pytest.Item | None, child_started: Any) -> 
         ihook.pytest_runtest_logreport(report=_crash_report(item, status))
     item.session._setupstate.teardown_exact(nextitem)  # what this process set up and ``nextitem`` does not need
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    with os.fdopen(fd, "rb") as fh:
-        while chunk := fh.read(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _kill(pid: int) -> None:
