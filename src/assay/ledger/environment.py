@@ -11,10 +11,10 @@ import hashlib
 import os
 import platform
 import socket
-import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from assay.ledger import git
 from assay.ledger.inputs import PINNED
 from assay.ledger.result import Environment, Gpu
 
@@ -101,9 +101,5 @@ def _driver() -> str | None:
 
 
 def git_commit(root: Path) -> str:
-    """The commit checked out at ``root``; empty where there is no git or no repository."""
-    try:
-        git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        return git.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
+    """The commit checked out at ``root``; empty where there is no git, no repository or no commit yet."""
+    return (git.output(root, "rev-parse", "HEAD") or "").strip()
