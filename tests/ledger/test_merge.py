@@ -276,6 +276,7 @@ def test_a_finish_time_in_the_future_does_not_win_the_merge(kb_root, tmp_path, c
 
 
 def test_a_result_is_rejudged_as_the_plugin_judges_it_a_known_failing_check_included(kb_root):
+    from assay.ledger.judgement import rejudge
     from assay.records.knowledge_base import load
 
     claim = load(kb_root).claims[KEY[0]]
@@ -285,7 +286,7 @@ def test_a_result_is_rejudged_as_the_plugin_judges_it_a_known_failing_check_incl
     passing = result(kb_root)
     undecided = passing.model_copy(update={"metrics": {"excess": Metric(value=0.0, seeds=[0.0, 1.0])}})
     verdicts = [
-        vetting.rejudged(claim, c, r)[1]
+        rejudge(claim, c, r).verdict
         for c, r in [(check, passing), (check, failing), (declared, failing), (declared, passing), (check, undecided)]
     ]
     assert verdicts == ["passed", "failed", "known-failing", "failed", "inconclusive"]

@@ -5,7 +5,7 @@ it is a settling run on fresh seeds. None of it is taken on its word, because ea
 (``assay.ledger.merge``). ``refusal`` says why an incoming result is not merged, or None:
 
 - its judgement must follow from its own per-seed measurements under this record's expectations
-  (``rejudged``: ``assay.evidence.judge`` on its metrics, compared with its stored outcomes and verdict);
+  (``assay.ledger.judgement.rejudge`` on its metrics, compared with its stored outcomes and verdict);
 - no time in it may lie in the future (beyond ``SKEW_S`` of this machine's clock): a later ``finished`` wins a merge;
 - a settling block must hold of the result: the seeds it read are the settling seeds, from ``SETTLING_FROM`` on,
   disjoint from the record's seeds, from the seeds of the result it settled and from those our result read (only then
@@ -19,8 +19,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from assay.experiment import SETTLING_FROM, Check
-from assay.ledger.judgement import VerifierError, evaluate, per_seed, verdict_from
-from assay.ledger.result import Evaluated, Result, Verdict
+from assay.ledger.judgement import VerifierError, rejudge
+from assay.ledger.result import Evaluated, Result
 from assay.model import Claim
 
 #: How far ahead of this machine's clock an incoming time may be (clocks of two machines differ a little).
@@ -71,9 +71,10 @@ def _misjudged(claim: Claim, check: Check, theirs: Result) -> Refusal | None:
     if not theirs.measured:
         return None  # an error judged nothing; it never replaces a measurement
     try:
-        fresh, verdict = rejudged(claim, check, theirs)
+        judged = rejudge(claim, check, theirs)
     except VerifierError as e:
         return Refusal("merge-misjudged", f"its measurements cannot be judged by this record: {e}", _rerun(claim))
+    fresh, verdict = judged.expectation, judged.verdict
     if [_comparison(e) for e in theirs.expectation] != [_comparison(e) for e in fresh]:
         return None  # judged by another version of the record: its measurement is merged and judged by this one
     why = _differs(theirs.expectation, fresh)
@@ -84,15 +85,6 @@ def _misjudged(claim: Claim, check: Check, theirs: Result) -> Refusal | None:
 
 def _rerun(claim: Claim) -> str:
     return f"rerun the check on that machine with this record (pytest verify --claim {claim.id}), then merge again"
-
-
-def rejudged(claim: Claim, check: Check, result: Result) -> tuple[list[Evaluated], Verdict]:
-    """``result``'s expectation and verdict judged afresh from its recorded measurements (value and per-seed values)
-    by the plugin's own rule (``assay.ledger.judgement.verdict_from``), with ``claim``'s ``check`` as the record states
-    it now. Raises ``VerifierError`` where the record's expectation reads a metric the result lacks."""
-    metrics, seeds = per_seed(result)
-    fresh = evaluate(claim, check, metrics, seeds)
-    return fresh, verdict_from(claim, check, fresh)[0]
 
 
 _READING = {"value": "", "all": " on every seed", "mean": " by the interval of the mean"}
