@@ -30,6 +30,7 @@ from assay.ledger.layout import RESULTS
 from assay.ledger.merge import MergeReport, merge
 from assay.records.knowledge_base import KnowledgeBase
 from assay.settings import SlurmSettings
+from assay.status import RUN_REASONS
 
 
 class Executor(Protocol):
@@ -132,7 +133,7 @@ def _state(kb: KnowledgeBase) -> RunState | None:
 
 
 def _print_plan(selection: plan.Selection, shards: list[plan.Shard], request: Request, out: TextIO) -> None:
-    why = {w: sum(p.why == w for p in selection.planned) for w in plan.WHY}
+    why = {w: sum(p.why == w for p in selection.planned) for w in RUN_REASONS}
     reasons = ", ".join(f"{n} {w}" for w, n in why.items() if n)
     print(
         f"plan: {len(selection.planned)} check(s) on {request.device} ({reasons}), {selection.seconds:.0f} s recorded, "

@@ -25,9 +25,6 @@ from assay.records.knowledge_base import KnowledgeBase
 from assay.records.lookup import record_ids
 from assay.status import RUN_REASONS, run_reason
 
-#: How stale a result is, most stale first: the order of the plan.
-WHY = RUN_REASONS
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -39,7 +36,7 @@ class Planned:
     verifier: str
     seconds: float  # recorded duration, or the check's timeout when it never ran
     recorded: bool  # whether ``seconds`` was measured
-    why: str  # one of WHY
+    why: str  # one of status.RUN_REASONS, most stale first: the order of the plan
     finished: str  # when its last result finished ("" when there is none)
     inputs_hash: str = ""  # the inputs in the repository now
 
@@ -49,7 +46,7 @@ class Planned:
 
     @property
     def order(self) -> tuple[int, str, str, str]:
-        return (WHY.index(self.why), self.finished, self.claim, self.check)
+        return (RUN_REASONS.index(self.why), self.finished, self.claim, self.check)
 
 
 @dataclass
