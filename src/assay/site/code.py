@@ -98,30 +98,17 @@ def code_page(root: Path, module: str) -> Output:
     coding cookie would have Python run other text than the page shows (``files.python_text``).
     """
     here = f"code/{module}.md"
+    problem, found, lines = "", [], Markup("")
     try:
-        text = python_text(read_regular(root, root / module))  # the text Python runs, or none
+        text: str | None = python_text(read_regular(root, root / module))  # the text Python runs, or none
     except UnicodeDecodeError:
         text = _read(root, module)
     except Unreadable as e:
-        html = render(
-            "code.html",
-            here=here,
-            module=module,
-            lines=Markup(""),
-            problem=f"{module} {e}; it is not shown.",
-            trail=breadcrumb("code", module),
-            functions=[],
-        )
-        return Output.page(here, module, html)
-    found = functions(text)
-    lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
-    html = render(
-        "code.html",
-        here=here,
-        module=module,
-        lines=lines,
-        problem="",
-        trail=breadcrumb("code", module),
-        functions=[f for f in found if f[1].startswith("test")],
-    )
-    return Output.page(here, module, html, toc=[(slug, name) for slug, name, _ in found if name.startswith("test")])
+        text, problem = None, f"{module} {e}; it is not shown."
+    if text is not None:
+        found = functions(text)
+        lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
+    tests = [f for f in found if f[1].startswith("test")]
+    trail = breadcrumb("code", module)
+    html = render("code.html", here=here, module=module, lines=lines, problem=problem, trail=trail, functions=tests)
+    return Output.page(here, module, html, toc=[(slug, name) for slug, name, _ in tests])
