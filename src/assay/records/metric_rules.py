@@ -78,7 +78,7 @@ def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) 
                 call.unit_col,
                 "unit-mismatch",
                 f"'{test}' records metric '{call.name}' in '{call.unit}', but check '{check.id}' of {f.id} declares it "
-                f"in '{unit}' ({where.metric(k, 'unit')})",
+                f"in '{unit}' ({where.metrics(k, 'unit')})",
                 "record it in the declared unit, or correct the declaration",
             )
     missing = [name for name in declared if name not in r.names]
@@ -99,12 +99,13 @@ def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) 
             f"rename one of the two to match, or record '{name}'" if call else "record it in the verifier, or remove it",
         )
         if call is not None:
-            yield _at(
-                call,
+            yield Diagnostic(
                 module,
+                call.line,
+                call.col,
                 "undeclared-recording",
                 f"'{test}' records metric '{call.name}', which check '{check.id}' of {f.id} does not declare, and never "
-                f"records '{name}', which it declares ({where.metric(k)}): was one of the two renamed?",
+                f"records '{name}', which it declares ({where.metrics(k, 'name')}): was one of the two renamed?",
                 "rename one of the two to match, or declare this one too",
             )
 
@@ -149,20 +150,13 @@ def _none_built(r: Recorded) -> str:
     return f" (nor can any name it builds at run time, line {lines}, be it)"
 
 
-def _at(call: Call, module: str, code: str, message: str, hint: str) -> Diagnostic:
-    return Diagnostic(module, call.line, call.col, code, message, hint)
-
-
 class _Where:
     """``path:line:col`` of a check's metrics in its record, looked up only when a diagnostic names them."""
 
     def __init__(self, f: Loaded, n: int):
         self.f, self.n = f, n
 
-    def metric(self, k: int, part: str = "name") -> str:
-        line, col = self.f.where(("checks", self.n, "metrics", k, part))
-        return f"{self.f.path}:{line}:{col}"
-
-    def metrics(self) -> str:
-        line, col = self.f.where(("checks", self.n, "metrics"))
+    def metrics(self, *below: int | str) -> str:
+        """Where the check's ``metrics:`` stand, or the field ``below`` them (``0, "unit"``)."""
+        line, col = self.f.where(("checks", self.n, "metrics", *below))
         return f"{self.f.path}:{line}:{col}"
