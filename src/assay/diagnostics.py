@@ -98,11 +98,6 @@ def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = Non
     return out
 
 
-def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Only the diagnostics of severity error."""
-    return [d for d in diagnostics if d.severity == "error"]
-
-
 #: Bidirectional embeddings, overrides and isolates: text holding them can show in another order than it reads
 #: (the "Trojan Source" class). The marks U+200E/U+200F change no order of what is written and are let be.
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")

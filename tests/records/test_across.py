@@ -13,7 +13,7 @@ import time
 import pytest
 
 from assay import audit
-from assay.diagnostics import CATALOGUE, Diagnostic, errors
+from assay.diagnostics import CATALOGUE, Diagnostic
 from assay.records.knowledge_base import load
 from assay.records.verifiers import Verifier, scan
 from tests.conftest import BROKEN
@@ -419,10 +419,9 @@ def test_faults_in_two_files_are_both_reported_in_file_order(make_kb):
     ]
 
 
-def test_errors_leaves_out_warnings(make_kb):
+def test_a_bad_id_is_an_error_and_an_uncited_source_a_warning(make_kb):
     found = audit.run(load(make_kb("uncited-source", "bad-id")))
-    assert [d.code for d in found] == ["bad-id", "uncited-source"]
-    assert [d.code for d in errors(found)] == ["bad-id"]
+    assert [(d.code, d.severity) for d in found] == [("bad-id", "error"), ("uncited-source", "warning")]
 
 
 # --- diagnostics as data ------------------------------------------------------------------------
