@@ -4,6 +4,7 @@ figures its verifier drew, and what the machine had. Views only: the template de
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 
 from assay import units, vocabulary
 from assay.experiment import Check
@@ -119,12 +120,7 @@ class Cell:
 
 def cells(versions: list[Version]) -> list[Cell]:
     """The strip of a check's versions on a device: one cell per run of consecutive commits with the same verdict."""
-    runs: list[list[Version]] = []
-    for v in versions:
-        if runs and runs[-1][-1].verdict == v.verdict:
-            runs[-1].append(v)
-        else:
-            runs.append([v])
+    runs = [list(run) for _, run in groupby(versions, key=lambda v: v.verdict)]
     return [Cell(r[0], r[-1], len(r), check_status(r[0].verdict)) for r in runs]
 
 
