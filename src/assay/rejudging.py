@@ -10,13 +10,13 @@ measurement is stale, or that lacks a metric the record now reads, needs a rerun
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 from assay.diagnostics import UsageProblem
 from assay.ledger import store
 from assay.ledger.inputs import InputParts
 from assay.ledger.judgement import VerifierError, rejudge
+from assay.ledger.result import timestamp
 from assay.records.knowledge_base import load
 
 
@@ -32,7 +32,7 @@ def rejudged(root: Path, claims: list[str] | None = None) -> tuple[list[str], li
     if unknown:
         raise UsageProblem(f"--claim {unknown[0]}: no such claim; assay status lists them")
     ledger, inputs = store.read_ledger(root), InputParts(root)
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = timestamp()
     written, rerun = [], []
     for cid in sorted(claims or kb.claims):
         claim = kb.claims[cid]

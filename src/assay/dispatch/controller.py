@@ -28,6 +28,7 @@ from assay.dispatch.task import SETTLE_FILE, Phase, finished, lost, write_args
 from assay.ledger import store
 from assay.ledger.layout import RESULTS
 from assay.ledger.merge import MergeReport, merge
+from assay.ledger.result import timestamp
 from assay.records.knowledge_base import KnowledgeBase
 from assay.settings import SlurmSettings
 from assay.status import RUN_REASONS
@@ -209,7 +210,7 @@ def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard], se
         executor=request.executor,
         device=request.device,
         tasks=tasks,
-        started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        started=timestamp(),
     )
 
 

@@ -22,7 +22,7 @@ from assay import files
 from assay.dispatch.runstate import PlannedCheck, TaskRecord
 from assay.ledger import store
 from assay.ledger.fresh import fresh_result
-from assay.ledger.result import ErrorKind, Result
+from assay.ledger.result import ErrorKind, Result, timestamp
 from assay.records.knowledge_base import KnowledgeBase
 
 ARGS_FILE = "checks.txt"
@@ -133,7 +133,7 @@ def lost(
     from assay.ledger.inputs import InputParts
 
     inputs = InputParts(kb.root)
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = timestamp()
     environment = capture(device)
     out = []
     for planned in task.checks:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from assay.ledger import merge, store
 from assay.ledger.fresh import fresh_result
 from assay.ledger.inputs import InputParts
 from assay.ledger.layout import figure_file
-from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling
+from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling, timestamp
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 
@@ -245,7 +244,7 @@ def result_of(
         if measured
         else []
     )
-    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    finished = timestamp()
     environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": commit})
     return fresh_result(
         run.claim,

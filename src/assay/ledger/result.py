@@ -70,6 +70,11 @@ NAME = r"^[a-z][a-z0-9_]*$"
 TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 
 
+def timestamp(at: dt.datetime | None = None) -> str:
+    """``at`` (by default this machine's time now) as ``TIMESTAMP`` writes it; in this shape text order is time order."""
+    return (at or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 #: A number that is neither NaN nor infinite, refused by pydantic-core itself: a Python validator called for each
 #: number of a result (every seed's value) cost 8-17 % of validating one of the repository's ledger files.
 Finite = Annotated[float, Field(allow_inf_nan=False)]

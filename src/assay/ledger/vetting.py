@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from assay.experiment import SETTLING_FROM, Check
 from assay.ledger.judgement import VerifierError, rejudge
-from assay.ledger.result import Evaluated, Result
+from assay.ledger.result import Evaluated, Result, timestamp
 from assay.model import Claim
 
 #: How far ahead of this machine's clock an incoming time may be (clocks of two machines differ a little).
@@ -48,7 +48,7 @@ def clock() -> dt.datetime:
 
 
 def _future(theirs: Result) -> Refusal | None:
-    latest = (clock() + dt.timedelta(seconds=SKEW_S)).strftime("%Y-%m-%dT%H:%M:%SZ")  # in this shape text order is time order
+    latest = timestamp(clock() + dt.timedelta(seconds=SKEW_S))
     times = {"finished": theirs.finished}
     if theirs.last_error is not None:
         times["last_error.finished"] = theirs.last_error.finished
