@@ -93,12 +93,12 @@ def diagnostics(kb: KnowledgeBase, ledger: Ledger | None = None) -> Iterator[Dia
     for key in ledger.results:  # the keys only: no result is validated for this
         whose = _orphan(kb, key, devices)
         if whose:
-            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            path = result_file(*key)
             yield Diagnostic(path, 1, 1, "ledger-orphan", f"{path} is a result of {whose}", _ORPHAN_HINT)
     store = corpus.ParseCache(kb.root, "figures", also=FIGURES_ALSO, value=FIGURE) if big and ledger.figures else None
     for key, figures in ledger.figures.items():
         for problem in figure_problems(kb.root, key, figures, store):
-            path = ledger_path(kb.root, *key).relative_to(kb.root).as_posix()
+            path = result_file(*key)
             yield Diagnostic(path, 1, 1, "ledger-figure", problem, "rerun the check; the page shows no figure until then")
     if store is not None:
         store.save()
