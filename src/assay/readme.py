@@ -90,6 +90,6 @@ def update_pages(root: Path) -> list[tuple[str, bool]]:
         before = path.read_text(encoding="utf-8")
         after = render(before, root)
         if after != before:
-            path.write_text(after, encoding="utf-8")
+            files.write_atomic(path, after)
         out.append((rel, after != before))
     return out

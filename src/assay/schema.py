@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assay.files import write_atomic
 from assay.model import MODELS
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -59,7 +60,6 @@ def write(root: Path) -> list[Path]:
     out = []
     for name, text in schema_files().items():
         path = root / "schema" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
         out.append(path)
     return out
