@@ -335,17 +335,13 @@ class Result(_Part):
     )
 
     @model_validator(mode="after")
-    def _verdict_agrees(self) -> Result:
+    def _sound(self) -> Result:
         """Its judgement follows from its own measurements (``tampered``): the plugin and the merge write nothing
-        else, so a file that says otherwise was edited by hand or forged, and is not read."""
+        else, so a file that says otherwise was edited by hand or forged, and is not read. Then the bounds over
+        several fields (each field's own are in its declaration)."""
         why = tampered(self)
         if why:
             raise ValueError(f"its stored judgement does not follow from its measurements: {why}")
-        return self
-
-    @model_validator(mode="after")
-    def _bounded(self) -> Result:
-        """The bounds over several fields (each field's own are in its declaration)."""
         why = beyond_bounds(self.notes, (len(m.seeds) for m in self.metrics.values()))
         if why is not None:
             raise ValueError(why)
