@@ -18,12 +18,14 @@ reading until an interval clears is impossible by construction.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from assay.experiment import SETTLING_FROM, Check
 from assay.ledger.inputs import InputParts
 from assay.ledger.result import Evaluated, Result
 from assay.ledger.store import Ledger
+from assay.model import Claim
 from assay.records.knowledge_base import KnowledgeBase
 from assay.statistics import mean_sd, t_quantile
 
@@ -132,17 +134,23 @@ def _seconds_per_seed(result: Result) -> float | None:
     return spent / read if read else None
 
 
-def plans(kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None) -> list[Plan]:
-    """Every open expectation's plan, on every device a result exists for."""
-    out = []
+def measured(
+    kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None, device: str | None = None
+) -> Iterator[tuple[Claim, Check, str, Result]]:
+    """Every measured result of the checks of ``claims`` (by default all), in id order, with its claim, check and
+    device; ``device``: only those on it."""
     for cid in sorted(claims or kb.claims):
         claim = kb.claims[cid]
         for check in claim.checks:
-            for device in check.devices:
-                result = ledger.get((cid, check.id, device))
+            for dev in (d for d in check.devices if device in (None, d)):
+                result = ledger.get((cid, check.id, dev))
                 if result is not None and result.measured:
-                    out += open_plans(check, result)
-    return out
+                    yield claim, check, dev, result
+
+
+def plans(kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None) -> list[Plan]:
+    """Every open expectation's plan, on every device a result exists for."""
+    return [plan for _, check, _, result in measured(kb, ledger, claims) for plan in open_plans(check, result)]
 
 
 @dataclass(frozen=True)
@@ -171,47 +179,44 @@ def settle_plans(
 
     inputs, registry = InputParts(kb.root), Registry(kb.root)
     chosen, skipped = [], []
-    for cid in sorted(claims or kb.claims):
-        for check in kb.claims[cid].checks:
-            result = ledger.get((cid, check.id, device))
-            if result is None or not result.measured or device not in check.devices:
-                continue
-            open_somewhere = any(e.outcome == "inconclusive" for e in result.expectation)
-            unfixed = _unfixed(registry, cid, check, ledger, result)
-            if not open_somewhere and not unfixed:
-                continue
-            label = f"{cid}/{check.id}.{device}"
-            if run_reason(ledger, (cid, check.id, device), inputs.parts(kb.claims[cid], check, device), inputs) != "fresh":
-                skipped.append(f"{label}: its result is not fresh; rerun it first (assay verify --stale)")
-                continue
-            if check.seeds is None:
-                skipped.append(f"{label}: its verifier does not read its seeds from the record (seeds:)")
-                continue
-            first = max(SETTLING_FROM, max(_seen(registry, cid, check, result), default=-1) + 1)
-            if unfixed and all(g.tried for g in unfixed):  # confirmed or not, once: more fresh seeds would be shopping
-                skipped.append(f"{label}: run on fresh seeds since its expectations last moved; that result stands")
-                continue
-            if unfixed:
-                unfixed = [g.metric for g in unfixed]
-                n = check.seeds.count
-                plan = f"{n} fresh seeds from {first} to confirm {', '.join(unfixed)} (fixed with or after its result)"
-                chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), _cost(result, n), plan))
-                continue
-            if result.settling is not None:
-                skipped.append(f"{label}: already settled with these inputs, and still inconclusive")
-                continue
-            open_ = [p for p in open_plans(check, result) if p.outcome == "inconclusive"]
-            decidable = [p for p in open_ if p.seeds_needed is not None and p.seconds is not None]
-            if not decidable:
-                undecided = next((p for p in open_ if p.seeds_needed is None), None)
-                skipped.append(f"{label}: {undecided.why if undecided else 'no open expectation has a plan'}")
-                continue
-            n = max(p.seeds_needed for p in decidable)
-            words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in decidable)
-            left = [p.expectation for p in open_ if p not in decidable]
-            tail = f"; not decidable at this scale, and left open: {', '.join(left)}" if left else ""
-            plan = f"{n} fresh seeds from {first} ({words}); the largest number any of them needs{tail}"
-            chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), max(p.seconds for p in decidable), plan))
+    for claim, check, _, result in measured(kb, ledger, claims, device):
+        cid = claim.id
+        open_somewhere = any(e.outcome == "inconclusive" for e in result.expectation)
+        unfixed = _unfixed(registry, cid, check, ledger, result)
+        if not open_somewhere and not unfixed:
+            continue
+        label = f"{cid}/{check.id}.{device}"
+        if run_reason(ledger, (cid, check.id, device), inputs.parts(claim, check, device), inputs) != "fresh":
+            skipped.append(f"{label}: its result is not fresh; rerun it first (assay verify --stale)")
+            continue
+        if check.seeds is None:
+            skipped.append(f"{label}: its verifier does not read its seeds from the record (seeds:)")
+            continue
+        first = max(SETTLING_FROM, max(_seen(registry, cid, check, result), default=-1) + 1)
+        if unfixed and all(g.tried for g in unfixed):  # confirmed or not, once: more fresh seeds would be shopping
+            skipped.append(f"{label}: run on fresh seeds since its expectations last moved; that result stands")
+            continue
+        if unfixed:
+            unfixed = [g.metric for g in unfixed]
+            n = check.seeds.count
+            plan = f"{n} fresh seeds from {first} to confirm {', '.join(unfixed)} (fixed with or after its result)"
+            chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), _cost(result, n), plan))
+            continue
+        if result.settling is not None:
+            skipped.append(f"{label}: already settled with these inputs, and still inconclusive")
+            continue
+        open_ = [p for p in open_plans(check, result) if p.outcome == "inconclusive"]
+        decidable = [p for p in open_ if p.seeds_needed is not None and p.seconds is not None]
+        if not decidable:
+            undecided = next((p for p in open_ if p.seeds_needed is None), None)
+            skipped.append(f"{label}: {undecided.why if undecided else 'no open expectation has a plan'}")
+            continue
+        n = max(p.seeds_needed for p in decidable)
+        words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in decidable)
+        left = [p.expectation for p in open_ if p not in decidable]
+        tail = f"; not decidable at this scale, and left open: {', '.join(left)}" if left else ""
+        plan = f"{n} fresh seeds from {first} ({words}); the largest number any of them needs{tail}"
+        chosen.append(Settle(cid, check.id, device, list(range(first, first + n)), max(p.seconds for p in decidable), plan))
     chosen.sort(key=lambda s: (s.seconds, s.claim, s.check))
     return chosen, skipped
 

@@ -17,6 +17,7 @@ from assay.ledger import store
 from assay.ledger.inputs import InputParts
 from assay.ledger.judgement import VerifierError, rejudge
 from assay.ledger.result import timestamp
+from assay.power import measured
 from assay.records.knowledge_base import load
 
 
@@ -34,27 +35,21 @@ def rejudged(root: Path, claims: list[str] | None = None) -> tuple[list[str], li
     ledger, inputs = store.read_ledger(root), InputParts(root)
     now = timestamp()
     written, rerun = [], []
-    for cid in sorted(claims or kb.claims):
-        claim = kb.claims[cid]
-        for check in claim.checks:
-            for device in check.devices:
-                result = ledger.get((cid, check.id, device))
-                if result is None or not result.measured:
-                    continue
-                label = f"{cid}/{check.id}.{device}"
-                stale = inputs.stale(result.inputs.parts, inputs.parts(claim, check, device))
-                if stale:
-                    rerun.append(f"{label}: its measurement is stale ({'; '.join(stale)}); rerun it")
-                    continue
-                try:
-                    judged = rejudge(claim, check, result)
-                except VerifierError as e:
-                    rerun.append(f"{label}: {e}; rerun it")
-                    continue
-                if judged is not result:
-                    with store.locked(root, cid):
-                        store.write_result(root, judged.model_copy(update={"rejudged": now}))
-                    written.append(f"{label}: {result.verdict} -> {judged.verdict} (measured {result.finished})")
+    for claim, check, device, result in measured(kb, ledger, claims):
+        label = f"{claim.id}/{check.id}.{device}"
+        stale = inputs.stale(result.inputs.parts, inputs.parts(claim, check, device))
+        if stale:
+            rerun.append(f"{label}: its measurement is stale ({'; '.join(stale)}); rerun it")
+            continue
+        try:
+            judged = rejudge(claim, check, result)
+        except VerifierError as e:
+            rerun.append(f"{label}: {e}; rerun it")
+            continue
+        if judged is not result:
+            with store.locked(root, claim.id):
+                store.write_result(root, judged.model_copy(update={"rejudged": now}))
+            written.append(f"{label}: {result.verdict} -> {judged.verdict} (measured {result.finished})")
     return written, rerun
 
 
