@@ -194,7 +194,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
     example: assay merge ../gpu-box/results
     """
     from assay.ledger.merge import merge
-    from assay.records.knowledge_base import load
 
     report = merge(load(args.root), args.dirs)
     for d in report.problems:
