@@ -33,6 +33,7 @@ from assay.ledger import merge, store
 from assay.ledger.fresh import fresh_result
 from assay.ledger.inputs import InputParts
 from assay.ledger.layout import figure_file
+from assay.ledger.messages import first_line
 from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling, timestamp
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
@@ -120,7 +121,7 @@ def phase_report(
     except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
         if outcome.kind in ("error", "timeout"):
             return RunReport(**base, outcome=outcome.kind, message=outcome.message)
-        return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {one_line(e)}")
+        return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {first_line(e)}")
 
 
 def _unit(check: Check, name: str, ev: Evidence) -> str | None:
@@ -192,10 +193,6 @@ def describe(root: Path, exc: pytest.ExceptionInfo[BaseException]) -> str:
 
 def clip(text: str) -> str:
     return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
-
-
-def one_line(e: Exception) -> str:
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def note_name(nodeid: str) -> str:

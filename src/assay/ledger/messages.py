@@ -32,6 +32,11 @@ def clean_message(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def first_line(e: Exception) -> str:
+    """An exception's message in one line: its first, or its type's name where it says nothing."""
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
 def _is_verifier(path: str) -> bool:
     return "/verify/" in path.replace("\\", "/") or path.replace("\\", "/").startswith("verify/")
 

@@ -8,6 +8,7 @@ import json
 
 from pydantic import ValidationError
 
+from assay.ledger.messages import first_line
 from assay.ledger.result import FORMAT, Result
 
 
@@ -16,7 +17,7 @@ def diagnose(rel: str, raw: bytes) -> Result:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise LedgerProblem("bad-ledger", f"{rel} is not JSON ({_first_line(e)}); it may be truncated") from None
+        raise LedgerProblem("bad-ledger", f"{rel} is not JSON ({first_line(e)}); it may be truncated") from None
     if not isinstance(data, dict):
         raise LedgerProblem("bad-ledger", f"{rel} is not a JSON object")
     if data.get("format") != FORMAT:
@@ -49,7 +50,3 @@ HINTS = {
     "ledger-shape": "rerun the check with pytest verify; ledger files are written by the plugin, not by hand",
     "ledger-misplaced": "a result lives at results/<claim>/<check>.<device>.json; delete the stray copy",
 }
-
-
-def _first_line(e: Exception) -> str:
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
