@@ -98,11 +98,8 @@ def _comparison(e: Evaluated) -> str:
 
 
 def _differs(stored: list[Evaluated], fresh: list[Evaluated]) -> str | None:
-    """How the stored expectation differs from the one its measurements give, in words; None when it does not."""
-    said, here = [_comparison(e) for e in stored], [_comparison(e) for e in fresh]
-    if said != here:
-        theirs, ours = "; ".join(said) or "none", "; ".join(here)
-        return f"it was judged against other expectations than this record's (its: {theirs}; here: {ours})"
+    """How the stored expectation (of the same comparisons) differs from the one its measurements give, in words;
+    None when it does not."""
     for s, f in zip(stored, fresh):
         if s.outcome != f.outcome:
             return f"its stored outcome of '{_comparison(f)}' is {s.outcome}, but its own measurements give {f.outcome}"
