@@ -178,16 +178,6 @@ def _with_error(new: Result, old: Result) -> Result:
     return new
 
 
-def incoming_root(folder: Path) -> Path | None:
-    """The folder whose ``results/`` holds what to merge: ``folder`` itself, or its parent when it is a results folder."""
-    folder = Path(folder)
-    if (folder / RESULTS).is_dir():
-        return folder
-    if folder.name == RESULTS and folder.is_dir():
-        return folder.parent
-    return None
-
-
 def merge(kb: KnowledgeBase, folders: list[Path]) -> MergeReport:
     """Merge the results under each of ``folders`` into ``kb``'s ledger, in order. Raises ``UsageProblem`` before
     anything is merged where one of them holds no ``results/`` (a file, a folder that is not there)."""
@@ -203,14 +193,16 @@ def merge(kb: KnowledgeBase, folders: list[Path]) -> MergeReport:
 
 
 def _source(folder: Path) -> Path:
-    source = incoming_root(folder)
-    if source is None:
-        what = "a file" if folder.is_file() else "a folder without results/ in it" if folder.is_dir() else "not there"
-        raise UsageProblem(
-            f"{folder} is {what}, so it holds no results to merge; give another checkout's folder or its results/ "
-            "folder (assay merge ../gpu-box/results)"
-        )
-    return source
+    """The folder whose ``results/`` holds what to merge: ``folder`` itself, or its parent when it is a results folder."""
+    if (folder / RESULTS).is_dir():
+        return folder
+    if folder.name == RESULTS and folder.is_dir():
+        return folder.parent
+    what = "a file" if folder.is_file() else "a folder without results/ in it" if folder.is_dir() else "not there"
+    raise UsageProblem(
+        f"{folder} is {what}, so it holds no results to merge; give another checkout's folder or its results/ "
+        "folder (assay merge ../gpu-box/results)"
+    )
 
 
 def _named_theirs(d: Diagnostic, source: Path) -> Diagnostic:
