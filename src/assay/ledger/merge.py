@@ -49,12 +49,6 @@ def supersede(old: Result | None, new: Result) -> Result:
     return new.model_copy(update={"unstable": moved(old, new) or unstable})
 
 
-def flag_unstable(old: Result, new: Result) -> Result | None:
-    """``old`` marked unstable when a rerun with the same inputs gave another verdict; None otherwise."""
-    mark = moved(old, new)
-    return old.model_copy(update={"unstable": mark}) if mark else None
-
-
 def moved(old: Result | None, new: Result) -> Unstable | None:
     """The unstable mark for ``new`` run after ``old`` with the same inputs and another verdict; None otherwise."""
     if old is None or not old.measured or not new.measured or old.inputs.hash != new.inputs.hash:
@@ -318,7 +312,7 @@ def compare(old: Result | None, new: Result) -> tuple[str, Result | None]:
     line = f"{label}: {old.status} -> {new.status}; {largest_change(old, new)}; {environment_change(old, new)}"
     if old.inputs.hash != new.inputs.hash:
         line += "; inputs changed since the ledger's run"
-    flagged = flag_unstable(old, new)
-    if flagged is not None:
-        line += "; verdict changed with the same inputs: flagged unstable"
-    return line, flagged
+    mark = moved(old, new)
+    if mark is None:
+        return line, None
+    return line + "; verdict changed with the same inputs: flagged unstable", old.model_copy(update={"unstable": mark})
