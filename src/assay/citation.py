@@ -248,8 +248,7 @@ def work(root: Path) -> Work | None:
     if diags or not isinstance(data, dict) or not data.get("title"):
         return None
     names = [_cff_name(a) for a in data.get("authors") or [] if isinstance(a, dict)]
-    version = data.get("version")
-    return Work(str(data["title"]), tuple(n for n in names if n), str(version) if version else None, _str(data.get("url")))
+    return Work(str(data["title"]), tuple(n for n in names if n), _str(data.get("version")), _str(data.get("url")))
 
 
 def _cff_name(author: dict[str, Any]) -> str:

@@ -16,11 +16,7 @@ def beside(value: float, threshold: float | None, digits: int = 4) -> str:
         return str(value)
     n = digits
     text = f"{value:.{n}g}"
-    while threshold is not None and value != threshold and n < MOST and float(text) == _rounded(threshold, n):
+    while threshold is not None and value != threshold and n < MOST and float(text) == float(f"{threshold:.{n}g}"):
         n += 1
         text = f"{value:.{n}g}"
     return text
-
-
-def _rounded(x: float, n: int) -> float:
-    return float(f"{x:.{n}g}")

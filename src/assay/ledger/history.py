@@ -264,7 +264,7 @@ def _summarise(history: History, root: Path, base: Path, use_cache: bool) -> Non
     for blob, text in git.blobs(base, missing):
         history.summaries[blob] = summary_of(wanted[blob], text)
     if use_cache and missing:
-        _save_cache(root, {**kept, **history.summaries})
+        corpus.write_plain(root, _cache_name(), json.dumps({**kept, **history.summaries}, separators=(",", ":")).encode())
 
 
 def _cache_name() -> str:
@@ -279,7 +279,3 @@ def _load_cache(root: Path) -> dict[str, Any]:
         return data if isinstance(data, dict) else {}
     except ValueError:
         return {}
-
-
-def _save_cache(root: Path, summaries: dict[str, Any]) -> None:
-    corpus.write_plain(root, _cache_name(), json.dumps(summaries, separators=(",", ":")).encode())

@@ -25,7 +25,7 @@ from assay.diagnostics import Diagnostic
 from assay.records import verifiers
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase
-from assay.records.metric_calls import Call, Recorded
+from assay.records.metric_calls import Recorded
 from assay.records.outline import CheckOutline
 
 #: The claim and check a verifier test's marker ties it to, and the line of its ``def`` (plain, to load fast).
@@ -88,7 +88,7 @@ def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) 
         yield _unread(f, check.id, (module, test, test_line), unsure, r, where)
     for name in (m for m in missing if m not in unsure):
         k = declared[name][0]
-        near = _near(name, undeclared)
+        near = difflib.get_close_matches(name, sorted(undeclared), n=1, cutoff=RENAMED)
         call = undeclared.get(near[0]) if near else None
         also = f"; it records '{call.name}' ({module}:{call.line}), which the check does not declare" if call else ""
         yield f.diag(
@@ -136,10 +136,6 @@ def _unread(
         f"({where.metrics()}): at line {at}, {why}{more}",
         hint,
     )
-
-
-def _near(name: str, among: dict[str, Call]) -> list[str]:
-    return difflib.get_close_matches(name, sorted(among), n=1, cutoff=RENAMED)
 
 
 def _none_built(r: Recorded) -> str:
