@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import re
 from collections import Counter
@@ -22,6 +21,7 @@ from assay import copies
 from assay.bibliography import Copy, Passage
 from assay.diagnostics import Diagnostic, UsageProblem, printable
 from assay.files import write_atomic
+from assay.fingerprints import sha256
 from assay.model import Source
 from assay.records.document import Loaded
 from assay.records.knowledge_base import KnowledgeBase, load
@@ -100,7 +100,6 @@ def fetch(kb: KnowledgeBase, sid: str | None, fmt: str) -> int:
 
     if sid is None:
         raise UsageProblem("assay sources fetch needs the id of a valid source; assay status lists them")
-    record_id(kb, sid, kind="source")
     ids = kb.sources[sid].identifiers
     base = os.environ.get("ASSAY_ARXIV_URL", ARXIV).rstrip("/")
     if ids.arxiv:
@@ -119,8 +118,7 @@ def fetch(kb: KnowledgeBase, sid: str | None, fmt: str) -> int:
         raise UsageProblem(f"{url} is larger than {copies.MAX_BYTES // 2**20} MiB; no source's text is")
     path = folder() / "sources" / name
     write_atomic(path, data)
-    digest = hashlib.sha256(data).hexdigest()
-    print(printable(f"{sid}: {url} saved as {path} ({len(data):,} bytes, sha256 {digest})"))
+    print(printable(f"{sid}: {url} saved as {path} ({len(data):,} bytes, sha256 {sha256(data)})"))
     print(printable(f"check its passages against it: assay sources verify {sid} --copy {path}"))
     return 0
 

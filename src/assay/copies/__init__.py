@@ -18,7 +18,6 @@ that may be malformed; whatever it raises is that usage problem.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from assay.copies.latex import latex_text
 from assay.copies.markdown import markdown_text
 from assay.copies.webpage import html_text
 from assay.diagnostics import UsageProblem
+from assay.fingerprints import sha256
 
 __all__ = ["MAX_BYTES", "SourceCopy", "html_text", "latex_text", "markdown_text", "pdf_text", "read"]
 
@@ -67,7 +67,7 @@ def read(path: Path) -> SourceCopy:
     if len(raw) > MAX_BYTES:
         raise UsageProblem(f"{path}: larger than {MAX_BYTES // 2**20} MiB; no source's text is")
     if fmt == "pdf" or raw.startswith(b"%PDF-"):
-        return SourceCopy(path.name, hashlib.sha256(raw).hexdigest(), "pdf", pdf_text(path, raw))
+        return SourceCopy(path.name, sha256(raw), "pdf", pdf_text(path, raw))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -75,7 +75,7 @@ def read(path: Path) -> SourceCopy:
     if fmt == "text" and re.match(r"\s*<(?:!doctype html|html)", text, re.I):
         fmt = "html"
     words = _READERS[fmt](text) if fmt in _READERS else text
-    return SourceCopy(path.name, hashlib.sha256(raw).hexdigest(), fmt, words)
+    return SourceCopy(path.name, sha256(raw), fmt, words)
 
 
 def pdf_text(path: Path, raw: bytes) -> str:
