@@ -79,7 +79,7 @@ class _Run:
     @functools.cached_property
     def hard_stop(self) -> limits.HardStop | None:
         """The watcher, started at a first check where death is survivable (xdist workers, forked children)."""
-        notes = getattr(self.config, "workerinput", {}).get("assay_notes") or (self.sender and str(self.notes_dir))
+        notes = self.shared or (self.sender and str(self.notes_dir))
         return limits.HardStop(notes) if notes is not None else None
 
     @property
@@ -270,8 +270,7 @@ def experiment(request: pytest.FixtureRequest) -> training.Experiment:
     loaded = state.kb.by_id.get(marked[0]) if check is None else None  # a record that does not validate yet
     named = check.experiment if check else loaded and training.named_in_record(state.root, loaded.path, marked[1])
     name = named or f"check {marked[1]}"  # no experiment: its own run
-    shared = getattr(request.config, "workerinput", {}).get("assay_notes") or state.notes()
-    return training.Experiment(Path(shared) / "experiments", marked[0], name, state.device)
+    return training.Experiment(Path(state.shared or state.notes()) / "experiments", marked[0], name, state.device)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
