@@ -228,19 +228,15 @@ def result_of(
     ``settling``: what a settling run settles."""
     run = runs[-1]
     measured = verdict != "error"
-    figures = (
-        [  # an error keeps no figure: what it left behind was never validated as a measurement
-            Figure(
-                name=name,
-                file=figure_file(run.check, run.device, name, sha256(svg.encode("utf-8"))),
-                sha256=sha256(svg.encode("utf-8")),
-                caption=run.captions.get(name),
-            )
-            for name, svg in sorted(run.figures.items())
-        ]
-        if measured
-        else []
-    )
+    figures = [  # an error keeps no figure: what it left behind was never validated as a measurement
+        Figure(
+            name=name,
+            file=figure_file(run.check, run.device, name, sha256(svg.encode("utf-8"))),
+            sha256=sha256(svg.encode("utf-8")),
+            caption=run.captions.get(name),
+        )
+        for name, svg in (sorted(run.figures.items()) if measured else [])
+    ]
     finished = timestamp()
     environment = (run.environment or _controller_environment(run.device)).model_copy(update={"git_commit": commit})
     return fresh_result(
@@ -272,10 +268,8 @@ def unkept(run: RunReport, why: Exception, *, verdict: str, message: str, kind: 
     a run that errored (a verifier past the bounds, say) keeps its own message."""
     if verdict != "error":
         said = store.first_error(why) if isinstance(why, ValidationError) else str(why)
-        message, kind = (
-            clip(f"the result cannot be kept: {said}; record less (fewer metrics, seeds or notes, shorter text)"),
-            "error",
-        )
+        message = clip(f"the result cannot be kept: {said}; record less (fewer metrics, seeds or notes, shorter text)")
+        kind = "error"
     recorded = {"metrics": {}, "expectation": [], "notes": [], "figures": {}, "captions": {}, "seeds_used": []}
     bare = run.model_copy(update=recorded)
     return result_of([bare], verdict="error", message=message, duration=duration, kind=kind, commit=commit)
