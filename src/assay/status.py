@@ -71,7 +71,7 @@ def check_states(
 ) -> list[CheckState]:
     """The state of every check of ``claim`` on every device it declares (``registry``: where each expectation's
     registration comes from, None for none). Each result is judged again from its recorded measurements against the
-    record as it stands (``assay.evidence.judge.rejudge``): its stored outcome is never believed, and words,
+    record as it stands (``assay.ledger.judgement.rejudge``): its stored outcome is never believed, and words,
     thresholds and counterparts that changed since are re-judged without a rerun."""
 
     states = []

@@ -1,5 +1,5 @@
 """What a measurement shows of its own expectations, as ``assay check`` reports it: a counterpart that is one
-constant on every seed or an exact function of the effect's own values (``assay.evidence.judge.flag_of``), and a
+constant on every seed or an exact function of the effect's own values (``assay.ledger.judgement.flag_of``), and a
 seeded expectation whose seeds all agree where nothing should hold by construction. The status applies the same
 marks (``assay.status.vote``): such an expectation votes for nothing.
 """
