@@ -21,7 +21,6 @@ one pass over the files they name.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,7 +34,7 @@ from assay.ledger.committed import restated
 from assay.ledger.tokens import code_digest, made_from_bytes
 from assay.model import Claim
 from assay.records.parts import record_parts
-from assay.records.verifiers import FILE_IMPORT, imported_names, source_problems
+from assay.records.verifiers import FILE_IMPORT, Reading, module_imports, readings, source_problems
 
 #: The modules of Assay a kept reading of a module (its imports, its code's digest) depends on, besides
 #: ``assay.corpus.cache.PARSE_MODULES``.
@@ -100,6 +99,7 @@ class InputParts:
         self._restatements: dict[tuple[str, str], str] = {}
         self._imports: dict[Path, list[Path]] = {}
         self._closures: dict[Path, tuple[Path, ...]] = {}
+        self._verifiers: dict[str, Reading | str] | None = None
         self._code_parts: dict[str, dict[str, str]] = {}
         self._definitions: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._off_lock: dict[tuple[tuple[str, str], ...], list[str]] = {}
@@ -271,7 +271,13 @@ class InputParts:
         self._runs.save()
 
     def _names_of(self, path: Path, package: str) -> list[str]:
-        """The dotted names ``path`` imports, from the cache while the file is unchanged."""
+        """The dotted names ``path`` imports: a verifier module's from its reading (``verifiers.readings``, one parse
+        for both), another's from the cache while the file is unchanged."""
+        if self._verifiers is None:
+            self._verifiers = readings(self.root, self._cached)
+        reading = self._verifiers.get(self._rel(path))
+        if reading is not None:
+            return [] if isinstance(reading, str) else list(reading.imports)
         current = stamp(path) if self._cached and path.parent.resolve() == path.parent else None
         try:
             return self._names.memo(self._rel(path), current, lambda: self._read_names(path, package))
@@ -279,8 +285,7 @@ class InputParts:
             return []  # the digest says it is unreadable; pytest reports the syntax error
 
     def _read_names(self, path: Path, package: str) -> list[str]:
-        source = read_regular(self.root, path)
-        return imported_names(ast.parse(source), package, source)
+        return module_imports(read_regular(self.root, path), package)
 
     def _read_imports(self, path: Path) -> list[Path]:
         folder = path.parent

@@ -7,6 +7,8 @@ importing torch or running anything.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -93,13 +95,14 @@ def scan(root: Path, cache: bool = False) -> Index:
 
 
 class Reading(NamedTuple):
-    """One verifier module as read, from one parse: its tests by node id (``tests_of``), and what each records
+    """One verifier module as read, from one parse: its tests by node id (``tests_of``), what each records
     (``assay.records.metric_calls.read``), kept as plain data (MessagePack): a command that needs only the tests never
-    decodes it."""
+    decodes it, and the modules it imports (``module_imports``: the inputs of its results read them)."""
 
     tests: dict[str, Verifier]
     calls: bytes
     problems: tuple[Diagnostic, ...] = ()  # what its text says against it (``source_problems``)
+    imports: tuple[str, ...] = ()
 
     def recorded(self) -> dict[str, Recorded]:
         """What each test records, by function name."""
@@ -148,7 +151,7 @@ def _read_stamped(root: Path, rels: Sequence[str]) -> list[tuple[Stamp | None, R
     return out
 
 
-#: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is walked twice.
+#: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is walked three times.
 COST = 50
 
 
@@ -161,12 +164,30 @@ def read_module(root: Path, rel: str) -> Reading | str:
         source = read_regular(root, root / rel)
     except Unreadable as e:
         return str(e)
-    problems = tuple(source_problems(rel, source))
+    problems, package = tuple(source_problems(rel, source)), ".".join(Path(rel).parent.parts)
     try:
         tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
     except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-        return Reading({}, msgspec.msgpack.encode({}), problems)
-    return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems)
+        return Reading({}, msgspec.msgpack.encode({}), problems, tuple(module_imports(source, package)))
+    # Python reads the same tree where the module is UTF-8 with no byte-order mark and declares no other coding
+    imports = imported_names(tree, package, source) if _python_coding(source) == "utf-8" else module_imports(source, package)
+    return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems, tuple(imports))
+
+
+def module_imports(source: bytes, package: str) -> list[str]:
+    """``imported_names`` of a module's ``source`` as Python reads it (by its coding cookie), in the dotted ``package``;
+    none where Python would not parse it (pytest reports that where it collects the module)."""
+    try:
+        return imported_names(ast.parse(source), package, source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+
+
+def _python_coding(source: bytes) -> str:
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return ""
 
 
 def source_problems(rel: str, source: bytes) -> list[Diagnostic]:
