@@ -109,9 +109,12 @@ def by_check(claim: Claim, get) -> dict[str, Result]:
 def of_claim(cid: str, f, ledger) -> Iterator[Diagnostic]:
     """``unknown-reference`` and ``number-not-in-ledger`` in the prose of claim ``cid`` (its file ``f``)."""
     claim = f.record
+    prose = list(fields(claim))
+    if not prose:
+        return  # no result is looked at
     results = by_check(claim, ledger.get)
     known = _known(claim, results.values())
-    for at, text in fields(claim):
+    for at, text in prose:
         for m in REFERENCE.finditer(text):
             unrun = m["check"] is not None and m["check"] not in results and not _undeclared(m, claim)
             if _value(m, claim, results) is None and not unrun:  # a check not run yet: shown as written till then

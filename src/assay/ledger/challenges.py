@@ -17,7 +17,7 @@ def of_claim(cid: str, f, ledger: Ledger) -> Iterator[Diagnostic]:
     """Every diagnostic of these rules of claim ``cid`` (its file ``f``) and its results in ``ledger``."""
     for n, check in enumerate(f.record.checks):
         for device in check.devices:
-            result = ledger.get((cid, check.id, device))
+            result = ledger.readings((cid, check.id, device))
             if result is None or not result.measured:
                 continue
             for k, ev in enumerate(result.expectation):

@@ -119,23 +119,44 @@ class Ledger:
     def get(self, key: Key) -> Result | None:
         return self.results.get(key)
 
+    def readings(self, key: Key) -> Result | Readings | None:
+        """What the rules of ``assay check`` read of the result ``key`` (``Readings``): the result where it is made,
+        else decoded from its JSON for that alone (a tenth of validating it, which the file passed as it was read)."""
+        plain = self.results.plain(key) if key in self.results else None
+        return plain if plain is None or isinstance(plain, Result) else _READINGS.decode(plain)
+
     def reads_seeds(self, key: Key) -> bool:
-        """Whether the result ``key`` read an expectation over seeds; one still in its JSON is decoded for that alone
-        (a fifth of validating it), not made."""
-        plain = self.results.plain(key)
-        if isinstance(plain, Result):
-            return any(e.seeds != "value" for e in plain.expectation)
-        return any(e.seeds != "value" for e in msgspec.json.decode(plain, type=_Readings).expectation)
+        """Whether the result ``key`` read an expectation over seeds."""
+        return any(e.seeds != "value" for e in self.readings(key).expectation)
 
 
-class _Reading(msgspec.Struct):
+class _Counterpart(msgspec.Struct):
+    metric: str
+    flag: str | None = None
+
+
+class _Evaluated(msgspec.Struct):
+    metric: str
     seeds: str = "value"
+    against: list[_Counterpart] = []
 
 
-class _Readings(msgspec.Struct):
-    """Of a result's JSON, only how each expectation read its seeds."""
+class _Seeds(msgspec.Struct):
+    seeds: list[float] = []
 
-    expectation: list[_Reading] = []
+
+class Readings(msgspec.Struct):
+    """Of a result's JSON, what the rules of ``assay check`` read (``assay.ledger.challenges``, ``reads_seeds``), by
+    the names of ``Result``: its verdict, how each expectation read its seeds, its counterparts and their flags, and
+    each metric's per-seed values."""
+
+    verdict: str
+    expectation: list[_Evaluated] = []
+    metrics: dict[str, _Seeds] = {}
+    measured = Result.measured  # the one rule, read from the verdict as a result reads it
+
+
+_READINGS = msgspec.json.Decoder(Readings)
 
 
 def read_result(root: Path, path: Path, raw: bytes | None = None) -> Result:
