@@ -212,9 +212,10 @@ def _scaffold_thresholds(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
     for n, check in enumerate(claim.checks):
         for k, exp in enumerate(check.expect):
             left = [f"the metric name '{exp.metric}'"] if exp.metric in stand_ins.metrics else []
-            line, col = f.where(("checks", n, "expect", k, "value"))
-            if exp.value in stand_ins.values and f.marked.get(line, 0) > col:
-                left.append(f"the threshold {exp.value:g}")
+            if exp.value in stand_ins.values and f.marked:  # where it is written is looked up only then
+                line, col = f.where(("checks", n, "expect", k, "value"))
+                if f.marked.get(line, 0) > col:
+                    left.append(f"the threshold {exp.value:g}")
             if left:
                 yield f.diag(
                     ("checks", n, "expect", k, "value" if len(left) > 1 or "threshold" in left[0] else "metric"),
