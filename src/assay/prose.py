@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from assay.diagnostics import Diagnostic
 from assay.ledger.result import Result
 from assay.model import Claim
+from assay.records.outline import prose as fields
 from assay.statistics import mean_interval
 
 REFERENCE = re.compile(
@@ -30,20 +31,6 @@ REFERENCE = re.compile(
 )
 #: A literal decimal in prose (integers are counts of seeds, steps, layers: left alone; §3.1 is a section).
 DECIMAL = re.compile(r"(?<![\w.{§])[-−]?\d+\.\d+(?!\w|\.\d)")  # "0.03." ends a sentence; "1.2.3" is a version
-
-
-def fields(claim: Claim) -> Iterator[tuple[tuple, str]]:
-    """Every prose field of ``claim`` that may cite the ledger, with its place in the record."""
-    if claim.refined:
-        yield ("refined",), claim.refined
-    for i, a in enumerate(claim.assertions):
-        for name in ("says", "refined"):
-            if getattr(a, name):
-                yield ("assertions", i, name), getattr(a, name)
-    for n, c in enumerate(claim.checks):
-        for name in ("note", "known_failing"):
-            if getattr(c, name):
-                yield ("checks", n, name), getattr(c, name)
 
 
 def render(text: str, claim: Claim, results: dict[str, Result]) -> str:
@@ -108,13 +95,12 @@ def by_check(claim: Claim, get) -> dict[str, Result]:
 
 def of_claim(cid: str, f, ledger) -> Iterator[Diagnostic]:
     """``unknown-reference`` and ``number-not-in-ledger`` in the prose of claim ``cid`` (its file ``f``)."""
+    if not f.outline.prose:
+        return  # neither the record nor a result is looked at
     claim = f.record
-    prose = list(fields(claim))
-    if not prose:
-        return  # no result is looked at
     results = by_check(claim, ledger.get)
     known = _known(claim, results.values())
-    for at, text in prose:
+    for at, text in fields(claim):
         for m in REFERENCE.finditer(text):
             unrun = m["check"] is not None and m["check"] not in results and not _undeclared(m, claim)
             if _value(m, claim, results) is None and not unrun:  # a check not run yet: shown as written till then

@@ -5,6 +5,7 @@ without validating a record.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from assay.diagnostics import Loc
@@ -33,6 +34,7 @@ class Outline(NamedTuple):
     order: str = ""  # a source's date, else its year: what orders sources (ADR-011)
     quotes: tuple[tuple[str, str, str], ...] = ()  # (source, locator key, quote key) of each of a claim's citations
     passages: frozenset[tuple[str, str]] = frozenset()  # (locator key, exact key) of each of a source's passages
+    prose: bool = False  # whether a claim has prose that may cite the ledger (``prose``)
 
     def depends_on(self) -> list[str]:
         return [target for kind, target in self.relations if kind == "depends_on"]
@@ -54,6 +56,7 @@ def outline(record: object) -> Outline | None:
                 for c in record.checks
             ),
             quotes=tuple((c.source, key(c.locator), key(c.quote)) for c in record.citations),
+            prose=any(True for _ in prose(record)),
         )
     if isinstance(record, Source):
         return Outline(
@@ -63,3 +66,17 @@ def outline(record: object) -> Outline | None:
             passages=frozenset((key(p.locator), key(p.exact)) for p in record.passages),
         )
     return Outline(title=getattr(record, "title", record.id)) if record is not None else None
+
+
+def prose(claim: Claim) -> Iterator[tuple[tuple, str]]:
+    """Every prose field of ``claim`` that may cite the ledger (``assay.prose``), with its place in the record."""
+    if claim.refined:
+        yield ("refined",), claim.refined
+    for i, a in enumerate(claim.assertions):
+        for name in ("says", "refined"):
+            if getattr(a, name):
+                yield ("assertions", i, name), getattr(a, name)
+    for n, c in enumerate(claim.checks):
+        for name in ("note", "known_failing"):
+            if getattr(c, name):
+                yield ("checks", n, name), getattr(c, name)
