@@ -377,7 +377,7 @@ def test_a_first_reading_by_forked_processes_is_kept_and_a_second_run_reads_noth
     first = _first_check_forked(kb_root, monkeypatch)
     assert parsed == [] and any("nothing.cpu.json" in d for d in first)
     kinds = [_kind(path) for path in sorted(Path(os.environ["ASSAY_CACHE_DIR"]).glob("*.msgpack"))]
-    assert sorted(kinds) == ["imports", "judgement", "ledger", "records", "verifiers"]
+    assert sorted(kinds) == ["judgement", "ledger", "records", "verifiers"]
     alone = ledger_store.read_ledger(kb_root)  # as read with no cache
     read: list[str] = []
     real_entry, real_module = ledger_store._read_entry, verifiers.read_module

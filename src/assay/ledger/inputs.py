@@ -85,11 +85,9 @@ class InputParts:
     """The input parts of every check, for one state of the repository under ``root``."""
 
     def __init__(self, root: Path, cache: bool = False):
-        """``cache``: keep each module's imported names between runs (``assay.corpus``), for large knowledge bases."""
+        """``cache``: keep each module's reading between runs (``assay.corpus``), for large knowledge bases."""
         self.root = Path(root).resolve()
         self._cached = cache
-        names = corpus.ParseCache(self.root, "imports", also=CACHE_ALSO, value=list[str]) if cache else None
-        self._names = names or corpus.UNCACHED
         runs = corpus.ParseCache(self.root, "code", also=CACHE_ALSO, value=str) if cache else None
         self._runs = runs or corpus.UNCACHED
         self.pins = lock_pins(self.root)
@@ -266,26 +264,21 @@ class InputParts:
         return self._imports[path]
 
     def save(self) -> None:
-        """Keep what was parsed for the next run (when caching): the names each module imports and what it runs."""
-        self._names.save()
+        """Keep what was parsed for the next run (when caching): what each module runs."""
         self._runs.save()
 
     def _names_of(self, path: Path, package: str) -> list[str]:
-        """The dotted names ``path`` imports: a verifier module's from its reading (``verifiers.readings``, one parse
-        for both), another's from the cache while the file is unchanged."""
+        """The dotted names ``path`` imports: a verifier module's from its reading (``verifiers.readings``, kept between
+        runs; one parse for both), another's (a conftest, a helper: a few) read now."""
         if self._verifiers is None:
             self._verifiers = readings(self.root, self._cached)
         reading = self._verifiers.get(self._rel(path))
         if reading is not None:
             return [] if isinstance(reading, str) else list(reading.imports)
-        current = stamp(path) if self._cached and path.parent.resolve() == path.parent else None
         try:
-            return self._names.memo(self._rel(path), current, lambda: self._read_names(path, package))
-        except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
-            return []  # the digest says it is unreadable; pytest reports the syntax error
-
-    def _read_names(self, path: Path, package: str) -> list[str]:
-        return module_imports(read_regular(self.root, path), package)
+            return module_imports(read_regular(self.root, path), package)
+        except Unreadable:
+            return []  # the digest says it is unreadable
 
     def _read_imports(self, path: Path) -> list[Path]:
         folder = path.parent
