@@ -265,3 +265,15 @@ def test_a_part_recorded_from_bytes_is_upgraded_only_from_a_file_inside_the_know
     (kb_root.parent / "beside.py").write_text("X = 1\n")
     recorded = {f"code:{outside}": digest(b"X = 1\n"), "code:../beside.py": digest(b"X = 1\n")}  # their bytes' digests
     assert InputParts(kb_root).upgrade(recorded) is recorded  # neither is read: they stay as recorded, and differ
+
+
+@pytest.mark.parametrize("head", ["", "# -*- coding: latin-1 -*-\n", "\ufeff"], ids=["utf-8", "latin-1", "bom"])
+def test_a_verifier_modules_imports_read_with_its_kept_reading_are_those_it_gives_read_alone(
+    kb_root, tmp_path, monkeypatch, head
+):
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    (kb_root / "verify" / "helper_x.py").write_text("X = 1\n")
+    module = kb_root / "verify" / "test_imports_x.py"
+    module.write_bytes(f"{head}from verify import helper_x\n\n\ndef test_x():\n    pass\n".encode())
+    kept, alone = InputParts(kb_root, cache=True).closure(module), InputParts(kb_root).closure(module)
+    assert kept == alone and "helper_x.py" in {path.name for path in alone}

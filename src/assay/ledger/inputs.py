@@ -268,11 +268,12 @@ class InputParts:
         self._runs.save()
 
     def _names_of(self, path: Path, package: str) -> list[str]:
-        """The dotted names ``path`` imports: a verifier module's from its reading (``verifiers.readings``, kept between
-        runs; one parse for both), another's (a conftest, a helper: a few) read now."""
-        if self._verifiers is None:
-            self._verifiers = readings(self.root, self._cached)
-        reading = self._verifiers.get(self._rel(path))
+        """The dotted names ``path`` imports: when caching, a verifier module's from the reading kept between runs
+        (``verifiers.readings``: one parse for both); else, and for the few other local modules (a conftest, a
+        helper), read now."""
+        if self._cached and self._verifiers is None:
+            self._verifiers = readings(self.root, cache=True)
+        reading = (self._verifiers or {}).get(self._rel(path))
         if reading is not None:
             return [] if isinstance(reading, str) else list(reading.imports)
         try:
