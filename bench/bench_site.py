@@ -3,10 +3,11 @@
 For each size: generate sources, claims (with citations, relations, checks) and ledger entries in a
 temp dir; time the generator alone, then `mkdocs build` of the Assay site, then `mkdocs build` of as
 many plain Markdown pages (same theme and plugins) as the baseline; print, per size, a JSON row (wall
-and CPU seconds and peak RSS of each build, their ratio), then open the graph page in headless
+and CPU seconds of each build, their ratio, and its peak memory: the RSS of its largest process, and the sum of
+the proportional set sizes of all its processes, for the Assay build forks workers), then open the graph page in headless
 Chromium and print the time until its canvas has drawn it. At the end, one table of all sizes and
 whether the targets hold: the Assay site builds within 1.5x of the plain pages (wall time) at 10,000 and
-at 50,000 claims, with a peak RSS under 2 GB at 50,000; the graph interactive in under 3 s. The machine may
+at 50,000 claims, with a peak under 2 GB at 50,000 (both figures); the graph interactive in under 3 s. The machine may
 be shared: the CPU ratio is printed beside the wall ratio because it moves less with the neighbours' load.
 
     python bench/bench_site.py [--sizes 1000,10000] [--no-browser] [--keep DIR]
@@ -150,13 +151,38 @@ TARGET_RATIO, TARGET_SIZES = 1.5, (10_000, 50_000)  # the Assay build within 1.5
 TARGET_MB, TARGET_MB_SIZE = 2048, 50_000  # and its peak RSS under 2 GB at 50,000 claims
 
 
-def _mkdocs(config: Path) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in MB of ``mkdocs build`` as a child (``measure``)."""
+def _mkdocs(config: Path) -> tuple[float, float, float, float]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MB of its largest process, and peak of the sum of its
+    processes' proportional set sizes in MB (``_tree_pss``) of ``mkdocs build`` as a child (``measure``)."""
     argv = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
-    wall, cpu, mb, rc, stderr = measured(argv, {**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    peak, done = [0.0], threading.Event()
+    poller = threading.Thread(target=_tree_pss, args=(str(config), peak, done), daemon=True)
+    poller.start()
+    try:
+        wall, cpu, mb, rc, stderr = measured(argv, {**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    finally:
+        done.set()
+        poller.join()
     if rc:
         raise subprocess.CalledProcessError(rc, argv, stderr=stderr)  # what mkdocs said is in the error
-    return wall, cpu, mb
+    return wall, cpu, mb, peak[0]
+
+
+def _tree_pss(config: str, peak: list[float], done: threading.Event) -> None:
+    """The highest sum, sampled twice a second, of the proportional set size (``Pss`` of ``/proc/PID/smaps_rollup``:
+    a page shared by n processes counts 1/n in each) of every ``mkdocs build`` process of ``config``: the build forks
+    workers, whose memory the largest process's peak RSS leaves out. Stays 0 where ``/proc`` has no such file."""
+    while not done.wait(0.5):
+        total = 0
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                cmd = (proc / "cmdline").read_bytes()
+                if b"mkdocs\0build" in cmd and config.encode() in cmd and b"\0-c\0" not in cmd:  # not ``measure``'s
+                    rollup = (proc / "smaps_rollup").read_text()
+                    total += int(rollup.split("\nPss:", 1)[1].split()[0])  # KB
+            except (OSError, IndexError, ValueError):
+                continue  # gone, or not readable
+        peak[0] = max(peak[0], total / 1024)
 
 
 def plain_pages(out: Path, n: int) -> Path:
@@ -217,10 +243,10 @@ def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
         out = tmp / "assay"
         out.mkdir()
         config = _config(out, REPO / "site", ["search", "offline", {"assay": {"root": str(kb)}}], None)
-        assay, assay_cpu, assay_rss = _mkdocs(config)
+        assay, assay_cpu, assay_rss, assay_pss = _mkdocs(config)
         plain_out = tmp / "plain"
         plain_out.mkdir()
-        plain, plain_cpu, plain_rss = _mkdocs(plain_pages(plain_out, n))
+        plain, plain_cpu, plain_rss, plain_pss = _mkdocs(plain_pages(plain_out, n))
         row = {
             "claims": n,
             "make_kb_s": round(made, 1),
@@ -236,6 +262,8 @@ def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
             "cpu_ratio": round(assay_cpu / plain_cpu, 2),
             "assay_peak_rss_mb": round(assay_rss),
             "plain_peak_rss_mb": round(plain_rss),
+            "assay_peak_tree_pss_mb": round(assay_pss),
+            "plain_peak_tree_pss_mb": round(plain_pss),
         }
         if browser and Path("/usr/bin/chromium").exists():
             row["graph_ready_ms"] = round(graph_ready_ms(out / "site"))
@@ -259,12 +287,13 @@ def summary(rows: list[dict]) -> None:
     """One table of every size, and whether each target holds."""
     print(
         f"{'claims':>7} {'generator s':>12} {'(cpu)':>7} {'assay build s':>14} {'(cpu)':>7} {'plain build s':>14} {'(cpu)':>7} "
-        f"{'ratio':>6} {'cpu ratio':>10} {'assay peak RSS MB':>18}"
+        f"{'ratio':>6} {'cpu ratio':>10} {'assay peak RSS MB':>18} {'(all processes, PSS)':>21}"
     )
     for r in rows:
         print(
             f"{r['claims']:>7} {r['generator_s']:>12} {r['generator_cpu_s']:>7} {r['assay_build_s']:>14} {r['assay_cpu_s']:>7} "
-            f"{r['plain_build_s']:>14} {r['plain_cpu_s']:>7} {r['ratio']:>6} {r['cpu_ratio']:>10} {r['assay_peak_rss_mb']:>18}"
+            f"{r['plain_build_s']:>14} {r['plain_cpu_s']:>7} {r['ratio']:>6} {r['cpu_ratio']:>10} {r['assay_peak_rss_mb']:>18} "
+            f"{r['assay_peak_tree_pss_mb']:>21}"
         )
     for size in TARGET_SIZES:
         at = [r for r in rows if r["claims"] == size]
@@ -280,10 +309,11 @@ def summary(rows: list[dict]) -> None:
     if not at:
         print(f"target (peak under {TARGET_MB:,} MB at {TARGET_MB_SIZE:,} claims): not measured in this run")
     else:
-        mb = at[0]["assay_peak_rss_mb"]
+        mb, tree = at[0]["assay_peak_rss_mb"], at[0]["assay_peak_tree_pss_mb"]
         print(
-            f"target (peak under {TARGET_MB:,} MB at {TARGET_MB_SIZE:,} claims): {mb:,} MB "
-            f"(plain pages {at[0]['plain_peak_rss_mb']:,} MB): {'holds' if mb < TARGET_MB else 'MISSED'}"
+            f"target (peak under {TARGET_MB:,} MB at {TARGET_MB_SIZE:,} claims): {mb:,} MB in its largest process, "
+            f"{tree:,} MB in all its processes together (PSS) (plain pages {at[0]['plain_peak_rss_mb']:,} MB): "
+            f"{'holds' if max(mb, tree) < TARGET_MB else 'MISSED'}"
         )
 
 
