@@ -100,7 +100,8 @@ def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = Non
 
 #: Bidirectional embeddings, overrides and isolates: text holding them can show in another order than it reads
 #: (the "Trojan Source" class). The marks U+200E/U+200F change no order of what is written and are let be.
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+BIDI_CHARACTERS = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+BIDI_CONTROLS = re.compile(f"[{BIDI_CHARACTERS}]")
 
 
 #: The same in a record's text: raw, or written as a YAML escape in a double-quoted scalar.
