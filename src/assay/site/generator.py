@@ -19,7 +19,6 @@ import io
 import os
 import pickle
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -57,7 +56,6 @@ class Site:
     def __init__(self, root: Path, options: Options | None = None):
         self.options = options or Options()
         self.ix: SiteIndex = index(Path(root))
-        self.pool: ProcessPoolExecutor | None = None  # writes the export, where the claim pages are made ahead
         self.rendered: _Rendered | None = None  # the claim pages made ahead (``ahead``)
 
     def outputs(self) -> list[Output]:
@@ -96,21 +94,23 @@ class Site:
 
     def ahead(self, folder: Path) -> bool:
         """Where the claims are ``corpus.large`` and processes may be forked: start rendering the claim pages into the
-        private ``folder`` (``corpus.ahead``: forked processes, a run of pages a file) and writing the export
-        (``export_file``), while the caller goes on; ``close`` stops them. Whether they were started."""
+        private ``folder`` (``corpus.ahead``: forked processes, a run of pages a file), and the export when it is asked
+        for (``export_file``), while the caller goes on; ``close`` stops them. Whether they were started."""
         global _FORKED
         cids = sorted(self.ix.summaries)
-        if self.pool is None and corpus.large(len(cids)) and corpus.can_fork():
+        if self.rendered is None and corpus.large(len(cids)) and corpus.can_fork():
             _FORKED, self.rendered = self, _Rendered(partial(_render_run, folder), cids)
             corpus.ahead(self.rendered.rendering, cids)
-            self.pool = corpus.pool()
-        return self.pool is not None
+        return self.rendered is not None
 
     def export_file(self, path: Path) -> Callable[[], Path]:
-        """``export`` into the file ``path``, by a forked process where they were started (call what this returns
-        to wait for the file), else here and now."""
-        if self.pool is not None:
-            return self.pool.submit(_export_to, path).result
+        """``export`` into the file ``path``, by one of the processes that render the claim pages where they were
+        started (``corpus.ahead``; its cost: every claim's; call what this returns to wait for the file), else here
+        and now."""
+        if self.rendered is not None:
+            cost = len(self.rendered.cids)
+            corpus.ahead(_export_to, [str(path)], cost)
+            return lambda: Path(corpus.map_all(_export_to, [str(path)], cost)[0])
         with path.open("w", encoding="utf-8") as out:
             self.export(out)
         return lambda: path
@@ -133,16 +133,15 @@ class Site:
     def let_go(self) -> None:
         """Where forked processes make the export and the claim pages (``ahead``), let this process's index go once
         the other outputs are made: they hold their own copy, and the build goes on without it."""
-        if self.pool is not None:
+        if self.rendered is not None:
             self.ix = None  # type: ignore[assignment]
             gc.collect()
             _trim()
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+        if self.rendered is not None:
             corpus.settle()  # the pages' processes stopped, where no page was asked for
-            self.pool = self.rendered = None
+            self.rendered = None
 
 
 _FORKED: Site | None = None  # the site a forked process renders pages of: its parent's, as it was at the fork
@@ -156,11 +155,12 @@ def _render_run(folder: Path, cids: Sequence[str]) -> list[str]:
     return [str(path)] * len(cids)
 
 
-def _export_to(path: Path) -> Path:
+def _export_to(paths: Sequence[str]) -> list[str]:
+    """The export into the one file at ``paths``: its path."""
     assert _FORKED is not None
-    with path.open("w", encoding="utf-8") as out:
+    with open(paths[0], "w", encoding="utf-8") as out:
         _FORKED.export(out)
-    return path
+    return list(paths)
 
 
 class _Rendered:
