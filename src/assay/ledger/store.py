@@ -200,7 +200,16 @@ def _keepable(current: Stamp | None, entry: Entry) -> Stamp | None:
 
 
 #: The modules of Assay a kept ledger reading depends on, besides ``assay.corpus.cache.PARSE_MODULES``.
-CACHE_ALSO = ("svg", "ledger.result", "ledger.layout", "ledger.store", "ledger.refusals", "reading", "precision")
+CACHE_ALSO = (
+    "svg",
+    "ledger.result",
+    "ledger.layout",
+    "ledger.store",
+    "ledger.refusals",
+    "ledger.messages",
+    "reading",
+    "precision",
+)
 
 
 def read_ledger(root: Path, cache: bool = False) -> Ledger:
