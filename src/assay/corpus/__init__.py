@@ -9,7 +9,9 @@ module (sent to forked processes by name) and the type of what it keeps; it name
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -132,3 +134,23 @@ def without_collector(func: Callable[..., T]) -> Callable[..., T]:
             return func(*args, **kwargs)
 
     return run
+
+
+def give_back(collect: bool = False) -> None:
+    """Memory freed since given back to the system where the C library can (glibc's ``malloc_trim``), after a cyclic
+    collection where ``collect``: a site build makes and frees a page's HTML, tens of kilobytes, for each claim
+    between long-lived small objects, and the freed space would otherwise stay with the process."""
+    global _LIBC
+    if collect:
+        gc.collect()
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(None)
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: ctypes.CDLL | bool | None = None

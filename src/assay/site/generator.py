@@ -13,8 +13,6 @@ while MkDocs makes the other pages, a run of claim pages a file, each read back 
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import io
 import os
 import pickle
@@ -135,8 +133,7 @@ class Site:
         the other outputs are made: they hold their own copy, and the build goes on without it."""
         if self.rendered is not None:
             self.ix = None  # type: ignore[assignment]
-            gc.collect()
-            _trim()
+            corpus.give_back(collect=True)
 
     def close(self) -> None:
         if self.rendered is not None:
@@ -178,28 +175,10 @@ class _Rendered:
         path = self.files[cid]
         if self.held[0] != path:
             self.held = ("", {})
-            _trim()  # the pages of the run before, and the theme's output of each, given back to the system
+            corpus.give_back()  # the pages of the run before, and the theme's output of each, given back to the system
             self.held = (path, pickle.loads(Path(path).read_bytes()))
             os.unlink(path)
         return self.held[1].pop(cid)
-
-
-def _trim() -> None:
-    """Memory freed since given back to the system where the C library can (glibc's ``malloc_trim``): a build makes
-    and frees a page's HTML, tens of kilobytes, for each claim between long-lived small objects, and the freed
-    space would otherwise stay with the process."""
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL(None)
-            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
-
-
-_LIBC: ctypes.CDLL | bool | None = None
 
 
 class _Safe:
