@@ -40,6 +40,14 @@ def dying(parent: int, items):
     return list(items)
 
 
+def test_work_started_ahead_runs_in_one_process_fewer_than_the_cores_for_this_one_goes_on_working(monkeypatch):
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    bulk.ahead(partial(where, "a"), list(range(40)), 10)
+    (pool,) = bulk._AHEAD_POOL
+    assert pool._max_workers == 2
+    bulk.shared_map(partial(where, "a"), list(range(40)), 10)
+
+
 def test_work_started_ahead_is_what_shared_map_gives_worked_on_elsewhere_and_leaves_no_process():
     items = list(range(100))
     bulk.ahead(partial(where, "a"), items, 10)
@@ -130,6 +138,7 @@ def test_a_job_that_cannot_start_is_done_when_asked_for_and_leaves_nothing(monke
         return real()
 
     monkeypatch.setattr(bulk.os, "fork", second_fails)
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)  # two processes ahead
     bulk.ahead(partial(where, "a"), list(range(40)), 10)
     assert not bulk._AHEAD and not bulk._AHEAD_POOL and not multiprocessing.active_children()
     monkeypatch.setattr(bulk.os, "fork", real)
