@@ -151,10 +151,11 @@ def test_show_gives_each_expectation_as_measured_with_its_counterparts(kb_root, 
     assert "  check log-n-cap on cpu: passed\n    excess = 0, expected == 0 within 1e-06: holds\n" in out
 
 
-def test_show_gives_a_last_error_that_says_nothing_as_its_kind_alone(kb_root, capsys):
+@pytest.mark.parametrize("message", ["", "\n  \n"])
+def test_show_gives_a_last_error_that_says_nothing_as_its_kind_alone(kb_root, capsys, message):
     path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
     data = json.loads(path.read_text())
-    data["last_error"] = {"kind": "error", "message": "", "finished": "2026-01-02T00:00:00Z"}
+    data["last_error"] = {"kind": "error", "message": message, "finished": "2026-01-02T00:00:00Z"}
     path.write_text(json.dumps(data))
     assert assay(kb_root, "show", "THEORY-085") == 0
     line = "  check log-n-cap on cpu: error (last measured passed on 2026-01-01T00:00:00Z; last run ended in error)\n"

@@ -130,7 +130,7 @@ def check_notes(c: CheckState) -> str:
     r = c.result
     if r is not None and r.last_error is not None:
         measured = f"last measured {r.verdict} on {r.finished}; " if r.measured else ""
-        said = r.last_error.message.splitlines()[:1]  # a message that says nothing is the kind alone
+        said = [line for line in r.last_error.message.splitlines() if line.strip()][:1]  # nothing said: the kind alone
         notes.append(f"{measured}last run ended in {': '.join([r.last_error.kind, *said])}")
     if c.problem is not None:
         notes.append(c.problem.message)
