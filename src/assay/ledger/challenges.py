@@ -21,10 +21,9 @@ def of_claim(cid: str, f, ledger: Ledger) -> Iterator[Diagnostic]:
             result = ledger.readings((cid, outline.id, device))
             if result is None or not result.measured:
                 continue
-            flagged = (
+            if any(
                 any(c.flag is not None for c in ev.against) or _flat(result, ev.metric, ev.against) for ev in result.expectation
-            )
-            if any(flagged):
+            ):
                 yield from _of_result(f, n, f.record.checks[n], device, result)
             break  # one device says it
 
