@@ -14,6 +14,11 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 from assay.experiment import PART, Text
 from assay.ids import DecisionId, SourceId
 
+#: A day, YYYY-MM-DD.
+Day = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+#: A web address: http(s), printable ASCII.
+WebAddress = Annotated[str, StringConstraints(pattern=r"^https?://[!-~]+$")]
+
 
 class Identifiers(BaseModel):
     """Where a source can be found; at least one identifier is required."""
@@ -26,12 +31,8 @@ class Identifiers(BaseModel):
     doi: Annotated[str, StringConstraints(pattern=r"^10\.[0-9]{4,9}/[!-~]+$")] | None = Field(
         None, description="DOI without the resolver prefix, e.g. `10.1109/CVPR42600.2020.00975`."
     )
-    url: Annotated[str, StringConstraints(pattern=r"^https?://[!-~]+$")] | None = Field(
-        None, description="A stable address of the document (a blog post, a code repository)."
-    )
-    code: Annotated[str, StringConstraints(pattern=r"^https?://[!-~]+$")] | None = Field(
-        None, description="The official code repository, where there is one."
-    )
+    url: WebAddress | None = Field(None, description="A stable address of the document (a blog post, a code repository).")
+    code: WebAddress | None = Field(None, description="The official code repository, where there is one.")
 
     @model_validator(mode="after")
     def _one_at_least(self) -> Identifiers:
@@ -126,6 +127,4 @@ class Copy(BaseModel):
     file: Text = Field(description="The copy's file name (`1911.05722v3.html`, `builder.py`).")
     sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] = Field(description="The copy's SHA-256.")
     format: Literal["text", "markdown", "html", "latex", "pdf"] = Field(description="How its text was read.")
-    checked: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(
-        description="The day it was checked."
-    )
+    checked: Day = Field(description="The day it was checked.")

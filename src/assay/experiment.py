@@ -18,6 +18,8 @@ SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 VERIFIER = r"^verify/[A-Za-z0-9_/]+\.py::[A-Za-z_][A-Za-z0-9_]*$"
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Slug = Annotated[str, StringConstraints(pattern=SLUG)]
+#: A metric's name, as its verifier records it: snake_case (ASCII only).
+MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 
 SeedReading = Literal["all", "mean"]
 
@@ -50,7 +52,7 @@ class Expectation(BaseModel):
 
     model_config = PART
 
-    metric: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(description="Metric name.")
+    metric: MetricName = Field(description="Metric name.")
     op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
     value: float = Field(allow_inf_nan=False, description="Threshold, from the measured spread over seeds.")
     tol: float | None = Field(None, ge=0, allow_inf_nan=False, description="Absolute tolerance; only with `==`.")
@@ -72,7 +74,7 @@ class Expectation(BaseModel):
         lt=1,
         description="Confidence level of the mean's interval (Student's t), with `seeds: mean`; 0.95 if unset.",
     )
-    against: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
+    against: list[MetricName] = Field(
         default_factory=list,
         description="Counterparts: metrics of the same run that measure the same statistic on a condition where this "
         "comparison must not hold (for a control, the model with the effect; for an effect, the model without it). The "
@@ -133,9 +135,7 @@ class MetricSpec(BaseModel):
 
     model_config = PART
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
-        description="Metric name, as the verifier records it."
-    )
+    name: MetricName = Field(description="Metric name, as the verifier records it.")
     unit: Text = Field(description="Its unit (`fraction`, `nats`, `accuracy points`, `MSE`); the ledger keeps it.")
     measures: Text = Field(description="What it measures, in words a reader understands without the code.")
     quantity: Slug | None = Field(

@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from assay.bibliography import AnthologyUnit, Comparison, Copy, Identifiers, Passage, Published, Version
-from assay.experiment import PART, Check, Slug, Text
+from assay.bibliography import AnthologyUnit, Comparison, Copy, Day, Identifiers, Passage, Published, Version
+from assay.experiment import PART, Check, MetricName, Slug, Text
 from assay.ids import RECORD_ID, ClaimId, DecisionId, RecordId, SourceId
 
 
@@ -161,7 +161,7 @@ class Support(BaseModel):
     stance: Stance = Field(
         description="`supports`: the expectation holding supports the assertion; `refutes`: it holding counts against it."
     )
-    metrics: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]] = Field(
+    metrics: list[MetricName] = Field(
         default_factory=list,
         description="The metrics of the check's expectations that bear on this assertion; unset: all of them.",
     )
@@ -258,7 +258,7 @@ class Decision(Record):
     id: DecisionId = Field(description="`ADR-NNN`, equal to the file name.")
     title: Text = Field(description="The decision in a few words.")
     status: Literal["proposed", "accepted", "superseded"] = Field(description="Where the decision stands.")
-    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(description="When it was taken.")
+    date: Day = Field(description="When it was taken.")
     context: Text = Field(description="The problem it answers.")
     decision: Text = Field(description="What was decided.")
     consequences: Text = Field(description="What follows, including what the validator enforces.")
