@@ -240,41 +240,24 @@ def _verifiers(kb: KnowledgeBase) -> Iterator[Diagnostic]:
                     f"'{verifier}' is marked claim({v.claim!r}, {v.check!r}), not ({cid!r}, {check!r})",
                 )
     for v in tests.values():
-        path = v.nodeid.split("::")[0]
         if v.parametrized and v.claim is not None:
-            yield Diagnostic(
-                path,
-                v.line,
-                1,
+            yield v.diag(
                 "parametrized-verifier",
                 f"'{v.nodeid}' is parametrized, so pytest would run it several times for the one check {v.claim}/{v.check}",
                 "a check has one test: give the values to the verifier as its seeds (seeds: in the record), or make each "
                 "its own check with its own test",
             )
         if v.claim is None:
-            yield Diagnostic(
-                path,
-                v.line,
-                1,
-                "untied-verifier",
-                f"'{v.nodeid}' has no claim marker",
-                "add @pytest.mark.claim('SOTA-NNN', 'check-id')",
-            )
+            yield v.diag("untied-verifier", f"'{v.nodeid}' has no claim marker", "add @pytest.mark.claim('SOTA-NNN', 'check-id')")
         elif v.claim not in claims:
             if v.claim not in kb.by_id:  # an invalid claim is reported where it is
-                yield Diagnostic(
-                    path,
-                    v.line,
-                    1,
+                yield v.diag(
                     "orphan-verifier",
                     f"'{v.nodeid}' is tied to '{v.claim}', which is not a claim",
                     suggest(v.claim, list(claims)),
                 )
         elif all(check != (v.check or "") for check, _ in claims[v.claim]):
-            yield Diagnostic(
-                path,
-                v.line,
-                1,
+            yield v.diag(
                 "orphan-verifier",
                 f"'{v.nodeid}' is tied to check '{v.check}', which {v.claim} does not have",
                 suggest(v.check or "", [check for check, _ in claims[v.claim]]),
@@ -292,10 +275,7 @@ def _duplicate_verifiers(tests: Index, named: set[str]) -> Iterator[Diagnostic]:
             continue
         other = first.setdefault((v.claim, v.check), v)
         if other is not v:
-            yield Diagnostic(
-                v.nodeid.split("::")[0],
-                v.line,
-                1,
+            yield v.diag(
                 "duplicate-verifier",
                 f"'{v.nodeid}' and '{other.nodeid}' are both marked claim({v.claim!r}, {v.check!r})",
                 "a check has one verifier: tie each test to its own check, or remove one",

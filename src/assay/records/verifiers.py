@@ -35,6 +35,10 @@ class Verifier:
     check: str | None
     parametrized: bool = False  # a ``parametrize`` marker on it or on its module: pytest would run it several times
 
+    def diag(self, code: str, message: str, hint: str | None = None) -> Diagnostic:
+        """A diagnostic at the line of this test in its module."""
+        return Diagnostic(self.nodeid.split("::")[0], self.line, 1, code, message, hint)
+
 
 def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | None:
     for dec in decorators:
