@@ -11,8 +11,8 @@ import difflib
 from collections.abc import Collection, Iterable, Iterator
 
 from assay.diagnostics import Diagnostic
-from assay.experiment import MetricSpec
-from assay.model import SERIES, Claim, Reported, series
+from assay.model import SERIES, Claim, series
+from assay.pairing import comparable
 from assay.records import challenge, meaning
 from assay.records.document import Loaded
 from assay.records.formula_limits import BOUNDED_HINT, unbounded
@@ -250,15 +250,6 @@ def _tested_words(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
             "make tests: the words (of filed:, or the says:) of an assertion that names the check as evidence, or name "
             "the check in the evidence of the assertion these words belong to",
         )
-
-
-def comparable(spec: MetricSpec, r: Reported) -> bool:
-    """Whether our metric and a reported number measure the same quantity in the same unit."""
-    return bool(spec.quantity) and spec.quantity == r.quantity and _unit_key(spec.unit) == _unit_key(r.unit)
-
-
-def _unit_key(unit: str) -> str:
-    return " ".join(unit.lower().split())
 
 
 def _kind(quantity: str | None, unit: str) -> str:
