@@ -60,18 +60,15 @@ class Loaded:
         path: str,
         folder: str,
         data: dict[str, Any] | None = None,
-        positions: dict[Loc, Pos] | None = None,
         record: Record | None = None,
-        diagnostics: list[Diagnostic] | None = None,
-        unlisted: int = 0,
     ):
         self.path, self.folder = path, folder
-        self._data, self._positions, self._record = data, positions if positions is not None else {}, record
+        self._data, self._positions, self._record = data, {}, record
         self._marks: bytes | None = None  # the positions, flat (``read_marks``), where the file was read
         self._plain: msgspec.Raw | None = None  # the data as the cache keeps it, where it was taken from the cache
         self._derived = False  # whether the record is its model's validation of the data (``validate``)
-        self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
-        self.unlisted = unlisted  # problems found but not made into diagnostics (see _from_pydantic)
+        self.diagnostics: list[Diagnostic] = []
+        self.unlisted = 0  # problems found but not made into diagnostics (see _from_pydantic)
         self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.records.within.local)
         self._id: str | None = None
         self._named = False
