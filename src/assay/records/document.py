@@ -80,9 +80,7 @@ class Loaded:
     def seal(self, outline: Outline | None, rules: Callable[[Loaded], list[Diagnostic]]) -> None:
         """Keep what every command needs of the file once it is read: its id, model, the ``outline`` of its record
         and the diagnostics of the ``rules`` within it (``assay.records.within.local``)."""
-        value = (self.data or {}).get("id")
-        self._named = isinstance(value, str) and series(value) is not None
-        self._id = value if self._named else Path(self.path).stem
+        self._named, self._id = self._naming()
         self._model = type(self._record) if self._record is not None else None
         self._outline = outline
         self.rules = rules(self)
@@ -201,18 +199,18 @@ class Loaded:
         The key of the file in the graph, the site's paths and the CLI: a malformed id (`' SOTA-364'`,
         `'SOTA-３６８'`, `'SOTA-1/../x'`) never becomes one; it is reported as bad-id where it is written.
         """
-        if self._id is not None:
-            return self._id
-        value = (self.data or {}).get("id")
-        return value if isinstance(value, str) and series(value) else Path(self.path).stem
+        return self._id if self._id is not None else self._naming()[1]
 
     @property
     def named(self) -> bool:
         """Whether the file goes by the id its record writes (else by its stem: the id is missing or malformed)."""
-        if self._id is not None:
-            return self._named
+        return self._named if self._id is not None else self._naming()[0]
+
+    def _naming(self) -> tuple[bool, str]:
+        """``named`` and ``id`` from the data (``seal`` keeps them)."""
         value = (self.data or {}).get("id")
-        return isinstance(value, str) and series(value) is not None
+        named = isinstance(value, str) and series(value) is not None
+        return named, value if named else Path(self.path).stem
 
     def where(self, loc: Loc) -> Pos:
         """Line and column of the deepest known prefix of ``loc``."""
