@@ -61,12 +61,12 @@ def _value(m: re.Match, claim: Claim, results: dict[str, Result]) -> str | None:
         return m["lit"].strip()
     if m["reported"] is not None:
         r = next((r for r in claim.reported if r.id == m["reported"]), None)
-        return None if r is None else f"{r.bound or ''}{r.value:g} {r.unit}".replace(" %", " %")
+        return None if r is None else r.shown.replace(" %", " %")
     result = results.get(m["check"])
     metric = result.metrics.get(m["metric"]) if result is not None else None
     if metric is None:
         return None
-    check = next((c for c in claim.checks if c.id == m["check"]), None)
+    check = claim.check(m["check"])
     spec = check.metric(m["metric"]) if check is not None else None
     named = spec.unit if spec is not None else metric.unit
     unit = f" {named}" if named and named not in ("fraction", "ratio") else ""
@@ -130,7 +130,7 @@ def _what(m: re.Match) -> str:
 def _undeclared(m: re.Match, claim: Claim) -> bool:
     if m["reported"]:
         return True
-    check = next((c for c in claim.checks if c.id == m["check"]), None)
+    check = claim.check(m["check"])
     return check is None or (check.metrics and check.metric(m["metric"]) is None)
 
 
