@@ -112,20 +112,26 @@ def _literal_calls(func: ast.FunctionDef, ev: str) -> list[Call] | None:
 def _literal_call(call: ast.Call) -> Call | None:
     """``evidence.metric(...)`` read as ``_Reader._metric`` reads it, where its name is a literal string, its unit
     absent or a literal and nothing is unpacked; else None."""
+    name, unit = _name_and_unit(call) or (None, None)
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    if unit is not None and not isinstance(unit, ast.Constant):
+        return None
+    return _call(call, name.value, unit, unit.value if unit is not None else None)
+
+
+def _name_and_unit(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None] | None:
+    """The name and the ``unit=`` a metric call passes (None where it passes none); None where it unpacks arguments."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     keywords = {k.arg: k.value for k in call.keywords}
-    name = call.args[0] if call.args else keywords.get("name")
-    unit = call.args[2] if len(call.args) > 2 else keywords.get("unit")
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-        return None
-    if unit is None:
-        return Call(name.value, call.lineno, call.col_offset + 1, None, 0, 0, True)
-    if not isinstance(unit, ast.Constant):
-        return None
-    given = unit.value
+    return call.args[0] if call.args else keywords.get("name"), call.args[2] if len(call.args) > 2 else keywords.get("unit")
+
+
+def _call(call: ast.Call, name: str, unit: ast.expr | None, given: object) -> Call:
     read = given is None or isinstance(given, str)
-    return Call(name.value, call.lineno, call.col_offset + 1, given if read else None, unit.lineno, unit.col_offset + 1, read)
+    at = (unit.lineno, unit.col_offset + 1) if unit is not None else (0, 0)
+    return Call(name, call.lineno, call.col_offset + 1, given if read else None, *at, read)
 
 
 def _names(nodes: list[ast.AST], ev: str) -> bool:
@@ -214,10 +220,8 @@ class _Reader:
                 self._expr(child, ev, scope, stack)
 
     def _metric(self, call: ast.Call, scope: Scope) -> None:
-        keywords = {k.arg: k.value for k in call.keywords}
-        name = call.args[0] if call.args else keywords.get("name")
-        unit = call.args[2] if len(call.args) > 2 else keywords.get("unit")
-        if name is None or None in keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        name, unit = _name_and_unit(call) or (None, None)
+        if name is None:
             self._escape(call.lineno, "a metric call passes its arguments unpacked")
             return
         rows = scope.evaluate([name] if unit is None else [name, unit], partial=True)  # a unit not read hides no name
@@ -225,11 +229,7 @@ class _Reader:
             why = f"the metric name `{_snippet(name)}` is not one this reading can evaluate"
             self._escape(call.lineno, why, pattern(name, scope))
             return
-        at = (unit.lineno, unit.col_offset + 1) if unit is not None else (0, 0)
-        for row in rows:
-            given = row[1] if unit is not None else None
-            read = given is None or isinstance(given, str)
-            self.calls.append(Call(row[0], call.lineno, call.col_offset + 1, given if read else None, *at, read))
+        self.calls += [_call(call, row[0], unit, row[1] if unit is not None else None) for row in rows]
 
     def _helper(self, call: ast.Call, ev: str, scope: Scope, stack: tuple[str, ...]) -> None:
         """Follow the evidence into a function of this module, its other parameters bound to the call's arguments."""
