@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from assay.records import literals
@@ -43,10 +45,7 @@ class Module:
     """The functions and constants of a module that a reading may follow: the names bound once, at its top."""
 
     def __init__(self, tree: ast.Module):
-        count: dict[str, int] = {}
-        for node in tree.body:
-            for name in set().union(*_bindings([node])):
-                count[name] = count.get(name, 0) + 1
+        count = Counter(name for node in tree.body for name in set().union(*_bindings([node])))
         rebound: set[str] = set()  # declared global somewhere, or changed in place (``SIZES.append(4)``, ``T[k] = v``)
         handed: set[str] = set()  # passed to a function, aliased or returned: a list there may be changed elsewhere
         for node in ast.walk(tree):
@@ -283,10 +282,7 @@ class Scope:
             if not readable[-1] and not partial:
                 return None
             groups += [g for g in found if readable[-1] and g is not None and g not in groups]
-        size = 1
-        for g in groups:
-            size *= len(g.rows)
-        if size > MAX_NAMES:
+        if math.prod(len(g.rows) for g in groups) > MAX_NAMES:
             return None
         out: dict[str, tuple[object, ...]] = {}
         for combo in itertools.product(*(g.rows for g in groups)):
