@@ -68,7 +68,6 @@ def diagnostics(kb: KnowledgeBase) -> Iterator[Diagnostic]:
 def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) -> Iterator[Diagnostic]:
     module, test = check.verifier.split("::")
     declared = {name: (k, unit) for k, (name, unit) in enumerate(check.metrics)}
-    where = _Where(f, n)
     for call in r.calls:
         k, unit = declared.get(call.name, (None, None))
         if k is not None and call.unit is not None and call.unit != unit:
@@ -78,14 +77,14 @@ def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) 
                 call.unit_col,
                 "unit-mismatch",
                 f"'{test}' records metric '{call.name}' in '{call.unit}', but check '{check.id}' of {f.id} declares it "
-                f"in '{unit}' ({where.metrics(k, 'unit')})",
+                f"in '{unit}' ({_metrics_at(f, n, k, 'unit')})",
                 "record it in the declared unit, or correct the declaration",
             )
     missing = [name for name in declared if name not in r.names]
     unsure = [name for name in missing if r.may_record(name)]  # a name built where the reading could not follow
     undeclared = {c.name: c for c in reversed(r.calls) if c.name not in declared}  # each name at its first call
     if unsure:
-        yield _unread(f, check.id, (module, test, test_line), unsure, r, where)
+        yield _unread(f, n, check.id, (module, test, test_line), unsure, r)
     for name in (m for m in missing if m not in unsure):
         k = declared[name][0]
         near = difflib.get_close_matches(name, sorted(undeclared), n=1, cutoff=RENAMED)
@@ -105,19 +104,12 @@ def _check(f: Loaded, n: int, check: CheckOutline, r: Recorded, test_line: int) 
                 call.col,
                 "undeclared-recording",
                 f"'{test}' records metric '{call.name}', which check '{check.id}' of {f.id} does not declare, and never "
-                f"records '{name}', which it declares ({where.metrics(k, 'name')}): was one of the two renamed?",
+                f"records '{name}', which it declares ({_metrics_at(f, n, k, 'name')}): was one of the two renamed?",
                 "rename one of the two to match, or declare this one too",
             )
 
 
-def _unread(
-    f: Loaded,
-    check: str,
-    verifier: tuple[str, str, int],
-    unsure: list[str],
-    r: Recorded,
-    where: _Where,
-) -> Diagnostic:
+def _unread(f: Loaded, n: int, check: str, verifier: tuple[str, str, int], unsure: list[str], r: Recorded) -> Diagnostic:
     """The one warning of a verifier where names built at run time could be the declared ``unsure`` ones."""
     module, test, line = verifier
     at, why = r.unread[0]
@@ -133,7 +125,7 @@ def _unread(
         1,
         "unread-metric-names",
         f"cannot tell before a run whether '{test}' records {shown}, declared by check '{check}' of {f.id} "
-        f"({where.metrics()}): at line {at}, {why}{more}",
+        f"({_metrics_at(f, n)}): at line {at}, {why}{more}",
         hint,
     )
 
@@ -146,13 +138,8 @@ def _none_built(r: Recorded) -> str:
     return f" (nor can any name it builds at run time, line {lines}, be it)"
 
 
-class _Where:
-    """``path:line:col`` of a check's metrics in its record, looked up only when a diagnostic names them."""
-
-    def __init__(self, f: Loaded, n: int):
-        self.f, self.n = f, n
-
-    def metrics(self, *below: int | str) -> str:
-        """Where the check's ``metrics:`` stand, or the field ``below`` them (``0, "unit"``)."""
-        line, col = self.f.where(("checks", self.n, "metrics", *below))
-        return f"{self.f.path}:{line}:{col}"
+def _metrics_at(f: Loaded, n: int, *below: int | str) -> str:
+    """``path:line:col`` of where check ``n``'s ``metrics:`` stand in its record, or the field ``below`` them
+    (``0, "unit"``): looked up only when a diagnostic names them."""
+    line, col = f.where(("checks", n, "metrics", *below))
+    return f"{f.path}:{line}:{col}"
