@@ -28,15 +28,11 @@ def suggest(name: str, known: Collection[str]) -> str | None:
 
 def local(f: Loaded) -> list[Diagnostic]:
     """Every diagnostic of the rules within the record file ``f``."""
-    found = list(_identity(f)) + list(_placeholders(f)) + list(_formulas(f.data, (), f))
+    found = [*_identity(f), *_placeholders(f), *_formulas(f.data, (), f)]
     if isinstance(f.record, Claim):
-        found += list(_claim_references(f, f.record))
-        found += list(_assertions(f, f.record))
-        found += list(_metrics(f, f.record))
-        found += list(_scaffold_thresholds(f, f.record))
-        found += list(_tested_words(f, f.record))
-        found += list(challenge.diagnostics(f, f.record))
-        found += list(meaning.diagnostics(f, f.record))
+        for rules in (_claim_references, _assertions, _metrics, _scaffold_thresholds, _tested_words):
+            found += rules(f, f.record)
+        found += [*challenge.diagnostics(f, f.record), *meaning.diagnostics(f, f.record)]
     return found
 
 
