@@ -28,21 +28,12 @@ def read(
     held, how many were read and the mean's interval (``how``: ``all``, ``mean`` or None for the default)."""
     how = how or ("all" if per_seed else "value")
     if how == "value" or not per_seed:
-        ok = holds(op, threshold, tol, value)
-        return {"measured": value, "holds": ok, "outcome": "holds" if ok else "fails", "seeds": "value"}
+        return _reading(value, "holds" if holds(op, threshold, tol, value) else "fails", "value")
     n = len(per_seed)
     mean = math.fsum(per_seed) / n
     if how == "all":
         k = sum(holds(op, threshold, tol, x) for x in per_seed)
-        outcome = "holds" if k == n else "fails" if k == 0 else "inconclusive"
-        return {
-            "measured": mean,
-            "holds": outcome == "holds",
-            "outcome": outcome,
-            "seeds": "all",
-            "seeds_holding": k,
-            "seeds_total": n,
-        }
+        return _reading(mean, "holds" if k == n else "fails" if k == 0 else "inconclusive", "all", seeds_holding=k, seeds_total=n)
     level = level or 0.95
     low, high = mean_interval(per_seed, level)
     if op == "==":
@@ -52,12 +43,8 @@ def read(
     else:
         ends = holds(op, threshold, tol, low) + holds(op, threshold, tol, high)
         outcome = "holds" if ends == 2 else "fails" if ends == 0 else "inconclusive"
-    return {
-        "measured": mean,
-        "holds": outcome == "holds",
-        "outcome": outcome,
-        "seeds": "mean",
-        "seeds_total": n,
-        "interval": (low, high),
-        "level": level,
-    }
+    return _reading(mean, outcome, "mean", seeds_total=n, interval=(low, high), level=level)
+
+
+def _reading(measured: float, outcome: str, seeds: str, **more: object) -> dict:
+    return {"measured": measured, "holds": outcome == "holds", "outcome": outcome, "seeds": seeds, **more}
