@@ -50,9 +50,7 @@ _MARKS = re.compile(r"[\s{}_^~\u2061-\u2064]+")
 
 def _symbol(m: re.Match[str]) -> str:
     name = m.group(1)
-    if name in SYMBOLS:
-        return SYMBOLS[name] or name
-    return ""
+    return (SYMBOLS[name] or name) if name in SYMBOLS else ""  # a command that is no symbol is dropped
 
 
 def plain(formula: str) -> str:
