@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from assay import vocabulary
 from assay.site import search
@@ -11,24 +10,8 @@ from assay.site.markup import plural
 from assay.site.pages import Output
 from assay.site.template import render
 from assay.site.views import TIER_ORDER, SiteIndex
-from assay.vocabulary import Status
 
 HERE = "index.md"
-
-
-@dataclass(frozen=True)
-class Row:
-    id: str
-    title: str
-    status: Status
-    freshness: Status
-    tags: str
-    sources: str
-    tiers: str
-    tier_text: str
-    devices: str
-    last_run: str
-    share: str = ""  # "11 / 27": the assertions supported on the first device that ran, beside a partial status
 
 
 def page(ix: SiteIndex) -> Output:
@@ -42,22 +25,6 @@ def page(ix: SiteIndex) -> Output:
         ("source", "Source", sources),
         ("tier", "Tier", list(TIER_ORDER)),
     ]
-    rows = [
-        Row(
-            cid,
-            v.title,
-            v.status_of_claim,
-            vocabulary.FRESHNESS[v.freshness],
-            " ".join(v.tags),
-            " ".join(v.sources),
-            " ".join(v.tiers),
-            ", ".join(v.tiers) or "—",
-            ", ".join(v.devices_run) or "—",
-            v.last_run[:10] or "—",
-            v.share,
-        )
-        for cid, v in sorted(claims.items())
-    ]
     pairs = Counter(pair for v in claims.values() for pair in v.pairs)
     devices = sorted({d for d, _ in pairs})
     results = [(d, pairs[(d, False)], pairs[(d, False)] + pairs[(d, True)]) for d in devices]
@@ -67,7 +34,7 @@ def page(ix: SiteIndex) -> Output:
         here=HERE,
         counts_line=summary,
         filters=filters,
-        rows=rows,
+        rows=sorted(claims.items()),
         tiles=[(s, counts.get(name, 0)) for name, s in vocabulary.CLAIM.items()],
         results=results,
         registration=[(s, fixed[name]) for name, s in vocabulary.REGISTRATION.items()] if fixed else [],
