@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay import citation
-from assay.model import Claim, Source
+from assay.model import Claim, Comparison, Source
 from assay.records.passages import holds, normalise
 from assay.site import search
 from assay.site.markup import anchor, record_doc
@@ -215,22 +215,14 @@ def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Place]
 
 
 def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
-    rows = [
-        ComparisonRow(c.source, ix.titles.get(c.source), c.locator, c.reason, c.decision, c.decision in ix.decisions, False)
-        for c in source.compared_against
-    ]
+    """The sources it compares itself with, then those that compare themselves with it (``inbound``)."""
+
+    def row(other: str, c: Comparison, inbound: bool) -> ComparisonRow:
+        return ComparisonRow(other, ix.titles.get(other), c.locator, c.reason, c.decision, c.decision in ix.decisions, inbound)
+
+    rows = [row(c.source, c, False) for c in source.compared_against]
     for b in ix.backlinks.get(source.id, []):
         comp = ix.comparisons.get((b.source, source.id)) if b.type == "compared_against" else None
         if comp is not None:
-            rows.append(
-                ComparisonRow(
-                    b.source,
-                    ix.titles.get(b.source),
-                    comp.locator,
-                    comp.reason,
-                    comp.decision,
-                    comp.decision in ix.decisions,
-                    True,
-                )
-            )
+            rows.append(row(b.source, comp, True))
     return rows
