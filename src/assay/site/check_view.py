@@ -9,7 +9,8 @@ from itertools import groupby
 from assay import units, vocabulary
 from assay.experiment import Check
 from assay.ledger.messages import clean_message
-from assay.ledger.result import Environment, Evaluated, Result
+from assay.ledger.result import Environment, Evaluated, PaperNumber, Result
+from assay.model import Reported
 from assay.power import open_plans
 from assay.precision import beside
 from assay.site.markup import OPS, anchor, figure_page, number, quantity
@@ -236,12 +237,10 @@ def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | N
     around = f"[{number(units.shown(interval[0], unit)[0])}, {number(units.shown(interval[1], unit)[0])}]" if interval else ""
     if interval:
         spread += f"; mean's interval {around}"
-    paper = None
-    if e.paper is not None:
-        p = e.paper
-        paper = paper_number(p.value, p.unit, getattr(p, "bound", None), p.source, p.locator)
+    paper, p = None, e.paper
+    if p is not None:
         kind = p.quantity or (quantities or {}).get(e.reported or "")
-        paper = replace(paper, differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
+        paper = replace(paper_number(p), differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
     threshold, word = units.shown(e.value, unit)
     within = f" within {number(units.shown(e.tol, unit)[0])}" if e.tol is not None else ""
     outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
@@ -330,9 +329,10 @@ def differs(tier: str, unit: str | None, quantity: str | None, paper_unit: str, 
     return "differs: " + "; ".join(bits) if bits else "same quantity, unit and setting"
 
 
-def paper_number(value: float, unit: str, bound: str | None, source: str, locator: str) -> Paper:
-    """A reported number with its bound and unit (``>99.9 %``) and where the source says it."""
-    return Paper(quantity(value, unit, bound), source, locator, source_href(source, locator))
+def paper_number(p: Reported | PaperNumber) -> Paper:
+    """A reported number (the record's, or a result's copy) with its bound and unit (``>99.9 %``) and where the source
+    says it."""
+    return Paper(quantity(p.value, p.unit, p.bound), p.source, p.locator, source_href(p.source, p.locator))
 
 
 def source_href(source: str, locator: str) -> str:

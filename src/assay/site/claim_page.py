@@ -163,10 +163,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         rows=rows,
         groups=groups,
         by_assertion=bool(claim.assertions),
-        reported=[
-            ReportedRow(r.what, check_view.paper_number(r.value, r.unit, getattr(r, "bound", None), r.source, r.locator), r.note)
-            for r in claim.reported
-        ],
+        reported=[ReportedRow(r.what, check_view.paper_number(r), r.note) for r in claim.reported],
         checks=list(checks.values()),
         machines=check_view.machines(checks.values()),
         discrepancies=[(d, check_view.source_href(d.source, d.locator)) for d in claim.discrepancies],

@@ -10,7 +10,7 @@ from assay import pairing, units, vocabulary
 from assay.ledger.result import Evaluated
 from assay.model import Claim
 from assay.site import check_view
-from assay.site.markup import OPS, number
+from assay.site.markup import number, quantity
 from assay.site.views import ClaimView
 from assay.status import Finding
 from assay.vocabulary import Status
@@ -85,11 +85,10 @@ def _view(claim: Claim, p: pairing.Pair) -> PairView:
     converted = p.ours_in_paper_unit
     if converted is not None and (p.ours.unit or "") != (p.paper.unit or ""):
         ours += f" ({number(converted)} {p.paper.unit})"
-    paper = f"{OPS.get(p.paper.bound or '', '')}{number(p.paper.value)} {p.paper.unit}".strip()
     return PairView(
         vocabulary.PAIR[p.transfer],
         ours,
-        paper,
+        quantity(p.paper.value, p.paper.unit, p.paper.bound).strip(),
         p.says,
         f"{p.source} {p.locator}".strip(),
         check_view.source_href(p.source, p.locator) if p.source else "",
