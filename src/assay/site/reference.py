@@ -26,11 +26,8 @@ def type_name(annotation: Any) -> Markup:
 
 
 def _default(info: Any) -> str:
-    if info.default is not PydanticUndefined:
-        return str(info.default)
-    if info.default_factory is not None:
-        return str(info.default_factory())
-    return ""
+    default = info.get_default(call_default_factory=True)
+    return "" if default is PydanticUndefined else str(default)
 
 
 @dataclass(frozen=True)
