@@ -206,9 +206,8 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
     cited = claim_cite.cite(ix, view)
     html = render("claim.html", **vars(p), cite=cited, cite_csl=claim_cite.csl_text(cited) if cited else "")
     words, meta = search.statement(claim), claim_cite.meta(view, p.verdict, cited)
-    return Output.page(
-        here, f"{claim.id} {claim.title}", html, search=search.claim(ix, view), toc=p.toc, search_words=words, meta=meta
-    )
+    document = search.claim(ix, view, p.relations)
+    return Output.page(here, f"{claim.id} {claim.title}", html, search=document, toc=p.toc, search_words=words, meta=meta)
 
 
 def _toc(p: ClaimPage) -> list[tuple[str, str]]:

@@ -81,8 +81,9 @@ def with_statements(index: str, words: dict[str, str]) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def claim(ix: SiteIndex, view: ClaimView) -> str:
-    """The claim's search document: title, status, statement, conditions, citations, checks, relations."""
+def claim(ix: SiteIndex, view: ClaimView, relations: list[tuple[str, str, str | None, str | None]]) -> str:
+    """The claim's search document: title, status, statement, conditions, citations, checks, and its ``relations``
+    as its page lists them (relation, record id, title, note)."""
     c, st = view.claim, view.state
     cited = []
     for cit in c.citations:
@@ -90,10 +91,7 @@ def claim(ix: SiteIndex, view: ClaimView) -> str:
         title = f"{cit.source}: {source.title}" if source else cit.source
         cited += [" · ".join(x for x in (title, cit.locator, _identifiers(source)) if x), cit.quote, cit.note or ""]
     checks = "".join(_h(3, f"check-{k.id}", k.id, [k.tests, k.verifier, k.known_failing or "", k.note or ""]) for k in c.checks)
-    related = [f"{r.type.replace('_', ' ')} {r.target}: {ix.titles.get(r.target, '')}" for r in c.relations]
-    related += [
-        f"{b.type.replace('_', ' ')} (from) {b.source}: {ix.titles.get(b.source, '')}" for b in ix.backlinks.get(c.id, [])
-    ]
+    related = [f"{relation} {rid}: {title or ''}" for relation, rid, title, _ in relations]
     return "".join(
         [
             _h(
