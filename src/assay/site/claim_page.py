@@ -24,6 +24,8 @@ from assay.vocabulary import Status
 
 DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
+#: A check's status as the verdict it gives a claim not cut into assertions (any other status stands for itself).
+AS_VERDICT = {"passed": "supported", "failed": "contradicted", "known-failing": "contradicted"}
 
 
 #: The groups of the assertions table, in the order a reader meets them: what does not hold first, untested last.
@@ -252,9 +254,7 @@ def _deciding_tiers(view: ClaimView, verdicts: tuple[str, ...]) -> list[str]:
     if claim.assertions:
         used = {c for a in st.assertions for f in a.found.values() if f.status in verdicts for c, _ in f.deciding}
     else:
-        outcome = {"supported": "passed", "direction-only": "passed", "contradicted": "failed"}
-        wanted = {outcome[v] for v in verdicts}
-        used = {s.check for s in st.checks if s.status in wanted or (s.status == "known-failing" and "failed" in wanted)}
+        used = {s.check for s in st.checks if AS_VERDICT.get(s.status) in verdicts}
     evidence = [c for c in claim.checks if c.role != "apparatus" and c.id in used]
     return [TIER_WORDS[t] for t in view.tiers if any(c.tier == t for c in evidence)]
 
@@ -265,10 +265,8 @@ def _counts(view: ClaimView, device: str) -> str:
         names = [a.by_device.get(device, "not-run") for a in st.assertions]
         total, what = len(names), "assertions"
     else:
-        names = [
-            status.combine_devices([s.status for s in st.checks if s.check == c.id and s.device == device]) for c in claim.checks
-        ]
-        names = ["supported" if n == "passed" else "contradicted" if n in ("failed", "known-failing") else n for n in names]
+        ran = [[s.status for s in st.checks if s.check == c.id and s.device == device] for c in claim.checks]
+        names = [AS_VERDICT.get(n, n) for n in map(status.combine_devices, ran)]
         total, what = len(names), "checks"
     order = list(vocabulary.ASSERTION)  # every verdict, supported first: none left out of the count
     n = {name: names.count(name) for name in order}
