@@ -79,15 +79,13 @@ _LISTING_CSS = (
 
 def functions(text: str) -> list[tuple[str, str, int]]:
     """Each function (``def name``) once, as (anchor, name, line), the first definition of a name winning."""
-    out, seen = [], set()
+    found: dict[str, tuple[str, str, int]] = {}
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.lstrip()
         if stripped.startswith("def "):
             name = stripped[4:].split("(")[0].strip()
-            if anchor(name) not in seen:
-                out.append((anchor(name), name, n))
-                seen.add(anchor(name))
-    return out
+            found.setdefault(anchor(name), (anchor(name), name, n))
+    return list(found.values())
 
 
 def code_page(root: Path, module: str) -> Output:
