@@ -63,11 +63,9 @@ def _edge(g: nx.MultiDiGraph, a: str, b: str, kind: str) -> None:
 
 def focus(g: nx.MultiDiGraph, rid: str, depth: int) -> nx.MultiDiGraph:
     """The records within ``depth`` links of ``rid``: what it rests on and what rests on it."""
-    keep = {rid}
-    down = nx.single_source_shortest_path_length(g, rid, cutoff=depth)
+    down = nx.single_source_shortest_path_length(g, rid, cutoff=depth)  # rid itself at 0
     up = nx.single_source_shortest_path_length(g.reverse(copy=False), rid, cutoff=depth)
-    keep |= set(down) | set(up)
-    return g.subgraph(sorted(keep)).copy()
+    return g.subgraph(sorted(set(down) | set(up))).copy()
 
 
 def to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
