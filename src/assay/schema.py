@@ -36,9 +36,7 @@ def _draft7(node: Any) -> Any:
 
 def json_schema(folder: str) -> dict[str, Any]:
     """The draft-07 schema of the records in ``folder`` (claims, sources, decisions)."""
-    model = MODELS[folder]
-    schema = _draft7(model.model_json_schema(mode="validation"))
-    return {"$schema": DRAFT, "$id": f"{folder[:-1]}.schema.json", **schema}
+    return {"$schema": DRAFT, "$id": f"{folder[:-1]}.schema.json", **_draft7(MODELS[folder].model_json_schema(mode="validation"))}
 
 
 def result_schema() -> dict[str, Any]:
