@@ -43,20 +43,13 @@ class Named:
 
 @dataclass(frozen=True)
 class Passage:
-    """A place in the source that claims quote: its anchor, its locator, its words, and what claims take from there."""
+    """A place in the source that claims quote: its anchor, its locator, its words, and what claims take from there;
+    or, with no words quoted, a place no passage stands at, which claims name for a number or a discrepancy (its
+    anchor as a claim gives it)."""
 
     slug: str
     locator: str
     quoted: list[Quoted]
-    named: list[Named]
-
-
-@dataclass(frozen=True)
-class Place:
-    """A place no passage stands at, which claims name for a number or a discrepancy: its anchor, as a claim gives it."""
-
-    slug: str
-    locator: str
     named: list[Named]
 
 
@@ -176,7 +169,7 @@ def _found(ix: SiteIndex, cid: str, claim: Claim, text: str) -> list[Found]:
     ]
 
 
-def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Place]]:
+def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Passage]]:
     """One heading per place claims quote, in the order of the source's passages (places without one after, by
     anchor); the numbers and discrepancies claims take from the source under the heading of their place, or of the
     first place they name, else in the other places. The anchors are ``cited-`` and the slug of a locator as claims
@@ -211,7 +204,7 @@ def _passages(ix: SiteIndex, source: Source) -> tuple[list[Passage], list[Place]
         Passage(slug, locator, [Quoted(w, sorted(c)) for w, c in quoted.items()], named[slug])
         for slug, (locator, quoted) in sorted(heads.items(), key=lambda h: (order.get(h[0], len(order)), h[0]))
     ]
-    return passages, [Place(slug, locator, items) for slug, (locator, items) in sorted(others.items())]
+    return passages, [Passage(slug, locator, [], items) for slug, (locator, items) in sorted(others.items())]
 
 
 def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
