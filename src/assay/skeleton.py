@@ -35,8 +35,14 @@ def new_record(root: Path, kind: str, *, theory: bool = False, source: str | Non
         if source or checks:
             raise UsageProblem("--source and --check are options of assay new claim")
         today = dt.date.today()
-        text = RECORD_TEMPLATES[series.folder].format(id=rid, year=today.year, date=today.isoformat())
-        return _write(root, {f"{series.folder}/{rid}.yaml": text})
+        return _write(
+            root,
+            {
+                f"{series.folder}/{rid}.yaml": RECORD_TEMPLATES[series.folder].format(
+                    id=rid, year=today.year, date=today.isoformat()
+                )
+            },
+        )
     ids = _check_ids(list(checks) or [DEFAULT_CHECK])
     files = {
         f"{series.folder}/{rid}.yaml": claim_text(rid, _source(root, source), ids),

@@ -145,8 +145,10 @@ def linked_out(root: Path) -> list[Diagnostic]:
 
 def _yaml_names(folder: Path) -> list[str]:
     """Names ending in .yaml in ``folder``, sorted (what ``sorted(folder.glob('*.yaml'))`` gives, faster)."""
-    try:  # a hidden file is no record
-        return sorted(n for n in os.listdir(folder) if n.endswith(".yaml") and not n.startswith("."))
+    try:
+        return sorted(
+            n for n in os.listdir(folder) if n.endswith(".yaml") and not n.startswith(".")
+        )  # a hidden file is no record
     except OSError:  # missing, or not a folder
         return []
 

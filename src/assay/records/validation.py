@@ -53,9 +53,15 @@ def _parse_file(root: Path, rel: str, direct: bool) -> Loaded:
     if data is None:
         return loaded
     if SCHEMA_LINE not in raw.split(b"\n", 1)[0].decode("utf-8", "replace"):
-        hint = f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line"
         loaded.diagnostics.append(
-            Diagnostic(rel, 1, 1, "schema-line", "the first line does not point editors at the schema", hint)
+            Diagnostic(
+                rel,
+                1,
+                1,
+                "schema-line",
+                "the first line does not point editors at the schema",
+                f"add '{SCHEMA_LINE}../schema/{folder[:-1]}.schema.json' as the first line",
+            )
         )
     prefix = series(data["id"]) if isinstance(data.get("id"), str) else None
     if prefix and SERIES[prefix].folder != folder:

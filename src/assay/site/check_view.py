@@ -277,8 +277,12 @@ def notes(s: CheckState) -> list[tuple[Status | None, str]]:
     if s.off_lock:
         notes.append((vocabulary.FLAGS["off-lock"], "; ".join(s.off_lock)))
     if r is not None and r.unstable:
-        verdicts = f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})"
-        notes.append((vocabulary.FLAGS["unstable"], verdicts))
+        notes.append(
+            (
+                vocabulary.FLAGS["unstable"],
+                f"verdicts with the same inputs: {' → '.join(r.unstable.verdicts)} (since {r.unstable.since})",
+            )
+        )
     if s.stale:
         notes.append((vocabulary.FRESHNESS["stale"], "; ".join(s.stale)))
     return notes

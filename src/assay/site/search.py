@@ -92,17 +92,25 @@ def claim(ix: SiteIndex, view: ClaimView, relations: list[tuple[str, str, str | 
         cited += [" · ".join(x for x in (title, cit.locator, _identifiers(source)) if x), cit.quote, cit.note or ""]
     checks = "".join(_h(3, f"check-{k.id}", k.id, [k.tests, k.verifier, k.known_failing or "", k.note or ""]) for k in c.checks)
     related = [f"{relation} {rid}: {title or ''}" for relation, rid, title, _ in relations]
-    state = f"{st.status} · {st.closure} · freshness: {view.freshness}"
-    differs = [f"{d.filed} {d.source} {d.locator}: {d.source_says}" for d in c.discrepancies]
     return "".join(
         [
-            _h(1, anchor(c.id), f"{c.id} {c.title}", [state, " ".join(c.tags)]),
+            _h(
+                1,
+                anchor(c.id),
+                f"{c.id} {c.title}",
+                [f"{st.status} · {st.closure} · freshness: {view.freshness}", " ".join(c.tags)],
+            ),
             _h(2, "statement", "Statement", [c.statement, c.refined or "", c.no_check_reason or ""]),
             _h(2, "conditions", "Conditions", list(c.conditions)),
             _h(2, "citations", "Citations", cited),
             f'<h2 id="checks">Checks</h2>{checks}' if checks else "",
             _h(2, "relations", "Relations", related),
-            _h(2, "discrepancies", "Discrepancies", differs),
+            _h(
+                2,
+                "discrepancies",
+                "Discrepancies",
+                [f"{d.filed} {d.source} {d.locator}: {d.source_says}" for d in c.discrepancies],
+            ),
         ]
     )
 
