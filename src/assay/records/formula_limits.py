@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from assay.diagnostics import shortened
+
 #: ``$f_k$``: TeX between single dollars, as Pandoc reads it (no space inside either dollar, none glued to a word).
 INLINE = re.compile(r"(?<![\w$\\])\$([^\s$](?:[^$\n]*[^\s$])?)\$(?![\w$])")
 #: KaTeX's delimiters, as the site's script gives them; an unclosed one reads to the end of the text.
@@ -64,13 +66,9 @@ def unbounded(text: str) -> list[str]:
         if em > MAX_EM:
             asks.append(f"gives the size {written} (about {em:.0f}em, over {MAX_EM:g}em)")
         if asks:
-            out.append(f"the formula '{_short(tex)}' " + "; it ".join(asks))
+            out.append(f"the formula '{shortened(tex)}' " + "; it ".join(asks))
     return out
 
 
 def _em(size: re.Match) -> float:
     return float(size.group(1).replace(",", ".")) * _EM[size.group(2)]
-
-
-def _short(tex: str) -> str:
-    return tex if len(tex) <= 60 else tex[:57] + "..."

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from assay.diagnostics import shortened
 from assay.records import literals
 from assay.records.bindings import NESTED, Group, Module, Scope, parameters, pattern, scope_of, statement_parts
 from assay.records.literals import UNKNOWN
@@ -283,6 +284,5 @@ def _is(node: ast.AST, ev: str) -> bool:
     return isinstance(node, ast.Name) and node.id == ev
 
 
-def _snippet(node: ast.AST, width: int = 60) -> str:
-    text = " ".join(ast.unparse(node).split())
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _snippet(node: ast.AST) -> str:
+    return shortened(" ".join(ast.unparse(node).split()))
