@@ -44,8 +44,8 @@ class Loaded:
         "stamp",
         "_id",
         "_named",
-        "_model",
-        "_outline",
+        "model",
+        "outline",
         "_data",
         "_plain",
         "_positions",
@@ -72,8 +72,8 @@ class Loaded:
         self.rules: list[Diagnostic] = []  # the diagnostics of the rules within the record (assay.records.within.local)
         self._id: str | None = None
         self._named = False
-        self._model: type[Record] | None = None
-        self._outline: Outline | None = None
+        self.model: type[Record] | None = None  # the model of its valid record (Claim, Source, Decision), or None
+        self.outline: Outline | None = None  # what its valid record names outside itself, and its title (``Outline``)
         self.stamp: Stamp | None = None  # what stat said of the file when it was read, where the cache may keep it
         self.marked: dict[int, int] = {}  # line -> column of each `# assay new:` mark (assay.records.placeholders.marks)
 
@@ -81,8 +81,8 @@ class Loaded:
         """Keep what every command needs of the file once it is read: its id, model, the ``outline`` of its record
         and the diagnostics of the ``rules`` within it (``assay.records.within.local``)."""
         self._named, self._id = self._naming()
-        self._model = type(self._record) if self._record is not None else None
-        self._outline = outline
+        self.model = type(self._record) if self._record is not None else None
+        self.outline = outline
         self.rules = rules(self)
 
     def read(self, data: Any, marks: bytes | dict[Loc, Pos]) -> None:
@@ -147,7 +147,7 @@ class Loaded:
             self._id,
             self._named,
             model,
-            self._outline,
+            self.outline,
             stamp,
             self._plain,
             marks,
@@ -156,9 +156,9 @@ class Loaded:
         self._data = None
         self.marked = dict(marked)
         self.diagnostics, self.rules = list(diagnostics), list(rules)
-        self._model = None if model is None else _MODELS[model]
+        self.model = None if model is None else _MODELS[model]
         self.stamp = None if stamp is None else tuple(stamp)
-        self._record, self._derived = None, self._model is not None
+        self._record, self._derived = None, self.model is not None
         if isinstance(marks, bytes):
             self._positions, self._marks = None, marks
         else:
@@ -179,18 +179,8 @@ class Loaded:
     @property
     def record(self) -> Record | None:
         if self._record is None and self._derived:
-            self._record = self._model.model_validate(self.data)  # a valid record's data, taken from the cache
+            self._record = self.model.model_validate(self.data)  # a valid record's data, taken from the cache
         return self._record
-
-    @property
-    def model(self) -> type[Record] | None:
-        """The model of the file's valid record (Claim, Source, Decision), or None when it did not validate."""
-        return self._model
-
-    @property
-    def outline(self) -> Outline | None:
-        """What the valid record names outside itself, and its title (``assay.records.outline.Outline``); None when invalid."""
-        return self._outline
 
     @property
     def id(self) -> str:
