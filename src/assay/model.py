@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from assay.bibliography import AnthologyUnit, Comparison, Copy, Day, Identifiers, Passage, Published, Version
-from assay.experiment import PART, Check, MetricName, Slug, Text
+from assay.experiment import PART, Check, MetricName, MetricSpec, Slug, Text
 from assay.ids import RECORD_ID, ClaimId, DecisionId, RecordId, SourceId
 
 
@@ -116,6 +116,11 @@ class Reported(BaseModel):
     def shown(self) -> str:
         """The number as a reader sees it, bound kept: `>99.9 %`."""
         return f"{self.bound or ''}{self.value:g} {self.unit}"
+
+    def measured_by(self, spec: MetricSpec) -> bool:
+        """Whether our metric ``spec`` measures the same quantity as this number, in the same unit (case and spacing
+        aside): only then may an expectation of it link this number."""
+        return bool(spec.quantity) and spec.quantity == self.quantity and spec.unit.lower().split() == self.unit.lower().split()
 
 
 RelationType = Literal["depends_on", "supports", "contradicts", "refines", "generalises"]

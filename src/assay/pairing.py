@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from assay import units
-from assay.experiment import Check, Expectation, MetricSpec
+from assay.experiment import Check, Expectation
 from assay.model import Claim, Reported
 
 TERMS = ("data", "model", "steps")
@@ -90,11 +90,6 @@ def setting_differs(check: Check) -> tuple[str, ...]:
 
 def _words(text: str) -> str:
     return " ".join(text.lower().split())
-
-
-def comparable(spec: MetricSpec, r: Reported) -> bool:
-    """Whether our metric and a reported number measure the same quantity in the same unit."""
-    return bool(spec.quantity) and spec.quantity == r.quantity and _words(spec.unit) == _words(r.unit)
 
 
 def of_expectation(claim: Claim, check: Check, exp: Expectation, measured: float) -> list[Pair]:

@@ -12,7 +12,6 @@ from collections.abc import Collection, Iterable, Iterator
 
 from assay.diagnostics import Diagnostic
 from assay.model import SERIES, Claim, series
-from assay.pairing import comparable
 from assay.records import challenge, meaning
 from assay.records.document import Loaded
 from assay.records.formula_limits import BOUNDED_HINT, unbounded
@@ -187,8 +186,7 @@ def _metrics(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
                     "add it under the check's metrics: with its unit and what it measures"
                     + (f" (declared: {', '.join(declared)})" if declared else ""),
                 )
-            elif exp.reported in reported and not comparable(spec, reported[exp.reported]):
-                r = reported[exp.reported]
+            elif (r := reported.get(exp.reported)) is not None and not r.measured_by(spec):
                 yield f.diag(
                     ("checks", n, "expect", k, "reported"),
                     "incomparable-reported",
