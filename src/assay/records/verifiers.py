@@ -40,17 +40,23 @@ class Verifier:
         return Diagnostic(self.nodeid.split("::")[0], self.line, 1, code, message, hint)
 
 
-def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | None:
+def _marker(decorators: list[ast.expr], name: str) -> ast.expr | None:
+    """The first of ``decorators`` that is the marker ``name`` (``@pytest.mark.NAME(...)``, ``@mark.NAME``), or None."""
     for dec in decorators:
-        call = dec if isinstance(dec, ast.Call) else None
-        func = call.func if call else dec
-        if isinstance(func, ast.Attribute) and func.attr == "claim":
-            # a marker argument counts when it is a literal string; any other keeps its place as None
-            args = [
-                a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in (call.args if call else [])
-            ]
-            return (args[0] if args else None, args[1] if len(args) > 1 else None)
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(func, ast.Attribute) and func.attr == name:
+            return dec
     return None
+
+
+def _marker_args(decorators: list[ast.expr]) -> tuple[str | None, str | None] | None:
+    dec = _marker(decorators, "claim")
+    if dec is None:
+        return None
+    # a marker argument counts when it is a literal string; any other keeps its place as None
+    given = dec.args if isinstance(dec, ast.Call) else []
+    args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in given]
+    return (args[0] if args else None, args[1] if len(args) > 1 else None)
 
 
 def _module_markers(tree: ast.Module) -> list[ast.expr]:
@@ -60,15 +66,6 @@ def _module_markers(tree: ast.Module) -> list[ast.expr]:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
             out = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
     return out
-
-
-def _parametrized(decorators: list[ast.expr]) -> bool:
-    """Whether a ``parametrize`` marker is among ``decorators`` (``@pytest.mark.parametrize(...)``, ``@mark.parametrize``)."""
-    for dec in decorators:
-        func = dec.func if isinstance(dec, ast.Call) else dec
-        if isinstance(func, ast.Attribute) and func.attr == "parametrize":
-            return True
-    return False
 
 
 class Index(dict[str, Verifier]):
@@ -217,7 +214,7 @@ def tests_of(tree: ast.Module, rel: str) -> dict[str, Verifier]:
             claim, check = _marker_args(node.decorator_list) or module_marker or (None, None)
             if module_marker and not check and module_marker[0]:
                 claim = claim or module_marker[0]
-            several = _parametrized(node.decorator_list) or _parametrized(markers)
+            several = _marker([*node.decorator_list, *markers], "parametrize") is not None
             out[f"{rel}::{node.name}"] = Verifier(f"{rel}::{node.name}", node.lineno, claim, check, several)
     return out
 
