@@ -9,8 +9,9 @@ data: no I/O, no status (status is computed from the ledger, see ``assay.ledger`
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -297,6 +298,13 @@ SERIES: dict[str, Series] = {
 BY_KIND: dict[str, Series] = {s.kind: s for s in SERIES.values()}
 #: The model of each record folder.
 MODELS: dict[str, type[Record]] = {s.folder: s.model for s in SERIES.values()}
+
+
+def nested_models(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field's type holds, in order of mention (``list[Passage] | None``: ``[Passage]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for a in typing.get_args(annotation) for m in nested_models(a)]
 
 
 def series_of(record_id: str) -> Series | None:

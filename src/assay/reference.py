@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from assay import vocabulary
 from assay.diagnostics import CATALOGUE
-from assay.model import Claim, Decision, Source
+from assay.model import Claim, Decision, Source, nested_models
 
 
 def models_under(*roots: type[BaseModel]) -> list[type[BaseModel]]:
@@ -30,7 +30,7 @@ def models_under(*roots: type[BaseModel]) -> list[type[BaseModel]]:
             continue
         out.append(model)
         for info in model.model_fields.values():
-            todo += [m for m in _nested(info.annotation) if m not in out]
+            todo += [m for m in nested_models(info.annotation) if m not in out]
     return out
 
 
@@ -72,12 +72,6 @@ FRESHNESS = (
     "whether the environments differ). A crash or a timeout is recorded as an error beside the last completed "
     "measurement, which stays in the ledger and on the page; it never replaces it."
 )
-
-
-def _nested(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for a in typing.get_args(annotation) for m in _nested(a)]
 
 
 def type_name(annotation: Any, code: Callable[[Any], str], link: Callable[[str], str], text: Callable[[str], str] = str) -> str:

@@ -15,7 +15,7 @@ from assay.diagnostics import PER_FILE, Diagnostic, Loc
 from assay.files import Unreadable, read_in_stat, read_regular
 from assay.fingerprints import Stamp, stamp_of
 from assay.ids import RECORD_ID
-from assay.model import MODELS, SERIES, series
+from assay.model import MODELS, SERIES, nested_models, series
 from assay.records.document import Loaded
 from assay.records.outline import outline
 from assay.records.placeholders import marks
@@ -179,13 +179,5 @@ def _allowed_fields(model: type[BaseModel], loc: Loc, data: Any) -> list[str]:
         info = current.model_fields.get(part) if hasattr(current, "model_fields") else None
         if info is None:
             return []
-        current = _inner_model(info.annotation)
+        current = next(iter(nested_models(info.annotation)), None)
     return list(current.model_fields) if hasattr(current, "model_fields") else []
-
-
-def _inner_model(annotation: Any) -> Any:
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
