@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -170,38 +170,30 @@ def verifier_text(rid: str, checks: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Placeholders:
-    """The texts ``assay new`` writes for a person to replace, and the fields (per folder) it writes them to."""
+    """The texts ``assay new`` writes for a person to replace, and the fields it writes them to: those of each folder
+    as one nested mapping (``"*"``: every list item), where ``None`` marks a field's end and holds its number."""
 
     texts: frozenset[str]
-    fields: dict[str, tuple[tuple[str, ...], ...]]
-
-    @cached_property
-    def tries(self) -> dict[str, dict]:
-        """The fields of each folder as one nested mapping (``"*"``: every list item); ``None`` marks where a field
-        ends, and holds its number in ``fields``."""
-        out: dict[str, dict] = {}
-        for folder, paths in self.fields.items():
-            trie = out[folder] = {}
-            for number, path in enumerate(paths):
-                node = trie
-                for part in path:
-                    node = node.setdefault(part, {})
-                node[None] = number
-        return out
+    tries: dict[str, dict]
 
 
 @cache
 def placeholders() -> Placeholders:
     """What a record that is not finished still holds: prose and dummy addresses, not ids or dates."""
     texts: set[str] = set()
-    fields: dict[str, tuple[tuple[str, ...], ...]] = {}
+    tries: dict[str, dict] = {}
     templates = RECORD_TEMPLATES | {"claims": claim_text("X-000", "LIT-000", ["x"]) + LEGACY}
     for folder, text in templates.items():
         data = yaml.safe_load(text.format(id="X-000", year=2000, date="2000-01-01") if folder != "claims" else text)
         found = [(path, v) for path, v in _strings(data, ()) if " " in v or "replace-me" in v]
         texts |= {" ".join(v.split()) for _, v in found}
-        fields[folder] = tuple(dict.fromkeys(path for path, _ in found))
-    return Placeholders(frozenset(texts), fields)
+        trie = tries[folder] = {}
+        for number, path in enumerate(dict.fromkeys(path for path, _ in found)):
+            node = trie
+            for part in path:
+                node = node.setdefault(part, {})
+            node[None] = number
+    return Placeholders(frozenset(texts), tries)
 
 
 @dataclass(frozen=True)
