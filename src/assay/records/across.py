@@ -66,17 +66,14 @@ def _references(kb: KnowledgeBase) -> Iterator[Diagnostic]:
         outline = f.outline
         if outline is None:
             continue
-        for loc, source in outline.sources:
+        compared = [(("compared_against", n, "source"), source) for n, (source, _) in enumerate(outline.compared)]
+        for loc, source in [*outline.sources, *compared]:
             if source not in sources:
                 yield f.diag(loc, "unknown-source", f"'{source}' is not a source", suggest(source, sources))
         for n, (kind, target) in enumerate(outline.relations):
             if target not in ids and target != f.id:  # a link to itself is a self-relation (assay.records.within)
                 yield f.diag(("relations", n, "target"), "unknown-record", f"'{target}' is not a record", suggest(target, ids))
-        for n, (source, decision) in enumerate(outline.compared):
-            if source not in sources:
-                yield f.diag(
-                    ("compared_against", n, "source"), "unknown-source", f"'{source}' is not a source", suggest(source, sources)
-                )
+        for n, (_, decision) in enumerate(outline.compared):
             if decision not in decisions:
                 yield f.diag(
                     ("compared_against", n, "decision"),
