@@ -56,6 +56,12 @@ def first_posted(source: Source) -> str:
     return f"arXiv {source.identifiers.arxiv}, first posted {when}" if source.identifiers.arxiv else f"first posted {when}"
 
 
+def _address(source: Source) -> str | None:
+    """Where a reader finds the source on the web: its url, else its arXiv abstract page; None where it has neither."""
+    ids = source.identifiers
+    return ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
+
+
 # --- BibTeX ----------------------------------------------------------------------------------------------------
 
 # LaTeX's special characters, in one pass so the braces an escape brings are not escaped again. A lone brace
@@ -176,8 +182,7 @@ def csl(source: Source) -> dict[str, Any]:
         item["container-title"] = source.venue
     if ids.doi:
         item["DOI"] = ids.doi
-    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
-    if url:
+    if url := _address(source):
         item["URL"] = url
     if ids.arxiv:
         item["number" if pub is None else "note"] = f"arXiv:{ids.arxiv}"
@@ -220,8 +225,7 @@ def highwire(source: Source) -> list[tuple[str, str]]:
         tags += [("citation_arxiv_id", ids.arxiv), ("citation_pdf_url", f"https://arxiv.org/pdf/{ids.arxiv}")]
     if ids.doi:
         tags.append(("citation_doi", ids.doi))
-    url = ids.url or (f"https://arxiv.org/abs/{ids.arxiv}" if ids.arxiv else None)
-    if url:
+    if url := _address(source):
         tags.append(("citation_public_url", url))
     return tags
 
