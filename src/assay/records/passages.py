@@ -154,7 +154,7 @@ def difference(quote: str, passage: str) -> tuple[float, str]:
         span = find(part, passage, at)
         if span is None:
             window = _nearest(part, passage[at:]).replace(BREAK, "")  # a break shows as nothing
-            return difflib.SequenceMatcher(None, window, part, autojunk=False).ratio(), marked(window, part)
+            return _alike(window, part), marked(window, part)
         at = span[1]
     return 1.0, ""
 
