@@ -36,21 +36,21 @@ def _counterparts(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
             spec = check.metric(exp.metric)
             for name in exp.against:
                 other = check.metric(name)
-                if name == exp.metric or other is None or (spec is not None and other.unit != spec.unit):
-                    why = (
-                        "is its own metric"
-                        if name == exp.metric
-                        else "is not declared"
-                        if other is None
-                        else (f"is in {other.unit!r}, not {spec.unit!r}" if spec else "is not declared")
-                    )
-                    yield f.diag(
-                        (*at, "against"),
-                        "unknown-counterpart",
-                        f"check '{check.id}': counterpart '{name}' of '{exp.metric}' {why}",
-                        "a counterpart is the same statistic, in the same unit, measured in the same run on a condition "
-                        "where the comparison must not hold; declare it under the check's metrics:",
-                    )
+                if name == exp.metric:
+                    why = "is its own metric"
+                elif other is None:
+                    why = "is not declared"
+                elif spec is not None and other.unit != spec.unit:
+                    why = f"is in {other.unit!r}, not {spec.unit!r}"
+                else:
+                    continue
+                yield f.diag(
+                    (*at, "against"),
+                    "unknown-counterpart",
+                    f"check '{check.id}': counterpart '{name}' of '{exp.metric}' {why}",
+                    "a counterpart is the same statistic, in the same unit, measured in the same run on a condition "
+                    "where the comparison must not hold; declare it under the check's metrics:",
+                )
             reads = read.get(check.id, set())
             voting = check.tier != "analytic" and check.role != "apparatus" and not exp.against
             voting = voting and not (exp.identity or exp.regime)  # neither votes (assay.votes)
