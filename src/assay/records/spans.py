@@ -66,6 +66,9 @@ def uncovered(claim: Claim) -> list[Sentence]:
     """The sentences no assertion's span touches."""
     text = fields(claim)
     placed = [where for a in claim.assertions for span in a.filed if (where := locate(claim, span, text))]
-    return [
-        s for s in sentences(claim, text) if not any(f == s.field and start < s.end and s.start < end for f, start, end in placed)
-    ]
+    return [s for s in sentences(claim, text) if not any(overlap(where, (s.field, s.start, s.end)) for where in placed)]
+
+
+def overlap(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
+    """Whether two places in the claim's text, each (field, start, end), share a character."""
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]

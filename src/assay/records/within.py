@@ -16,7 +16,7 @@ from assay.records import challenge, meaning
 from assay.records.document import Loaded
 from assay.records.formula_limits import BOUNDED_HINT, unbounded
 from assay.records.placeholders import placeholders, scaffolded
-from assay.records.spans import fields, locate, normalise, uncovered
+from assay.records.spans import fields, locate, normalise, overlap, uncovered
 
 
 def suggest(name: str, known: Collection[str]) -> str | None:
@@ -233,7 +233,7 @@ def _tested_words(f: Loaded, claim: Claim) -> Iterator[Diagnostic]:
         if not readers or (where is None and sayer is None) or sayer in {a.id for a in readers}:
             continue
         spans = [locate(claim, span, text) for a in readers for span in a.filed]
-        if where is not None and any(s and s[0] == where[0] and s[1] < where[2] and where[1] < s[2] for s in spans):
+        if where is not None and any(s and overlap(s, where) for s in spans):
             continue
         owner = f"the says: of assertion '{sayer}'" if sayer else f"words of {claim.id}'s text"
         yield f.diag(
