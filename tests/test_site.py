@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from assay.site import generate
+from tests.conftest import write_result
 
 REPO = Path(__file__).resolve().parents[1]
 KB = REPO / "tests" / "fixtures" / "site_kb"
@@ -463,3 +464,13 @@ def test_every_source_page_carries_the_citation_tags_a_reference_manager_reads(b
             assert ("citation_doi", source.identifiers.doi) in parser.tags, sid
     claim_page = (built / "claims" / "SOTA-364.html").read_text(encoding="utf-8")
     assert 'name="citation_title"' not in claim_page  # only sources are works to cite
+
+
+@pytest.mark.parametrize("message", ["", "\n  \n"])
+def test_a_last_error_that_says_nothing_reads_as_its_kind_alone_on_the_claim_page(kb_root: Path, message: str) -> None:
+    path = write_result(kb_root, "THEORY-085", "log-n-cap", "cpu", "passed", excess=0.0)
+    data = json.loads(path.read_text())
+    data["last_error"] = {"kind": "crash", "message": message, "finished": "2026-01-02T00:00:00Z"}
+    path.write_text(json.dumps(data))
+    page = _text_outputs(kb_root)["claims/THEORY-085.md"]
+    assert '<pre class="assay-error"><code>Last run (2026-01-02T00:00:00Z) ended in crash</code></pre>' in page

@@ -210,7 +210,9 @@ def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
     failed = [m for m in measures if m.outcome != "holds"] if r.verdict in ("failed", "known-failing", "inconclusive") else []
     error = ""
     if r.last_error:
-        error = f"Last run ({r.last_error.finished}) ended in {r.last_error.kind}: {clean_message(r.last_error.message)}"
+        said = clean_message(r.last_error.message)
+        kind = f"{r.last_error.kind}: {said}" if said.strip() else r.last_error.kind  # nothing said: the kind alone
+        error = f"Last run ({r.last_error.finished}) ended in {kind}"
     elif r.verdict == "failed" and not failed and r.message:
         error = clean_message(r.message)  # a known failure that passed, or a failure the expectations do not show
     figures = [Figure(f"figures/{s.claim}/{f.file}", f.caption or caption(check, f.name), check.id, s.device) for f in r.figures]
