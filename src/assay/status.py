@@ -84,34 +84,22 @@ def check_states(
                     results[d] = rejudge(claim, check, results[d])
                 except VerifierError as e:  # the record reads a metric this measurement never recorded
                     unjudged[d] = f"the record now reads what this measurement did not record ({e}); rerun it"
-        registration = registry.of(claim.id, check, results) if registry is not None else ()
-        no_history = registry.missing if registry is not None else ""
+        history = {
+            "registration": registry.of(claim.id, check, results) if registry is not None else (),
+            "no_history": registry.missing if registry is not None else "",
+        }
         for device in check.devices:
             key = (claim.id, check.id, device)
             result, problem = results[device], ledger.broken.get(key)
             if problem is not None:
                 states.append(CheckState(claim.id, check.id, device, "error", [], None, problem=problem))
             elif result is None:
-                states.append(
-                    CheckState(claim.id, check.id, device, "not-run", [], None, registration=registration, no_history=no_history)
-                )
+                states.append(CheckState(claim.id, check.id, device, "not-run", [], None, **history))
             else:
                 reasons = inputs.stale(result.inputs.parts, inputs.parts(claim, check, device))
                 reasons += [unjudged[device]] if device in unjudged else []
                 off = inputs.off_lock(result.environment.packages)
-                states.append(
-                    CheckState(
-                        claim.id,
-                        check.id,
-                        device,
-                        result.status,
-                        reasons,
-                        result,
-                        off,
-                        registration=registration,
-                        no_history=no_history,
-                    )
-                )
+                states.append(CheckState(claim.id, check.id, device, result.status, reasons, result, off, **history))
     return states
 
 
