@@ -173,9 +173,9 @@ def _weighed(cast: list[tuple[str, Vote]], *, missing: bool) -> Finding:
         return Finding("out-of-regime", why, "out-of-regime", of(lambda v: v.out_of_regime))
     if None in values:
         return Finding("inconclusive", first[None].why, first[None].reason, of(lambda v: v.value is None))
+    if missing:
+        return Finding("not-run", "not every check that bears on it has a measurement here", "not-run")
     if 1 in values:
-        if missing:
-            return Finding("not-run", "not every check that bears on it has a measurement here", "not-run")
         unfixed = next((v for _, v in cast if v.provisional), None)
         if unfixed is not None:
             return Finding("provisional", unfixed.why, "unconfirmed", of(lambda v: v.provisional))
@@ -183,8 +183,6 @@ def _weighed(cast: list[tuple[str, Vote]], *, missing: bool) -> Finding:
         if shy is not None:
             return Finding("direction-only", shy.why, "weaker-than-source", of(lambda v: v.direction_only))
         return Finding("supported", first[1].why, first[1].reason, of(lambda v: v.value == 1))
-    if missing:
-        return Finding("not-run", "not every check that bears on it has a measurement here", "not-run")
     return Finding("inconclusive", first[0].why, "not-refuted", of(lambda v: v.value == 0))
 
 
