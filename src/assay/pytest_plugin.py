@@ -267,9 +267,9 @@ def experiment(request: pytest.FixtureRequest) -> training.Experiment:
     marked = selection.claim_marker(request.node) or ("", request.node.name)
     claim = state.kb.claims.get(marked[0])
     check = claim.check(marked[1]) if claim else None
-    loaded = state.kb.by_id.get(marked[0]) if check is None else None  # a record that does not validate yet
-    named = check.experiment if check else loaded and training.named_in_record(state.root, loaded.path, marked[1])
-    name = named or f"check {marked[1]}"  # no experiment: its own run
+    found = measure.check_data(state.kb, *marked) if check is None else None  # a record that does not validate yet
+    named = check.experiment if check else found and found[2].get("experiment")
+    name = named if isinstance(named, str) and named else f"check {marked[1]}"  # no experiment: its own run
     return training.Experiment(Path(state.shared or state.notes()) / "experiments", marked[0], name, state.device)
 
 

@@ -61,20 +61,3 @@ class Experiment:
             write_atomic(path, text)
             self.trained += 1
             return json.loads(text)
-
-
-def named_in_record(root: Path, path: str, check_id: str) -> str | None:
-    """The ``experiment:`` check ``check_id`` names in the record at ``path``, read from its data where the record does
-    not validate yet (``pytest verify --measure`` runs before its ``expect:`` is written), so that the checks of one
-    experiment train it once there too; None where the record cannot be read or names none."""
-    from assay.files import Unreadable, read_regular
-    from assay.records.yaml_safe import read_marks
-
-    try:
-        data = read_marks(read_regular(root, root / path), path)[0]
-    except (Unreadable, OSError):
-        return None
-    for c in (data.get("checks") if isinstance(data, dict) else None) or []:
-        if isinstance(c, dict) and c.get("id") == check_id and isinstance(c.get("experiment"), str):
-            return c["experiment"]
-    return None
