@@ -65,13 +65,8 @@ def _measured_apart(old: Result, new: Result) -> bool:
     """Whether ``old``'s measurements, judged as ``new`` was (its comparisons and readings), come out otherwise than
     ``new``'s: a verdict that moved only because the record's expectations moved between the runs is no instability
     (registration sees that move), one that moved because the numbers did is."""
-    for e in new.expectation:
-        m = old.metrics.get(e.metric)
-        if m is None:
-            return True
-        if e.outcome_on(m) != e.outcome:
-            return True
-    return not new.expectation
+    apart = (e.metric not in old.metrics or e.outcome_on(old.metrics[e.metric]) != e.outcome for e in new.expectation)
+    return not new.expectation or any(apart)
 
 
 def other_seeds(a: Result, b: Result) -> bool:
