@@ -100,12 +100,10 @@ class ResultVersion:
     def measures(self, metric: str, fingerprint: str | None) -> str | None:
         """The name under which this version recorded the measurement ``metric`` is today (its own name, or another
         with the same values: a rename); None when it did not."""
-        names = dict(self.fingerprints)
-        if fingerprint is not None:
-            for name, fp in self.fingerprints:
-                if fp == fingerprint:
-                    return name
-        return metric if metric in names or any(p.metric == metric for p in self.points) else None
+        same = next((name for name, fp in self.fingerprints if fp == fingerprint), None)  # stored as text: None matches none
+        if same is not None:
+            return same
+        return metric if metric in dict(self.fingerprints) or any(p.metric == metric for p in self.points) else None
 
 
 def summary(path: str, data: bytes) -> dict[str, Any]:
