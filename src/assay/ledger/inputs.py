@@ -326,12 +326,8 @@ def _unreadable(parts: dict[str, str], kind: str) -> list[str]:
 
 def stale_reasons(recorded: dict[str, str], current: dict[str, str]) -> list[str]:
     """Why a result computed from ``recorded`` inputs is stale against ``current`` ones; empty if fresh."""
-    reasons = []
-    for key in sorted(set(recorded) | set(current)):
-        before, now = recorded.get(key), current.get(key)
-        if before != now:
-            reasons.append(_reason(key, before, now))
-    return reasons
+    keys = sorted(set(recorded) | set(current))
+    return [_reason(key, recorded.get(key), current.get(key)) for key in keys if recorded.get(key) != current.get(key)]
 
 
 def _reason(key: str, before: str | None, now: str | None) -> str:
