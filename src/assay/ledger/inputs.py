@@ -195,7 +195,7 @@ class InputParts:
                 path = todo.pop()
                 if path not in seen:
                     seen.add(path)
-                    todo += self._direct_imports(path)
+                    todo += self._imported(path)
             self._closures[module] = tuple(sorted(seen))
         return self._closures[module]
 
@@ -258,11 +258,6 @@ class InputParts:
             folder = folder.parent
         return out
 
-    def _direct_imports(self, path: Path) -> list[Path]:
-        if path not in self._imports:
-            self._imports[path] = self._read_imports(path)
-        return self._imports[path]
-
     def save(self) -> None:
         """Keep what was parsed for the next run (when caching): what each module runs."""
         self._runs.save()
@@ -281,7 +276,9 @@ class InputParts:
         except Unreadable:
             return []  # the digest says it is unreadable
 
-    def _read_imports(self, path: Path) -> list[Path]:
+    def _imported(self, path: Path) -> list[Path]:
+        if path in self._imports:
+            return self._imports[path]
         folder = path.parent
         package = ".".join(folder.relative_to(self.root).parts) if folder.is_relative_to(self.root) else ""
         found = []
@@ -297,6 +294,7 @@ class InputParts:
                 for candidate in (base.joinpath(*bits).with_suffix(".py"), base.joinpath(*bits, "__init__.py")):
                     if candidate.is_file() and candidate.absolute().is_relative_to(self.root):
                         found.append(candidate.absolute())
+        self._imports[path] = found
         return found
 
 
