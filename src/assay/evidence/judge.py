@@ -90,12 +90,8 @@ def verdict_of(outcomes: list[PhaseOutcome]) -> tuple[Verdict | Literal["skipped
             return "passed", ""
         if o.kind == "not-met":
             return "failed", o.message
-        if o.kind == "inconclusive":
-            return "inconclusive", o.message
-        if o.kind == "out-of-regime":
-            return "out-of-regime", o.message
-        if o.kind == "known-failing":
-            return "known-failing", o.message
+        if o.kind in ("inconclusive", "out-of-regime", "known-failing"):  # the verdict of the same name
+            return o.kind, o.message
         if o.kind == "xpassed":
             return "failed", "declared known-failing, but the expectation held"
     return "error", "the run ended before the verifier finished"
