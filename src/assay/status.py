@@ -24,10 +24,8 @@ from assay.votes import CheckState, Vote, vote  # noqa: F401 - CheckState and Vo
 
 def combine_devices(statuses: list[str]) -> str:
     """One status for a check from its per-device statuses (the worst one that ran wins)."""
-    for name in ("error", "failed", "known-failing", "inconclusive", "out-of-regime", "passed"):
-        if name in statuses:
-            return name
-    return "not-run"
+    worst_first = ("error", "failed", "known-failing", "inconclusive", "out-of-regime", "passed")
+    return next((name for name in worst_first if name in statuses), "not-run")
 
 
 def summarise(check_statuses: list[str], any_stale: bool) -> str:
@@ -57,10 +55,8 @@ def standing(verdicts: list[str]) -> str:
     held, failed = bool({"supported", "direction-only"} & set(verdicts)), "contradicted" in verdicts
     if held:
         return "mixed" if failed else "partly-verified"
-    for name in ("contradicted", "provisional", "out-of-regime", "not-run"):
-        if name in verdicts:
-            return name
-    return "inconclusive"
+    then = ("contradicted", "provisional", "out-of-regime", "not-run")
+    return next((name for name in then if name in verdicts), "inconclusive")
 
 
 def check_states(
