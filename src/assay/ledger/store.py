@@ -222,11 +222,7 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
     between runs under its stamp (``assay.corpus``), for large knowledge bases; a result read from there
     is validated when it is looked at.
     """
-    return _read_ledger(Path(root).resolve(), cache)
-
-
-def _read_ledger(root: Path, cache: bool) -> Ledger:
-    ledger = Ledger()
+    root, ledger = Path(root).resolve(), Ledger()
     store = corpus.ParseCache(root, "ledger", also=CACHE_ALSO, value=KEPT) if cache else None
     if store is None or store.empty:  # nothing to compare with: each folder is listed, each file stamped, where read
         folders = corpus.map_all(partial(_read_folders, root), _ledger_folders(root), FOLDER_COST)
