@@ -232,7 +232,7 @@ def read_ledger(root: Path, cache: bool = False) -> Ledger:
             for (f, n, _), current, entry in read:
                 store.put(f"{RESULTS}/{f}/{n}", _keepable(current, entry), entry)
     else:  # stamped before it is read
-        listed = list(_ledger_entries(root))
+        listed = [entry for folder in _ledger_folders(root) for entry in _entries_in(*folder)]
         stamps = [stamp(os.path.join(real, name)) if real else None for _, name, real in listed]
         found = [store.get(f"{RESULTS}/{f}/{n}", current) for (f, n, _), current in zip(listed, stamps)]
     todo = [i for i, entry in enumerate(found) if entry is None]
@@ -302,15 +302,9 @@ def _read_entry(root: Path, folder: str, name: str, real: str) -> tuple[Stamp | 
 Listed = tuple[str, str, str]
 
 
-def _ledger_entries(root: Path) -> Iterator[Listed]:
-    """``(folder, name, real)`` of every ``results/*/*.json``, sorted; ``real`` is the resolved folder when
-    the file is plain and its folder lies inside the root, else empty (the resolving read must decide)."""
-    for folder, path, real in _ledger_folders(root):
-        yield from _entries_in(folder, path, real)
-
-
 def _ledger_folders(root: Path) -> list[tuple[str, str, str]]:
-    """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` as ``_ledger_entries`` gives it."""
+    """``(name, path, real)`` of every folder in ``results/``, sorted; ``real`` is the resolved folder where it is
+    no link and lies inside the root, else empty (the resolving read must decide)."""
     base = root / RESULTS
     try:
         base_real = str(resolve_inside(root, base, strict=False))
@@ -340,7 +334,9 @@ def leftovers(root: Path) -> list[str]:
     return out
 
 
-def _entries_in(folder: str, path: str, real: str) -> list[tuple[str, str, str]]:
+def _entries_in(folder: str, path: str, real: str) -> list[Listed]:
+    """``(folder, name, real)`` of every ``*.json`` of a folder of ``results/``, sorted; ``real`` is the folder's
+    where the file is plain (``_ledger_folders``), else empty."""
     try:
         entries = sorted((e for e in os.scandir(path) if e.name.endswith(".json")), key=lambda e: e.name)
     except OSError:
