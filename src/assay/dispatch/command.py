@@ -74,13 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _slurm_options(args: argparse.Namespace) -> SlurmSettings:
     """[tool.assay.slurm] with the command line's values over it."""
     base = settings(args.root)
-    given = {
-        k: getattr(args, k)
-        for k in ("partition", "gpus_per_task", "cpus_per_task", "mem", "array_parallelism")
-        if getattr(args, k) is not None
-    }
-    if args.time is not None:
-        given["time"] = args.time
+    options = ("partition", "gpus_per_task", "cpus_per_task", "mem", "array_parallelism", "time")
+    given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
     try:
         return SlurmSettings.model_validate({**base.model_dump(), **given})
     except ValidationError as e:
