@@ -49,14 +49,12 @@ def _check(past: History, cid: str, check: Check, results: dict) -> dict[str, An
     }
 
 
-def _commit(c: Commit) -> dict[str, Any]:
-    return {"commit": c.sha or None, "time": c.time or None, "subject": c.subject}
-
-
 def _version(ch: CheckHistory, c: Commit, v: ResultVersion | None) -> dict[str, Any]:
     stated = ch.stated(c) or ()
     return {
-        **_commit(c),
+        "commit": c.sha or None,
+        "time": c.time or None,
+        "subject": c.subject,
         "verdict": v.verdict if v else None,  # None: the ledger file was removed
         "settling": v.settling if v else False,
         "expectations": [str(s) for s in stated],
