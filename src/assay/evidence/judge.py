@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from assay.experiment import Check
 from assay.ledger.judgement import VerifierError, evaluate, verdict_from  # noqa: F401 - VerifierError is read from here too
@@ -76,15 +76,12 @@ def judge(claim: Claim, check: Check, metrics: dict[str, object], seeds: dict[st
     return evaluated
 
 
-ERROR_KINDS: dict[str, ErrorKind] = {"error": "error", "timeout": "timeout", "crash": "crash"}
-
-
 def verdict_of(outcomes: list[PhaseOutcome]) -> tuple[Verdict | Literal["skipped"], str]:
     """The ledger verdict of a run from its phases' outcomes (setup first), with its message."""
     for o in outcomes:
         if o.kind == "skipped":
             return "skipped", o.message
-        if o.kind in ERROR_KINDS:
+        if o.kind in get_args(ErrorKind):
             return "error", o.message
         if o.kind == "passed" and o.when == "call":
             return "passed", ""

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -34,7 +34,7 @@ from assay.ledger.fresh import fresh_result
 from assay.ledger.inputs import InputParts
 from assay.ledger.layout import figure_file
 from assay.ledger.messages import first_line
-from assay.ledger.result import Environment, Evaluated, Figure, Metric, Result, Settling, timestamp
+from assay.ledger.result import Environment, ErrorKind, Evaluated, Figure, Metric, Result, Settling, timestamp
 from assay.ledger.store import LedgerProblem
 from assay.model import Claim
 
@@ -304,7 +304,7 @@ def record(
     verdict, message = verdict_of(outcomes)
     if verdict == "skipped":
         return "skipped", ""
-    kind = next((o.kind for o in outcomes if o.kind in ("error", "timeout", "crash")), "error")
+    kind = next((o.kind for o in outcomes if o.kind in get_args(ErrorKind)), "error")
     judged = {"verdict": verdict, "message": message, "duration": duration, "kind": kind, "commit": commit}
     try:
         new, refused = result_of(runs, **judged, settling=settling), False
