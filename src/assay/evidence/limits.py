@@ -295,11 +295,7 @@ def measured(device: str) -> Iterator[dict[str, float | None]]:
     try:
         yield out
     finally:
-        peak = peak_rss_mb()
-        if device == "cuda":
-            import torch
-
-            peak = torch.cuda.max_memory_allocated() / 2**20
+        peak = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else peak_rss_mb()
         out.update(cpu_s=round(cpu_seconds() - start, 3), peak_memory_mb=peak)
 
 
