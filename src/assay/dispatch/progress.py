@@ -40,12 +40,9 @@ class Counts:
 
     def line(self) -> str:
         tasks = ", ".join(f"{self.tasks[p]} {p}" for p in ("queued", "running", "done", "died") if self.tasks[p])
-        checks = ", ".join(f"{n} {s}" for s, n in self._by_status() if n)
+        order = [name for name in vocabulary.CHECK if name in self.checks] + sorted(set(self.checks) - set(vocabulary.CHECK))
+        checks = ", ".join(f"{self.checks[name]} {name}" for name in order if self.checks[name])
         return f"{self.done}/{self.planned} checks" + (f" ({checks})" if checks else "") + f"; tasks: {tasks or 'none'}"
-
-    def _by_status(self) -> list[tuple[str, int]]:
-        order = [s for s in vocabulary.CHECK if s in self.checks] + sorted(set(self.checks) - set(vocabulary.CHECK))
-        return [(s, self.checks[s]) for s in order]
 
 
 class Progress:
