@@ -86,9 +86,7 @@ def _slurm_options(args: argparse.Namespace) -> SlurmSettings:
 def _request(args: argparse.Namespace, options: SlurmSettings) -> controller.Request:
     if args.executor == "slurm" and not args.dry_run and (why := slurm.available()):
         raise controller.RunProblem(f"--executor slurm: {why}")
-    time_min = None
-    if options.time is not None:
-        time_min = max(1, -(-int(plan.parse_duration(options.time)) // 60))
+    time_min = max(1, -(-int(plan.parse_duration(options.time)) // 60)) if options.time is not None else None
     return controller.Request(
         device=_device(args.device, args.executor, options),
         executor=args.executor,
