@@ -10,6 +10,7 @@ each beside the check's last completed measurement.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -161,12 +162,7 @@ def _settling(kb: KnowledgeBase, request: Request, out: TextIO) -> tuple[plan.Se
         claim = kb.claims[s.claim]
         check = claim.check(s.check)
         result = ledger.get((s.claim, s.check, s.device))
-        parts = inputs.parts(claim, check, s.device)
-        planned.append(
-            plan.Planned(
-                s.claim, s.check, s.device, check.verifier, s.seconds, True, "fresh", result.finished, plan.input_hash(parts)
-            )
-        )
+        planned.append(dataclasses.replace(plan.of_check(inputs, ledger, claim, check, s.device), seconds=s.seconds))
         before = {
             "verdict": result.verdict,
             "finished": result.finished,

@@ -86,14 +86,15 @@ def select(
         for check in claim.checks:
             if device not in check.devices:
                 continue
-            planned = _planned(inputs, ledger, claim, check, device)
+            planned = of_check(inputs, ledger, claim, check, device)
             if not (stale and planned.why == "fresh"):
                 candidates.append(planned)
     candidates.sort(key=lambda p: p.order)
     return within(candidates, budget_s)
 
 
-def _planned(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> Planned:
+def of_check(inputs: InputParts, ledger: Ledger, claim, check, device: str) -> Planned:
+    """``check`` of ``claim`` on ``device`` as the plan takes it, from what ``ledger`` says of it."""
     key = (claim.id, check.id, device)
     result = ledger.get(key)
     parts = inputs.parts(claim, check, device)
