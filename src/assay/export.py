@@ -10,7 +10,6 @@ from typing import Any, TextIO
 
 from assay.citation import bibtex, csl, csl_json
 from assay.graph import build, to_json
-from assay.ledger.history import History
 from assay.ledger.messages import clean_message
 from assay.ledger.result import RunError
 from assay.model import Claim
@@ -28,10 +27,9 @@ def csl_all(kb: KnowledgeBase) -> str:
     return csl_json([csl(s) for _, s in sorted(kb.sources.items())])
 
 
-def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
-    """Every valid record as the YAML says it, claims with their computed status and each check's history, and the
-    graph. ``past``: the repository's history, where the caller has read it (else ``States`` reads it)."""
-    parts = {key: value() if callable(value) else value for key, value in _parts(kb, states, past).items()}
+def as_json(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
+    """Every valid record as the YAML says it, claims with their computed status and each check's history, and the graph."""
+    parts = {key: value() if callable(value) else value for key, value in _parts(kb, states).items()}
     return {key: value if isinstance(value, dict) else list(value) for key, value in parts.items()}
 
 
@@ -41,22 +39,20 @@ def write_json(kb: KnowledgeBase, states: Mapping[str, ClaimState], out: TextIO)
     out.write("\n")
 
 
-def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None = None) -> dict[str, Any]:
+def _parts(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> dict[str, Any]:
     """``states``: a dict, or ``States``, whose claims are computed as the writer reaches them and let go after. The
     graph is made when the writer reaches it, after the claims: by then ``States`` knows every claim's status."""
     return {
-        "claims": _claims(kb, states, past),
+        "claims": _claims(kb, states),
         "sources": (s.model_dump(mode="json") for _, s in sorted(kb.sources.items())),
         "decisions": (d.model_dump(mode="json") for _, d in sorted(kb.decisions.items())),
         "graph": lambda: to_json(build(kb, states.briefs() if hasattr(states, "briefs") else states)),
     }
 
 
-def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState], past: History | None) -> Iterator[dict[str, Any]]:
+def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dict[str, Any]]:
     registry = getattr(states, "registry", None)  # overview.States: the repository's history, read once
-    if past is None and registry is not None:
-        past = registry.history
-    past = past if past is not None and past.available else None
+    past = registry.history if registry is not None and registry.history.available else None
     for cid in sorted(kb.claim_files):
         using = getattr(states, "using", None)  # overview.States: one claim's record and results at a time
         with using(cid) if using is not None else nullcontext():
