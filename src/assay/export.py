@@ -63,6 +63,10 @@ def _claims(kb: KnowledgeBase, states: Mapping[str, ClaimState]) -> Iterator[dic
             }
 
 
+#: The fields of each evaluated expectation (``assay.ledger.result.Evaluated``) that the export gives.
+EXPECTATION = set("metric op value measured unit outcome seeds seeds_holding seeds_total control against discriminates".split())
+
+
 def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
     return {
         **claim.model_dump(mode="json"),
@@ -80,25 +84,7 @@ def _claim(claim: Claim, st: ClaimState) -> dict[str, Any]:
                 "flags": c.flags,
                 "off_lock": c.off_lock,
                 "metrics": {k: m.value for k, m in c.result.metrics.items()} if c.result else {},
-                "expectation": [
-                    {
-                        "metric": e.metric,
-                        "op": e.op,
-                        "value": e.value,
-                        "measured": e.measured,
-                        "unit": e.unit,
-                        "outcome": e.outcome,
-                        "seeds": e.seeds,
-                        "seeds_holding": e.seeds_holding,
-                        "seeds_total": e.seeds_total,
-                        "control": e.control,
-                        "against": [c.model_dump() for c in e.against],
-                        "discriminates": e.discriminates,
-                    }
-                    for e in c.result.expectation
-                ]
-                if c.result
-                else [],
+                "expectation": [e.model_dump(include=EXPECTATION) for e in c.result.expectation] if c.result else [],
                 "registration": [registration_json(r) for r in c.registration],
                 "last_error": _error(c.result.last_error) if c.result and c.result.last_error else None,
             }
