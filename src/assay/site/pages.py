@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from assay.model import Claim, Decision, Source
 from assay.site import search
 from assay.site.markup import anchor, esc, paragraphs, record_doc, visible_bidi
+from assay.site.search import boost  # by name: ``Output.page``'s parameter ``search`` hides the module
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
 from assay.vocabulary import Status
@@ -61,11 +62,7 @@ class Output:
         html, title = visible_bidi(html), visible_bidi(esc(title))
         meta = tuple((name, visible_bidi(content)) for name, content in meta)
         words = search_words and visible_bidi(search_words)
-        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), _boost(path), meta, words)
-
-
-def _boost(path: str) -> float | None:
-    return search.boost(path)  # the module, which ``Output.page``'s parameter ``search`` hides
+        return cls(path, html, title, in_nav, search and visible_bidi(search), tuple(toc), boost(path), meta, words)
 
 
 @dataclass(frozen=True)
