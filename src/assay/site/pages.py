@@ -105,19 +105,8 @@ def source_refs(ix: SiteIndex, claim: Claim, numbers: Iterable[int], view: Claim
         source = ix.sources.get(cit.source)
         line, _ = view.loaded.where(("citations", n - 1))
         target = f"sources/{cit.source}.md#cited-{anchor(cit.locator)}" if source else ""
-        out.append(
-            Ref(
-                n,
-                cit.source,
-                source.title if source else None,
-                cit.locator,
-                cit.quote,
-                cit.note,
-                target,
-                source_links(source),
-                line,
-            )
-        )
+        title = source.title if source else None
+        out.append(Ref(n, cit.source, title, cit.locator, cit.quote, cit.note, target, source_links(source), line))
     return out
 
 
