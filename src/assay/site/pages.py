@@ -192,13 +192,8 @@ def sources_index(ix: SiteIndex) -> Output:
         Cell(" · "),
         Cell("the knowledge base as JSON", "assay.json"),
     ]
-    return Output.page(
-        here,
-        "Sources",
-        _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro),
-        True,
-        search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"),
-    )
+    html = _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro)
+    return Output.page(here, "Sources", html, True, search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"))
 
 
 def anthology_name(ix: SiteIndex, number: int) -> str:
@@ -215,13 +210,8 @@ def anthology_pages(ix: SiteIndex) -> list[Output]:
             [Cell(s.anthology.unit if s.anthology else ""), _record(s.id), Cell(s.title), Cell(str(s.year))]
             for s in ix.anthologies[number]
         ]
-        pages.append(
-            Output.page(
-                here,
-                name,
-                _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name)),
-            )
-        )
+        html = _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name))
+        pages.append(Output.page(here, name, html))
         rows.append([Cell(str(number), here), Cell(ix.anthology_title(number) or "—"), Cell(str(len(units)))])
     here = "anthologies/index.md"
     pages.append(Output.page(here, "Anthologies", _listing(here, "Anthologies", ["Number", "Title", "Units"], rows), True))
@@ -240,14 +230,8 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
             ]
             for rid in ix.tags[tag]
         ]
-        pages.append(
-            Output.page(
-                here,
-                f"Tag: {tag}",
-                _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag)),
-                search=search.listing(f"{len(cells)} records tagged {tag}"),
-            )
-        )
+        html = _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag))
+        pages.append(Output.page(here, f"Tag: {tag}", html, search=search.listing(f"{len(cells)} records tagged {tag}")))
         rows.append([Cell(tag, here), Cell(str(len(cells)))])
     here = "tags/index.md"
     pages.append(Output.page(here, "Tags", _listing(here, "Tags", ["Tag", "Records"], rows), True))
