@@ -55,9 +55,7 @@ def schema_files() -> dict[str, str]:
 
 def write(root: Path) -> list[Path]:
     """Write the schema files under ``root/schema``; returns their paths."""
-    out = []
-    for name, text in schema_files().items():
-        path = root / "schema" / name
+    paths = {root / "schema" / name: text for name, text in schema_files().items()}
+    for path, text in paths.items():
         write_atomic(path, text)
-        out.append(path)
-    return out
+    return list(paths)
