@@ -217,13 +217,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     example: assay init my-kb
     """
-    from assay.scaffold import NotEmpty, init
+    from assay.scaffold import init
 
-    try:
-        written = init(args.dir)
-    except NotEmpty as e:
-        raise UsageProblem(str(e)) from None
-    for path in written:
+    for path in init(args.dir):
         print(path.as_posix())
     return 0
 

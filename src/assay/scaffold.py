@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from assay import schema
+from assay.diagnostics import UsageProblem
 from assay.files import TEMPORARY
 from assay.ledger.inputs import LOCK_FILE, PINNED
 
@@ -207,15 +208,11 @@ def files(name: str) -> dict[str, str]:
     return out
 
 
-class NotEmpty(Exception):
-    """The folder to start a knowledge base in already holds files."""
-
-
 def init(dest: Path) -> list[Path]:
-    """Write a new knowledge base into ``dest`` (created; must be empty); returns the files written."""
+    """Write a new knowledge base into ``dest`` (created; must be empty, else ``UsageProblem``); returns the files written."""
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise NotEmpty(f"{dest} is not an empty folder; pick a new one")
+        raise UsageProblem(f"{dest} is not an empty folder; pick a new one")
     written = []
     for rel, text in files(dest.resolve().name or "Knowledge base").items():
         path = dest / rel
