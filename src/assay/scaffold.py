@@ -13,7 +13,7 @@ from pathlib import Path
 
 from assay import schema
 from assay.diagnostics import UsageProblem
-from assay.files import TEMPORARY
+from assay.files import TEMPORARY, write_atomic
 from assay.ledger.inputs import LOCK_FILE, PINNED
 
 MKDOCS = """\
@@ -213,10 +213,7 @@ def init(dest: Path) -> list[Path]:
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageProblem(f"{dest} is not an empty folder; pick a new one")
-    written = []
-    for rel, text in files(dest.resolve().name or "Knowledge base").items():
-        path = dest / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    written = {dest / rel: text for rel, text in files(dest.resolve().name or "Knowledge base").items()}
+    for path, text in written.items():
+        write_atomic(path, text)  # a killed init leaves no half-written file
+    return list(written)
