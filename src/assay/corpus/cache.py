@@ -185,34 +185,15 @@ class ParseCache:
         """The file: the head (engine, root, kind) and the entries, one MessagePack array."""
         dump = self._dump
         body = {rel: (current, dump(value)) for rel, (current, value) in entries.items()} if dump else entries
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            dir_fd = cache_folder.open_private(self.path.parent)
-            if dir_fd is None:
-                return
-            try:
-                data = _ENCODER.encode((self.engine, str(self.root), self.kind, msgspec.Raw(_ENCODER.encode(body))))
-                cache_folder.write_in(dir_fd, self.path.name, data)
-                _prune(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        data = _ENCODER.encode((self.engine, str(self.root), self.kind, msgspec.Raw(_ENCODER.encode(body))))
+        cache_folder.write_private(self.path.parent, self.path.name, data, then=_prune)  # unwritten: it only costs time
 
     def _read(self) -> dict[str, tuple[Stamp, Any]]:
         """The entries of this cache's file, if this user wrote it for this engine, root and kind, decoded as data of
         this kind's type (``value``): anything else (a pickle, a truncated file) is ignored. The folder and the file are
         checked as opened (no time between the check and the use). A file this process is still writing is waited for."""
         bulk.settle(str(self.path))
-        if self.path is None:
-            return {}
-        dir_fd = cache_folder.open_private(self.path.parent)
-        if dir_fd is None:
-            return {}
-        try:
-            data = cache_folder.read_in(dir_fd, self.path.name)
-        finally:
-            os.close(dir_fd)
+        data = None if self.path is None else cache_folder.read_private(self.path.parent, self.path.name)
         if data is None:
             return {}
         try:

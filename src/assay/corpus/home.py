@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.files import LinkOut, Unreadable, resolve_inside
@@ -39,9 +40,18 @@ def outside(root: Path) -> Path | None:
 
 def read_plain(root: Path, name: str) -> bytes | None:
     """The bytes of the cache file ``name`` that holds plain data (JSON: ``assay.ledger.history``'s summaries), where
-    the cache folder lies outside the knowledge base at ``root`` and the folder and the file are this user's alone,
-    checked as they are opened (``ParseCache`` reads its own so); else None."""
-    kept_in = outside(Path(root).resolve())
+    the cache folder lies outside the knowledge base at ``root`` (``read_private``); else None."""
+    return read_private(outside(Path(root).resolve()), name)
+
+
+def write_plain(root: Path, name: str, data: bytes) -> None:
+    """``data`` written to the cache file ``name`` by the rules of ``read_plain`` (``write_private``)."""
+    write_private(outside(Path(root).resolve()), name, data)
+
+
+def read_private(kept_in: Path | None, name: str) -> bytes | None:
+    """The bytes of the file ``name`` in the cache folder ``kept_in`` (None: there is none), where the folder and the
+    file are this user's alone, checked as they are opened; else None."""
     dir_fd = None if kept_in is None else open_private(kept_in)
     if dir_fd is None:
         return None
@@ -51,10 +61,9 @@ def read_plain(root: Path, name: str) -> bytes | None:
         os.close(dir_fd)
 
 
-def write_plain(root: Path, name: str, data: bytes) -> None:
-    """``data`` written to the cache file ``name`` by the rules of ``read_plain``; a cache that cannot be written is
-    no error."""
-    kept_in = outside(Path(root).resolve())
+def write_private(kept_in: Path | None, name: str, data: bytes, then: Callable[[int], None] | None = None) -> None:
+    """``data`` written to the file ``name`` in the cache folder ``kept_in`` (made where missing) by the rules of
+    ``read_private``, then ``then`` of the folder's descriptor; a cache that cannot be written is no error."""
     if kept_in is None:
         return
     try:
@@ -64,6 +73,8 @@ def write_plain(root: Path, name: str, data: bytes) -> None:
             return
         try:
             write_in(dir_fd, name, data)
+            if then is not None:
+                then(dir_fd)
         finally:
             os.close(dir_fd)
     except OSError:
