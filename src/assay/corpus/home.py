@@ -108,8 +108,8 @@ def read_in(dir_fd: int, name: str) -> bytes | None:
         return fh.read() if stat.S_ISREG(st.st_mode) and _ours(st) else None
 
 
-def write_in(dir_fd: int, name: str, *parts: bytes) -> None:
-    """``parts`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
+def write_in(dir_fd: int, name: str, data: bytes) -> None:
+    """``data`` written to ``name`` in the checked folder atomically: a private temporary file, then a rename, so
     a reader meets the old file or the new one, whole.
 
     Not synced to disk: a cache file cut short by a crash does not decode and is ignored, and syncing the records'
@@ -119,8 +119,7 @@ def write_in(dir_fd: int, name: str, *parts: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
-            for part in parts:
-                fh.write(part)
+            fh.write(data)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
