@@ -16,9 +16,9 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from assay.corpus.cache import UNCACHED, ParseCache, Uncached, engine_files, kept
+from assay.corpus.cache import UNCACHED, ParseCache, kept
 from assay.corpus.forking import ahead as _ahead
-from assay.corpus.forking import can_fork, no_collection, pool, settle
+from assay.corpus.forking import can_fork, no_collection, settle
 from assay.corpus.forking import shared_map as _shared_map
 from assay.corpus.home import folder, read_plain, write_plain
 from assay.corpus.lazy import Lazy
@@ -30,16 +30,13 @@ __all__ = [
     "Lazy",
     "UNCACHED",
     "ParseCache",
-    "Uncached",
     "ahead",
     "can_fork",
-    "engine_files",
     "folder",
     "kept",
     "kept_or_read",
     "large",
     "map_all",
-    "pool",
     "read_ahead",
     "read_plain",
     "settle",
