@@ -167,13 +167,11 @@ def verdict_counts(state: ClaimState | Summary | None) -> str:
     into assertions, its checks' statuses per device (``cpu: 2 passed, 1 known-failing``)."""
     if state is None:
         return ""
-    if isinstance(state, Summary):
+    if isinstance(state, Summary) or state.counts:
         return state.counts
-    if state.counts:
-        return state.counts
-    per_device: dict[str, Counter] = {}
+    per_device: dict[str, Counter] = defaultdict(Counter)
     for c in state.checks:
-        per_device.setdefault(c.device, Counter())[c.status] += 1
+        per_device[c.device][c.status] += 1
     return "; ".join(
         f"{d}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
         for d, counts in sorted(per_device.items())
