@@ -116,12 +116,9 @@ class Site:
     def claim_pages(self) -> list[Deferred]:
         """Each valid claim's page, by path and title, rendered when asked (by a forked process ahead of that, where
         they were started), and its claim let go after."""
-        cids = sorted(self.ix.summaries)
         render = self.page if self.rendered is None else self.rendered.page
-        summaries = self.ix.summaries
-        return [
-            Deferred(record_doc(cid), visible_bidi(esc(f"{cid} {summaries[cid].title}")), partial(render, cid)) for cid in cids
-        ]
+        titles = sorted((cid, visible_bidi(esc(f"{cid} {s.title}"))) for cid, s in self.ix.summaries.items())
+        return [Deferred(record_doc(cid), title, partial(render, cid)) for cid, title in titles]
 
     def page(self, cid: str) -> Output:
         """The claim's page, its record and results let go after."""
