@@ -225,16 +225,16 @@ def run_summary(
         tr.write_line(f"assay: error: {problem}", red=True)
     if written:
         tr.section("assay: claims verified in this run")
-        for line in verified_lines(kb(), kb().root, ledger_root, written):
+        for line in verified_lines(kb(), ledger_root, written):
             tr.write_line(line)
 
 
-def verified_lines(kb: KnowledgeBase, root: Path, ledger_root: Path, written: dict[str, list[str]]) -> list[str]:
+def verified_lines(kb: KnowledgeBase, ledger_root: Path, written: dict[str, list[str]]) -> list[str]:
     """``pytest verify``'s summary: each claim a run wrote results for, with its status and those results. With
     a ledger of its own (``--ledger-root``), the run's results are laid over the repository's, as a merge would."""
     ledger = None
-    if ledger_root != root:
-        ledger = read_ledger(root)
+    if ledger_root != kb.root:
+        ledger = read_ledger(kb.root)
         ledger.results.update(read_ledger(ledger_root).results)
     states = claim_states(kb, ledger)
     lines = []
