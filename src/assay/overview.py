@@ -26,12 +26,12 @@ from assay.records.knowledge_base import KnowledgeBase
 from assay.status import CheckState, ClaimState, ClaimVerdict, Closure, check_states
 
 
-def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None, registry: Registry | None = None) -> dict[str, ClaimState]:
-    """Status and closure of every valid claim, from the ledger (read from disk when not given) and the
-    expectations' registration (``registry``: from the repository's history when not given)."""
+def claim_states(kb: KnowledgeBase, ledger: Ledger | None = None) -> dict[str, ClaimState]:
+    """Status and closure of every valid claim, from the ledger (read from disk when not given) and the expectations'
+    registration in the repository's history."""
     ledger = read_ledger(kb.root) if ledger is None else ledger
     inputs = InputParts(kb.root, cache=corpus.large(len(kb.files)))
-    states = States(kb, ledger, inputs, Registry(kb.root) if registry is None else registry)
+    states = States(kb, ledger, inputs, Registry(kb.root))
     out = dict(states.items())
     inputs.save()
     return out
