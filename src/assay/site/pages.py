@@ -164,8 +164,8 @@ def _listing(
     return render("listing.html", here=here, title=title, head=head, rows=rows, intro=intro or [], trail=trail)
 
 
-def _record(rid: str, text: str | None = None) -> Cell:
-    return Cell(text or rid, record_doc(rid))
+def _record(rid: str) -> Cell:
+    return Cell(rid, record_doc(rid))
 
 
 def decisions_index(ix: SiteIndex) -> Output:
