@@ -164,18 +164,22 @@ def _listing(
     return render("listing.html", here=here, title=title, head=head, rows=rows, intro=intro or [], trail=trail)
 
 
+def _index(folder: str, head: list[str], rows: list[list[Cell]], intro: list[Cell] | None = None, **page: str) -> Output:
+    """The index page of a folder of generated pages (``FOLDERS``): the listing of its ``rows``, in the navigation."""
+    here, title = FOLDERS[folder]
+    return Output.page(here, title, _listing(here, title, head, rows, intro), True, **page)
+
+
 def _record(rid: str) -> Cell:
     return Cell(rid, record_doc(rid))
 
 
 def decisions_index(ix: SiteIndex) -> Output:
-    here = "decisions/index.md"
     rows = [[_record(d.id), Cell(d.title), Cell(d.status), Cell(d.date)] for _, d in sorted(ix.decisions.items())]
-    return Output.page(here, "Decisions", _listing(here, "Decisions", ["Id", "Decision", "Status", "Date"], rows), True)
+    return _index("decisions", ["Id", "Decision", "Status", "Date"], rows)
 
 
 def sources_index(ix: SiteIndex) -> Output:
-    here = "sources/index.md"
     rows = [
         [
             _record(s.id),
@@ -192,8 +196,8 @@ def sources_index(ix: SiteIndex) -> Output:
         Cell(" · "),
         Cell("the knowledge base as JSON", "assay.json"),
     ]
-    html = _listing(here, "Sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro)
-    return Output.page(here, "Sources", html, True, search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"))
+    found = search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads")
+    return _index("sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro, search=found)
 
 
 def anthology_name(ix: SiteIndex, number: int) -> str:
@@ -213,8 +217,7 @@ def anthology_pages(ix: SiteIndex) -> list[Output]:
         html = _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name))
         pages.append(Output.page(here, name, html))
         rows.append([Cell(str(number), here), Cell(ix.anthology_title(number) or "—"), Cell(str(len(units)))])
-    here = "anthologies/index.md"
-    pages.append(Output.page(here, "Anthologies", _listing(here, "Anthologies", ["Number", "Title", "Units"], rows), True))
+    pages.append(_index("anthologies", ["Number", "Title", "Units"], rows))
     return pages
 
 
@@ -233,8 +236,7 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
         html = _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag))
         pages.append(Output.page(here, f"Tag: {tag}", html, search=search.listing(f"{len(cells)} records tagged {tag}")))
         rows.append([Cell(tag, here), Cell(str(len(cells)))])
-    here = "tags/index.md"
-    pages.append(Output.page(here, "Tags", _listing(here, "Tags", ["Tag", "Records"], rows), True))
+    pages.append(_index("tags", ["Tag", "Records"], rows))
     return pages
 
 
