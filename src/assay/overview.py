@@ -103,14 +103,9 @@ class States(Mapping[str, ClaimState]):
                     self.verdict(cid)
         return self.made[cid][0]
 
-    def brief(self, cid: str) -> Brief:
-        self.status(cid)
-        status_, counts, stale = self.made[cid]
-        return Brief(status_, "closed" if self.closed(cid) else "open", counts, stale)
-
     def briefs(self) -> dict[str, Brief]:
-        """Every claim's ``Brief``, from what is known of it and made of the rest."""
-        return {cid: self.brief(cid) for cid in self}
+        """Every claim's ``Brief``, from what is known of it and made of the rest (its counts and stale results: ``MADE``)."""
+        return {cid: Brief(self.status(cid), "closed" if self.closed(cid) else "open", *self.made[cid][1:]) for cid in self}
 
     def __getitem__(self, cid: str) -> ClaimState:
         _, states, verdict = self.verdict(cid)
