@@ -10,12 +10,10 @@ PyYAML starts it afresh.
 Every entry is data, never code: a typed, data-only format (MessagePack, ``msgspec``), each kind's value decoded
 as the type its reader declares (``value``), so that nothing in the cache executes when read, by construction. A
 file that is not such data of that type (a planted pickle, a truncated write, another version's layout) is ignored.
-It lives in the user's cache folder (``assay.corpus.home``: ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``,
-else ``~/.cache/assay``), never one inside the knowledge base (a cache there could arrive with a commit or an
-archive, and is not used); the folder and the file are checked as they are opened (a real folder and a regular file
-of this user that nobody else can write), so another user cannot feed a run parses of files it never read. A cache
-that cannot be read, or is not ours, is ignored, never an error; so is one that cannot be written. The prune removes
-only files of the cache's own names.
+It lives in the user's cache folder, never one inside the knowledge base, the folder and the file checked as they are
+opened (``assay.corpus.home`` says where and how), so another user cannot feed a run parses of files it never read. A
+cache that cannot be read, or is not ours, is ignored, never an error; so is one that cannot be written. The prune
+removes only files of the cache's own names.
 """
 
 from __future__ import annotations
