@@ -69,15 +69,11 @@ class States(Mapping[str, ClaimState]):
         self.closed = Closure(kb, lambda cid: self.status(cid) == "verified")
 
     @classmethod
-    def read(
-        cls, kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
-    ) -> States:
-        """The states of ``kb``'s claims from its ledger and history as they stand (``ledger`` and ``registry`` where
-        the caller has them), their statuses kept between runs where the knowledge base is ``corpus.large`` (or
-        ``cache``)."""
+    def read(cls, kb: KnowledgeBase, cache: bool | None = None) -> States:
+        """The states of ``kb``'s claims from its ledger and history as they stand, their statuses kept between runs
+        where the knowledge base is ``corpus.large`` (or ``cache``)."""
         cache = corpus.large(len(kb.files)) if cache is None else cache
-        ledger = read_ledger(kb.root, cache=cache) if ledger is None else ledger
-        registry = Registry(kb.root) if registry is None else registry
+        ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
         inputs = InputParts(kb.root, cache=cache)
         return cls(kb, ledger, inputs, registry, Memo(kb.root, inputs, ledger, registry) if cache else None)
 
@@ -177,12 +173,10 @@ class Memo:
         return h.hexdigest()
 
 
-def briefs(
-    kb: KnowledgeBase, cache: bool | None = None, ledger: Ledger | None = None, registry: Registry | None = None
-) -> dict[str, Brief]:
+def briefs(kb: KnowledgeBase, cache: bool | None = None) -> dict[str, Brief]:
     """The ``Brief`` of every valid claim: ``claim_states`` in short, for a listing of them all, each status kept
     between runs where the knowledge base is large (``States.read``, ``Memo``)."""
-    states = States.read(kb, cache, ledger, registry)
+    states = States.read(kb, cache)
     out = states.briefs()
     states.save()
     return out
@@ -191,9 +185,10 @@ def briefs(
 def listing(kb: KnowledgeBase) -> tuple[dict[str, Brief], list[Diagnostic]]:
     """What ``assay status`` lists: every claim's ``Brief``, and the registration diagnostics (an expectation moved
     after its result votes for nothing), from one reading of the ledger and of the history."""
-    cache = corpus.large(len(kb.files))
-    ledger, registry = read_ledger(kb.root, cache=cache), Registry(kb.root)
-    return briefs(kb, cache, ledger, registry), list(registration.diagnostics(kb, ledger, registry=registry))
+    states = States.read(kb)
+    out = states.briefs()
+    states.save()
+    return out, list(registration.diagnostics(kb, states.ledger, registry=states.registry))
 
 
 def run_summary(
