@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,13 +113,12 @@ class States(Mapping[str, ClaimState]):
     def __len__(self) -> int:
         return len(self.kb.claim_files)
 
-    def using(self, cid: str) -> AbstractContextManager[None]:
+    @contextmanager
+    def using(self, cid: str) -> Iterator[None]:
         """Lend the claim's record and results to the ``with`` block, and let them go after (``corpus.Lazy.using``)."""
         keys = [(cid, check.id, device) for check in self.kb.claim_files[cid].outline.checks for device in check.devices]
-        stack = ExitStack()
-        stack.enter_context(self.kb.claims.using(cid))
-        stack.enter_context(self.ledger.results.using(*keys))
-        return stack
+        with self.kb.claims.using(cid), self.ledger.results.using(*keys):
+            yield
 
     def save(self) -> None:
         """Keep for the next run what this one found out (the input parts, and, after a walk over every claim, the
