@@ -131,14 +131,7 @@ def source_links(source: Source | None) -> list[tuple[str, str]]:
 def decision_page(ix: SiteIndex, d: Decision) -> Output:
     here = record_doc(d.id)
     governed = sorted(ix.governs.get(d.id, []))
-    sections = [
-        (slug, title, paragraphs(text))
-        for slug, title, text in (
-            ("context", "Context", d.context),
-            ("decision", "Decision", d.decision),
-            ("consequences", "Consequences", d.consequences),
-        )
-    ]
+    sections = [(slug, slug.capitalize(), paragraphs(getattr(d, slug))) for slug in ("context", "decision", "consequences")]
     html = render("decision.html", here=here, d=d, trail=breadcrumb("decisions", d.id), sections=sections, governed=governed)
     toc = [(slug, title) for slug, title, _ in sections] + ([("governs", "Links it governs")] if governed else [])
     return Output.page(here, f"{d.id} {d.title}", html, toc=toc)
