@@ -236,11 +236,6 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
 def invalid_page(loaded) -> Output:
     """A page for a record that does not validate, so links to it still land somewhere."""
     here = record_doc(loaded.id)
-    html = render(
-        "invalid.html",
-        here=here,
-        loaded=loaded,
-        trail=breadcrumb(here.split("/")[0], loaded.id),
-        diagnostics=[d.render() for d in loaded.diagnostics],
-    )
+    trail, diagnostics = breadcrumb(here.split("/")[0], loaded.id), [d.render() for d in loaded.diagnostics]
+    html = render("invalid.html", here=here, loaded=loaded, trail=trail, diagnostics=diagnostics)
     return Output.page(here, f"{loaded.id} (invalid)", html)
