@@ -28,10 +28,9 @@ class Lazy(MutableMapping[K, V]):
         self._make, self._let_go = make, let_go
 
     def __getitem__(self, key: K) -> V:
-        if key in self._made:
-            return self._made[key]
-        value = self._made[key] = self._make(self._plain[key])
-        return value
+        if key not in self._made:
+            self._made[key] = self._make(self._plain[key])
+        return self._made[key]
 
     def plain(self, key: K) -> Any:
         """The plain form of ``key``'s value, made or not."""
