@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from typing import Any, TypeVar
 
@@ -162,10 +162,8 @@ def settle(name: str | None = None) -> None:
         _close_ahead()
     for pid in [pid for pid, n in _BEHIND.items() if name is None or n == name]:
         del _BEHIND[pid]
-        try:
+        with suppress(ChildProcessError):
             os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
 
 
 atexit.register(settle)
