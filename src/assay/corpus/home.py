@@ -66,7 +66,7 @@ def write_private(kept_in: Path | None, name: str, data: bytes, then: Callable[[
     ``read_private``, then ``then`` of the folder's descriptor; a cache that cannot be written is no error."""
     if kept_in is None:
         return
-    try:
+    with contextlib.suppress(OSError):
         kept_in.mkdir(parents=True, exist_ok=True, mode=0o700)
         dir_fd = open_private(kept_in)
         if dir_fd is None:
@@ -77,8 +77,6 @@ def write_private(kept_in: Path | None, name: str, data: bytes, then: Callable[[
                 then(dir_fd)
         finally:
             os.close(dir_fd)
-    except OSError:
-        pass
 
 
 def _ours(st: os.stat_result) -> bool:
