@@ -260,8 +260,7 @@ class SiteIndex:
         return time.strftime("%Y-%m-%d", time.gmtime())
 
     def anthology_title(self, number: int) -> str:
-        titles = sorted(s.anthology.title for s in self.anthologies[number] if s.anthology and s.anthology.title)
-        return titles[0] if titles else ""
+        return min((s.anthology.title for s in self.anthologies[number] if s.anthology and s.anthology.title), default="")
 
 
 def index(root: Path) -> SiteIndex:
