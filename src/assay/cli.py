@@ -293,7 +293,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--focus", metavar="ID")
     p.add_argument("--depth", type=int, default=1, help="links from --focus to follow (0 or more)")
     p.add_argument("--format", choices=("json", "dot", "mermaid"), default="json")
-    add("export", cmd_export).add_argument("what", choices=("bibtex", "csl", "json"))
+    p = add("export", cmd_export)
+    p.add_argument("what", choices=("bibtex", "csl", "json"))
     p = add("merge", cmd_merge)
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a folder holding results/, or a results folder")
     from assay.dispatch import command as verification  # its options live with it
@@ -304,7 +305,8 @@ def _parser() -> argparse.ArgumentParser:
     rejudging.add_arguments(add("rejudge", rejudging.cmd_rejudge))
 
     sources.add_arguments(add("sources", sources.cmd_sources))
-    add("init", cmd_init).add_argument("dir", type=Path, help="the folder to create (it must not exist, or be empty)")
+    p = add("init", cmd_init)
+    p.add_argument("dir", type=Path, help="the folder to create (it must not exist, or be empty)")
     add("schema", cmd_schema)
     add("readme", cmd_readme)
     return parser

@@ -73,12 +73,15 @@ class Site:
             if f.record is None and f.id not in valid and pages.record_doc(f.id) != "index.md"
         ]
         modules = sorted({m for s in ix.summaries.values() for m in s.modules})
-        kb = ix.kb
-        out += [code.record_listing(kb.root, s.path, cid, page_url(record_doc(cid))) for cid, s in ix.summaries.items()]
-        out += [code.code_page(kb.root, m) for m in modules]
+        root = ix.kb.root
+        out += [code.record_listing(root, s.path, cid, page_url(record_doc(cid))) for cid, s in ix.summaries.items()]
+        out += [code.code_page(root, m) for m in modules]
         statuses = [st for table in VOCABULARIES.values() for st in table.values()]
-        css = icon_css([st.icon for st in statuses]) + colour_css([st.colour for st in statuses])
-        out += [Output("assets/assay-icons.css", css), Output("assay.bib", bibtex_all(kb)), Output("assay.csl.json", csl_all(kb))]
+        out += [
+            Output("assets/assay-icons.css", icon_css([st.icon for st in statuses]) + colour_css([st.colour for st in statuses])),
+            Output("assay.bib", bibtex_all(ix.kb)),
+            Output("assay.csl.json", csl_all(ix.kb)),
+        ]
         return out + [o for f in ix.figures for o in figure_page.outputs(f)]
 
     def export(self, out: TextIO) -> None:

@@ -105,8 +105,19 @@ def source_refs(ix: SiteIndex, claim: Claim, numbers: Iterable[int], view: Claim
         source = ix.sources.get(cit.source)
         line, _ = view.loaded.where(("citations", n - 1))
         target = f"sources/{cit.source}.md#cited-{anchor(cit.locator)}" if source else ""
-        title = source.title if source else None
-        out.append(Ref(n, cit.source, title, cit.locator, cit.quote, cit.note, target, source_links(source), line))
+        out.append(
+            Ref(
+                n,
+                cit.source,
+                source.title if source else None,
+                cit.locator,
+                cit.quote,
+                cit.note,
+                target,
+                source_links(source),
+                line,
+            )
+        )
     return out
 
 
@@ -189,8 +200,13 @@ def sources_index(ix: SiteIndex) -> Output:
         Cell(" · "),
         Cell("the knowledge base as JSON", "assay.json"),
     ]
-    found = search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads")
-    return _index("sources", ["Id", "Title", "Authors", "Year", "Claims"], rows, intro, search=found)
+    return _index(
+        "sources",
+        ["Id", "Title", "Authors", "Year", "Claims"],
+        rows,
+        intro,
+        search=search.listing(f"{len(rows)} sources, with BibTeX and JSON downloads"),
+    )
 
 
 def anthology_name(ix: SiteIndex, number: int) -> str:
@@ -207,8 +223,13 @@ def anthology_pages(ix: SiteIndex) -> list[Output]:
             [Cell(s.anthology.unit if s.anthology else ""), _record(s.id), Cell(s.title), Cell(str(s.year))]
             for s in ix.anthologies[number]
         ]
-        html = _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name))
-        pages.append(Output.page(here, name, html))
+        pages.append(
+            Output.page(
+                here,
+                name,
+                _listing(here, name, ["Unit", "Source", "Title", "Year"], units, trail=breadcrumb("anthologies", name)),
+            )
+        )
         rows.append([Cell(str(number), here), Cell(ix.anthology_title(number) or "—"), Cell(str(len(units)))])
     pages.append(_index("anthologies", ["Number", "Title", "Units"], rows))
     return pages
@@ -226,8 +247,14 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
             ]
             for rid in ix.tags[tag]
         ]
-        html = _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag))
-        pages.append(Output.page(here, f"Tag: {tag}", html, search=search.listing(f"{len(cells)} records tagged {tag}")))
+        pages.append(
+            Output.page(
+                here,
+                f"Tag: {tag}",
+                _listing(here, f"Tag: {tag}", ["Record", "Title", "Status"], cells, trail=breadcrumb("tags", tag)),
+                search=search.listing(f"{len(cells)} records tagged {tag}"),
+            )
+        )
         rows.append([Cell(tag, here), Cell(str(len(cells)))])
     pages.append(_index("tags", ["Tag", "Records"], rows))
     return pages
@@ -236,6 +263,11 @@ def tag_pages(ix: SiteIndex) -> list[Output]:
 def invalid_page(loaded) -> Output:
     """A page for a record that does not validate, so links to it still land somewhere."""
     here = record_doc(loaded.id)
-    trail, diagnostics = breadcrumb(here.split("/")[0], loaded.id), [d.render() for d in loaded.diagnostics]
-    html = render("invalid.html", here=here, loaded=loaded, trail=trail, diagnostics=diagnostics)
+    html = render(
+        "invalid.html",
+        here=here,
+        loaded=loaded,
+        trail=breadcrumb(here.split("/")[0], loaded.id),
+        diagnostics=[d.render() for d in loaded.diagnostics],
+    )
     return Output.page(here, f"{loaded.id} (invalid)", html)
