@@ -19,14 +19,12 @@ from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
 from assay.vocabulary import Status
 
-#: The index page of each folder of generated pages, where there is one (claims are listed on the dashboard).
+#: The index page of each folder of generated pages that has one (claims are listed on the dashboard; code has none).
 FOLDERS = {
-    "claims": None,
     "sources": ("sources/index.md", "Sources"),
     "decisions": ("decisions/index.md", "Decisions"),
     "anthologies": ("anthologies/index.md", "Anthologies"),
     "tags": ("tags/index.md", "Tags"),
-    "code": None,
 }
 
 
