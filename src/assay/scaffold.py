@@ -8,6 +8,7 @@ configuration and a README stub. In it, ``assay check`` is clean, ``pytest verif
 
 from __future__ import annotations
 
+import contextlib
 from importlib import metadata
 from pathlib import Path
 
@@ -181,10 +182,8 @@ def lock_text() -> str:
         "# Regenerate with `pip freeze > requirements.lock` in the environment you verify with.",
     ]
     for name in PINNED:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             lines.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            continue
     return "\n".join(lines) + "\n"
 
 
