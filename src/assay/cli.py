@@ -318,14 +318,13 @@ WITHOUT_KNOWLEDGE_BASE = ("init", "schema", "readme")
 
 def _root(args: argparse.Namespace) -> Path:
     """The knowledge base a command works on: --root as given, else the nearest one above the current folder."""
-    given = args.root is not None
-    root = args.root if given else find_root(Path.cwd())
+    root = args.root or find_root(Path.cwd())
     if args.command in WITHOUT_KNOWLEDGE_BASE:
         return (root or Path.cwd()).resolve()
     if root is None or not is_knowledge_base(root):
-        shown = args.root if given else Path.cwd()
         raise UsageProblem(
-            f"{shown} is not a knowledge base (no claims/ or sources/ folder); run assay init to start one, or pass --root"
+            f"{args.root or Path.cwd()} is not a knowledge base (no claims/ or sources/ folder); run assay init to start one, "
+            "or pass --root"
         )
     return root.resolve()
 
