@@ -55,6 +55,11 @@ class Plan:
         """The plan in one line, as `assay plan`, `assay show` and the claim page give it: why, and the cost."""
         return self.why + (f"; about {self.seconds:.0f} s" if self.seconds is not None else "")
 
+    @property
+    def read(self) -> str:
+        """What the seeds read measured, as the plans give it: ``5 seeds read, mean 0.12, sd 0.03``."""
+        return f"{self.seeds_read} seeds read, mean {self.mean:.4g}, sd {self.sd:.3g}"
+
 
 def needed(mean: float, sd: float, threshold: float, level: float) -> int | None:
     """The least n (2..MAX_SEEDS) whose t interval at ``level`` around ``mean`` with spread ``sd`` excludes
@@ -212,7 +217,7 @@ def settle_plans(
             skipped.append(f"{label}: {undecided.why if undecided else 'no open expectation has a plan'}")
             continue
         n = max(p.seeds_needed for p in decidable)
-        words = "; ".join(f"{p.expectation}: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}" for p in decidable)
+        words = "; ".join(f"{p.expectation}: {p.read}" for p in decidable)
         left = [p.expectation for p in open_ if p not in decidable]
         tail = f"; not decidable at this scale, and left open: {', '.join(left)}" if left else ""
         plan = f"{n} fresh seeds from {first} ({words}); the largest number any of them needs{tail}"
@@ -251,10 +256,7 @@ def report(kb: KnowledgeBase, ledger: Ledger, claims: list[str] | None = None) -
     lines = []
     found = plans(kb, ledger, claims)
     for p in found:
-        lines.append(
-            f"{p.claim}/{p.check}.{p.device} {p.expectation}: {p.outcome}, {p.seeds_read} seeds read, "
-            f"mean {p.mean:.4g}, sd {p.sd:.3g}"
-        )
+        lines.append(f"{p.claim}/{p.check}.{p.device} {p.expectation}: {p.outcome}, {p.read}")
         lines.append(f"    {p.words}")
     if not found:
         lines.append("no open expectation: every one read by its mean is decided by more than a standard error")

@@ -109,7 +109,7 @@ def _measured(c: CheckState, check: Check | None = None) -> list[str]:
             out.append(f"  {g.shown}: {g.why}")
         if e.metric in plans:
             p = plans[e.metric]
-            out.append(f"  plan: {p.seeds_read} seeds read, mean {p.mean:.4g}, sd {p.sd:.3g}; {p.words}")
+            out.append(f"  plan: {p.read}; {p.words}")
     return out
 
 
