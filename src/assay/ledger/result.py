@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from assay import reading
-from assay.experiment import SLUG, Device, Tier
+from assay.experiment import SLUG, Device, MetricName, Tier
 from assay.files import MAX_BYTES
 from assay.ids import CLAIM_ID
 
@@ -62,8 +62,8 @@ ErrorKind = Literal["error", "timeout", "crash"]
 Key = tuple[str, str, str]  # (claim, check, device)
 
 
-#: A metric or figure name: what `evidence.metric()` and `evidence.figure()` accept.
-NAME = r"^[a-z][a-z0-9_]*$"
+#: A metric or figure name, the pattern of experiment.MetricName: what `evidence.metric()` and `evidence.figure()` accept.
+NAME = MetricName.__metadata__[0].pattern
 
 
 #: When a run finished, in UTC.
@@ -78,9 +78,6 @@ def timestamp(at: dt.datetime | None = None) -> str:
 #: A number that is neither NaN nor infinite, refused by pydantic-core itself: a Python validator called for each
 #: number of a result (every seed's value) cost 8-17 % of validating one of the repository's ledger files.
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-
-
-Name = Annotated[str, StringConstraints(pattern=NAME)]
 
 
 def _real_time(text: str) -> str:
@@ -138,7 +135,7 @@ class Counterpart(_Part):
     """An expectation's comparison evaluated on one counterpart: the same statistic, measured in the same run, on a
     condition where the comparison must not hold."""
 
-    metric: Name = Field(description="The counterpart's metric.")
+    metric: MetricName = Field(description="The counterpart's metric.")
     measured: Finite = Field(description="Its measured value (the mean, where per-seed values were recorded).")
     outcome: Outcome = Field(description="How the expectation's comparison came out on it, read as the expectation is.")
     seeds: Literal["value", "all", "mean"] = Field("value", description="How it was read.")
@@ -162,7 +159,7 @@ FLAGGED = {
 class Evaluated(_Part):
     """One expectation of the check, as evaluated against what was measured."""
 
-    metric: Name = Field(description="Metric name.")
+    metric: MetricName = Field(description="Metric name.")
     op: Literal[">", ">=", "<", "<=", "=="] = Field(description="Comparison.")
     value: float = Field(description="Threshold.")
     tol: float | None = Field(None, description="Absolute tolerance of `==`.")
@@ -203,7 +200,7 @@ class Evaluated(_Part):
 class Figure(_Part):
     """A figure the verifier drew, stored as SVG beside the ledger file."""
 
-    name: Name = Field(description="The name the verifier gave it.")
+    name: MetricName = Field(description="The name the verifier gave it.")
     file: str = Field(
         pattern=r"^[a-z0-9-]+\.(cpu|cuda)\.[a-z][a-z0-9_]*(\.[0-9a-f]{12})?\.svg$",
         description="The SVG file beside the result, named by its content (older ledgers: without the hash).",
@@ -298,7 +295,7 @@ class Result(_Part):
     verdict: Verdict = Field(description="The verdict of the measurement (`error` only when nothing was ever measured).")
     message: str = Field("", description="Why it failed or is known-failing; empty when it passed.")
     tier: Tier = Field(description="The check's evidence tier.")
-    metrics: dict[Name, Metric] = Field(
+    metrics: dict[MetricName, Metric] = Field(
         default_factory=dict, max_length=MAX_METRICS, description="Every metric the verifier recorded."
     )
     expectation: list[Evaluated] = Field(
