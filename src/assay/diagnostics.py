@@ -65,9 +65,9 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def shortened(text: str, width: int = 60) -> str:
-    """``text`` as a message quotes it: cut to ``width`` characters, the last three ``...``, where it is longer."""
-    return text if len(text) <= width else text[: width - 3] + "..."
+def shortened(text: str, width: int = 60, mark: str = "...") -> str:
+    """``text`` as a message quotes it: cut to ``width`` characters, the last ones ``mark``, where it is longer."""
+    return text if len(text) <= width else text[: width - len(mark)] + mark
 
 
 def capped(found: Iterable[Diagnostic], unlisted: Mapping[str, int] | None = None) -> list[Diagnostic]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from assay import prose, vocabulary
-from assay.diagnostics import printable
+from assay.diagnostics import printable, shortened
 from assay.experiment import Check
 from assay.ledger.result import FLAGGED, Counterpart
 from assay.model import Claim
@@ -58,7 +58,8 @@ def _claim(claim: Claim, st: ClaimState, states: States) -> None:
         record = filed[a.id]
         if record.says:
             print(printable(f"    says: {prose.rendered(record.says, claim, st.checks)}"))
-        print(printable(f"    filed: {_clip(' … '.join(record.filed), 160)}"))
+        filed_as = " ".join(" … ".join(record.filed).split())
+        print(printable(f"    filed: {shortened(filed_as, 160, '…')}"))
         print(printable(f"    source: {record.source.kind}"))
         for e in record.evidence:
             on = f" (reads {', '.join(e.metrics)})" if e.metrics else ""
@@ -117,11 +118,6 @@ def _counterpart(x: Counterpart, threshold: float) -> str:
     """``m0 = 0.02: fails``, and why it challenges nothing where it is flagged (a constant, a derived value)."""
     flag = f", but {FLAGGED[x.flag]}" if x.flag else ""
     return f"{x.metric} = {beside(x.measured, threshold)}: {x.outcome}{flag}"
-
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def check_notes(c: CheckState) -> str:

@@ -9,6 +9,7 @@ message text, and an error is described by the verifier's own frame, with no eng
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from assay.diagnostics import shortened
 from assay.evidence.judge import (
     CheckTimeout,
     ExpectationInconclusive,
@@ -40,6 +42,8 @@ from assay.model import Claim
 
 #: The most characters of a message a result keeps.
 MESSAGE_MAX = 2000
+#: A message as a result keeps it: at most MESSAGE_MAX characters, cut with '…'.
+clip = functools.partial(shortened, width=MESSAGE_MAX, mark="…")
 #: The folder of Assay's code, whose frames an error's description leaves out.
 ENGINE = Path(__file__).resolve().parents[1]
 
@@ -189,10 +193,6 @@ def describe(root: Path, exc: pytest.ExceptionInfo[BaseException]) -> str:
             break
     text = f"{exc.type.__name__}: {exc.value}".replace(str(root) + os.sep, "")
     return clip(text + where)
-
-
-def clip(text: str) -> str:
-    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
 
 
 def note_name(nodeid: str) -> str:
