@@ -123,7 +123,7 @@ def phase_report(
             **measured,
         )
     except (ValidationError, TypeError, ValueError) as e:  # e.g. a metric set by hand to nan, bypassing metric()
-        if outcome.kind in ("error", "timeout"):
+        if outcome.kind in get_args(ErrorKind):
             return RunReport(**base, outcome=outcome.kind, message=outcome.message)
         return RunReport(**base, outcome="error", message=f"the verifier's evidence cannot be recorded: {first_line(e)}")
 
