@@ -195,9 +195,7 @@ def _new_state(kb: KnowledgeBase, request: Request, shards: list[plan.Shard], se
         ]
         folder = base / f"task-{shard.index}"
         write_args(kb.root / folder, checks)
-        mine = {
-            f"{c.claim}/{c.check}": settles[f"{c.claim}/{c.check}"] for c in checks if f"{c.claim}/{c.check}" in (settles or {})
-        }
+        mine = {p.label: settles[p.label] for p in shard.checks if p.label in (settles or {})}
         if mine:
             files.write_atomic(kb.root / folder / SETTLE_FILE, json.dumps(mine, indent=2) + "\n")
         tasks.append(TaskRecord(index=shard.index, checks=checks, seconds=round(shard.seconds, 3), folder=folder.as_posix()))
