@@ -29,11 +29,7 @@ def evaluate(
     seeds = seeds or {}
     out = []
     for exp in check.expect:
-        if exp.metric not in metrics:
-            raise VerifierError(
-                f"{claim.id}/{check.id}: the verifier did not record metric '{exp.metric}' "
-                f"(recorded: {', '.join(sorted(metrics)) or 'none'})"
-            )
+        reading = read_seeds(exp, _recorded(claim, check, metrics, exp.metric), seeds.get(exp.metric, []))
         r = reported.get(exp.reported) if exp.reported else None
         paper = (
             PaperNumber(value=r.value, bound=r.bound, unit=r.unit, quantity=r.quantity, source=r.source, locator=r.locator)
@@ -41,7 +37,6 @@ def evaluate(
             else None
         )
         spec = check.metric(exp.metric)
-        reading = read_seeds(exp, metrics[exp.metric], seeds.get(exp.metric, []))
         against = [_counterpart(claim, check, exp, name, metrics, seeds) for name in exp.against]
         if check.tier == "analytic":  # an exact fact of the other condition may be one constant (0 by construction)
             against = [c.model_copy(update={"flag": None}) if c.flag == "constant" else c for c in against]
@@ -82,15 +77,18 @@ def _counterpart(
     claim: Claim, check: Check, exp: Expectation, name: str, metrics: dict[str, float], seeds: dict[str, list[float]]
 ) -> Counterpart:
     """``exp``'s comparison on the counterpart metric ``name``, read as ``exp`` is read (the same seed reading)."""
-    if name not in metrics:
-        raise VerifierError(
-            f"{claim.id}/{check.id}: the verifier did not record metric '{name}', a counterpart of '{exp.metric}' "
-            f"(recorded: {', '.join(sorted(metrics)) or 'none'})"
-        )
-    reading = read_seeds(exp, metrics[name], seeds.get(name, []))
+    reading = read_seeds(exp, _recorded(claim, check, metrics, name, f", a counterpart of '{exp.metric}'"), seeds.get(name, []))
     reading.pop("holds")
     reading.pop("level", None)
     return Counterpart(metric=name, **reading, flag=flag_of(seeds.get(name, []), seeds.get(exp.metric, [])))
+
+
+def _recorded(claim: Claim, check: Check, metrics: dict[str, float], name: str, role: str = "") -> float:
+    """``metrics[name]``, or ``VerifierError`` where the verifier did not record it (``role``: what it is, in words)."""
+    if name not in metrics:
+        recorded = ", ".join(sorted(metrics)) or "none"
+        raise VerifierError(f"{claim.id}/{check.id}: the verifier did not record metric '{name}'{role} (recorded: {recorded})")
+    return metrics[name]
 
 
 def read_seeds(exp: Expectation, value: float, per_seed: list[float]) -> dict:
