@@ -62,7 +62,6 @@ class CheckHistory:
     lines: list[tuple[Commit, tuple[Spec, ...] | None]] = field(default_factory=list)  # with merges: every change
     nodes: list[Commit] = field(default_factory=list)  # with merges: every commit of its history, merges included
     heads: dict[str, ResultVersion | None] = field(default_factory=dict)  # with merges: each file at the last commit
-    head: tuple[Spec, ...] | None = None  # with merges: the expectations at the last commit
 
     @property
     def merged(self) -> bool:
@@ -90,10 +89,6 @@ class CheckHistory:
                 stated, k = self.specs[k][1], k + 1
             out.append((c, stated))
         return out
-
-    def standing(self) -> tuple[Spec, ...] | None:
-        """The expectations as the last commit had them."""
-        return self.head if self.merged else self.specs[-1][1] if self.specs else None
 
     def last(self, device: str) -> ResultVersion | None:
         """The device's ledger file as the last commit had it."""
@@ -193,7 +188,6 @@ def _over_merges(out: CheckHistory, raw: list, files: dict[str, list], commits: 
                 out.results[device].append((commit, result_version(summary)))
         out.heads[device] = result_version(_at(ancestry, versions, commits[-1].n))
     out.nodes = [commits[n] for n in sorted(nodes | ancestry.bringers(nodes))]
-    out.head = _at(ancestry, raw, commits[-1].n)
     return out
 
 
