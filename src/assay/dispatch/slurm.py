@@ -102,11 +102,7 @@ class SlurmExecutor:
             "additional_parameters": {"signal": "B:USR2@90"},
             "setup": ["trap '' USR2", *self.options.setup],
         }
-        for key in ("partition", "mem"):
-            if getattr(self.options, key):
-                params[key] = getattr(self.options, key)
-        if self.options.gpus_per_task:
-            params["gpus_per_task"] = self.options.gpus_per_task
+        params |= {key: getattr(self.options, key) for key in ("partition", "mem", "gpus_per_task") if getattr(self.options, key)}
         executor.update_parameters(**params)
         specs = [
             TaskSpec(root=str(self.root), folder=str(self.root / t.folder), device=state.device, workers=self.workers)
