@@ -10,6 +10,7 @@ Linux only; ``--in-process`` (or a debugger: ``--pdb``) runs the verifiers in py
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -83,7 +84,9 @@ def run(item: pytest.Item, nextitem: pytest.Item | None, child_started: Any) -> 
             payload = fh.read()  # to the end: the child's end closes when it exits
         _, status = os.waitpid(pid, 0)
     except BaseException:  # Ctrl-C here: the child goes with the run
-        _kill(pid)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         raise
     reports = _reports(item.config, payload)
     for report in reports:
@@ -92,14 +95,6 @@ def run(item: pytest.Item, nextitem: pytest.Item | None, child_started: Any) -> 
         ihook.pytest_runtest_logreport(report=_crash_report(item, status))
     item.session._setupstate.teardown_exact(nextitem)  # what this process set up and ``nextitem`` does not need
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
 
 
 def _reports(config: pytest.Config, payload: bytes) -> list[pytest.TestReport]:
