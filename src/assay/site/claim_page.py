@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from assay import status, vocabulary
+from assay import pairing, status, vocabulary
 from assay.experiment import Check
 from assay.model import Claim, Discrepancy
 from assay.site import check_view, claim_cite, neighbourhood, row_view, search, table_key
@@ -366,17 +366,13 @@ def _first_figure(evidence: list[Evidence]) -> check_view.Figure | None:
     return next((f for e in evidence for r in e.check.runs for f in r.figures), None)
 
 
-def _words(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
 def _discrepancy_marks(claim: Claim) -> dict[str, list[int]]:
     """Which assertions' filed words a discrepancy's ``filed`` text overlaps (either holds a piece of the other)."""
     marks: dict[str, list[int]] = {}
     for n, d in enumerate(claim.discrepancies, 1):
-        pieces = [_words(p) for p in re.split(r"\[…\]|\.\.\.", d.filed) if len(p.strip()) > 8]
+        pieces = [pairing._words(p) for p in re.split(r"\[…\]|\.\.\.", d.filed) if len(p.strip()) > 8]
         for a in claim.assertions:
-            spans = [_words(f) for f in a.filed]
+            spans = [pairing._words(f) for f in a.filed]
             if any(p in s or s in p for p in pieces for s in spans):
                 marks.setdefault(a.id, []).append(n)
     return marks
