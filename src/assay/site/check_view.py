@@ -224,28 +224,25 @@ def check_status(name: str) -> Status:
     return vocabulary.CHECK.get(name) or vocabulary.ASSERTION.get(name) or vocabulary.CHECK["not-run"]
 
 
-def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | None] | None = None) -> Measure:
+def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | None]) -> Measure:
     """An expectation as the page shows it; ``quantities`` are the record's reported numbers' kinds, by id (an older
     result's linked number may not carry its own)."""
     metric = r.metrics.get(e.metric)
-    spec = check.metric(e.metric) if hasattr(check, "metric") else None  # the unit the record declares
-    unit = getattr(e, "unit", None) or (metric.unit if metric else None) or (spec.unit if spec else None)
+    spec = check.metric(e.metric)  # the unit the record declares
+    unit = e.unit or (metric.unit if metric else None) or (spec.unit if spec else None)
     seeds = [units.shown(v, unit)[0] for v in (metric.seeds if metric else [])]
     spread = f"{len(seeds)} seeds, {number(min(seeds))} to {number(max(seeds))}" if len(seeds) > 1 else ""
-    holding, total = getattr(e, "seeds_holding", None), getattr(e, "seeds_total", None)
-    if holding is not None and total:
-        spread += f"; holds on {holding} of {total}"
-    interval = getattr(e, "interval", None)
-    around = f"[{number(units.shown(interval[0], unit)[0])}, {number(units.shown(interval[1], unit)[0])}]" if interval else ""
-    if interval:
+    if e.seeds_holding is not None and e.seeds_total:
+        spread += f"; holds on {e.seeds_holding} of {e.seeds_total}"
+    around = f"[{', '.join(number(units.shown(end, unit)[0]) for end in e.interval)}]" if e.interval else ""
+    if e.interval:
         spread += f"; mean's interval {around}"
     paper, p = None, e.paper
     if p is not None:
-        kind = p.quantity or (quantities or {}).get(e.reported or "")
+        kind = p.quantity or quantities.get(e.reported or "")
         paper = replace(paper_number(p), differs=differs(check.tier, unit, spec.quantity if spec else None, p.unit, kind))
     threshold, word = units.shown(e.value, unit)
     within = f" within {number(units.shown(e.tol, unit)[0])}" if e.tol is not None else ""
-    outcome = getattr(e, "outcome", None) or ("holds" if e.holds else "fails")
     value = units.shown(e.measured, unit)[0] if isinstance(e.measured, float) else e.measured
     shown = beside(value, threshold) if isinstance(value, float) else number(value)
     measured = f"{shown} {word}" if word else shown
@@ -254,8 +251,8 @@ def measure(check: Check, e: Evaluated, r: Result, quantities: dict[str, str | N
         measured,
         f"{OPS[e.op]} {number(threshold)}{within}",
         e.holds,
-        outcome,
-        OUTCOME[outcome],
+        e.outcome,
+        OUTCOME[e.outcome],
         e.control,
         spread.strip("; "),
         paper,
