@@ -78,13 +78,11 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         self.in_nav: set[str] = set()  # src_uri of every page the navigation lists
         self.once: dict[tuple, str] = {}  # (block, folder, hidden parts) -> the block's HTML
         self.words: dict[str, str] = {}  # a page's URL -> the words of its statement, for its search entry
-
-    def _root(self, config: Any) -> Path:
-        base = Path(config.config_file_path or ".").resolve().parent
-        return (base / self.config.root).resolve() if self.config.root else base
+        self.root = Path()  # the knowledge base (on_config): the folder of mkdocs.yml, or its ``root``
 
     def on_config(self, config: Any) -> Any:
         base = Path(config.config_file_path or ".").resolve().parent
+        self.root = (base / self.config.root).resolve() if self.config.root else base
         _refuse_links_out(base, config)
         _refuse_outside_links(base, Path(config.docs_dir))
         dirs = config.theme.dirs
@@ -94,7 +92,7 @@ class AssayPlugin(BasePlugin[AssayConfig]):
 
     def on_files(self, files: Files, *, config: Any) -> Files:
         self.on_shutdown()  # a rebuild under `mkdocs serve` starts afresh
-        site = self.site = Site(self._root(config), Options(edit_url=self.config.edit_url, depth=self.config.depth))
+        site = self.site = Site(self.root, Options(edit_url=self.config.edit_url, depth=self.config.depth))
         self.scratch = tempfile.TemporaryDirectory(prefix="assay-site-")
         folder = Path(self.scratch.name)
         # first, so that the export and the claim pages are made (ahead, on the other cores) while the rest is made here
@@ -251,10 +249,9 @@ class AssayPlugin(BasePlugin[AssayConfig]):
         return not_found_page(output_content, urlsplit(config.site_url or "").path or "/")
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
-        root = self._root(config)
         for folder in ("claims", "sources", "decisions", "results", "verify"):
-            if (root / folder).is_dir():
-                server.watch(str(root / folder))
+            if (self.root / folder).is_dir():
+                server.watch(str(self.root / folder))
         return server
 
 
