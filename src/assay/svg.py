@@ -127,11 +127,8 @@ def css_refers(css: str) -> str | None:
         return "its CSS holds an at-rule (@import, @font-face)"
     for m in _CSS_CALL.finditer(css):
         name = m.group(1).lower()
-        if name == "url" and _URL_LOCAL.match(css, m.end()):
-            continue
-        if name != "url" and name in _CSS_FUNCTIONS:
-            continue
-        return f"its CSS calls {m.group(1)}(), which may refer outside the figure"
+        if not (_URL_LOCAL.match(css, m.end()) if name == "url" else name in _CSS_FUNCTIONS):
+            return f"its CSS calls {m.group(1)}(), which may refer outside the figure"
     return None
 
 
