@@ -284,10 +284,7 @@ def _rebuilt(root: _Element) -> bytes:
 
 def _namespaces(element: _Element) -> set[str]:
     found = {element.ns} | {ns for ns, _, _ in element.attributes if ns}
-    for child in element.children:
-        if isinstance(child, _Element):
-            found |= _namespaces(child)
-    return found
+    return found.union(*(_namespaces(child) for child in element.children if isinstance(child, _Element)))
 
 
 def _write(element: _Element, out: list[str], declared: str = "") -> None:
