@@ -26,14 +26,13 @@ def _formatter() -> HtmlFormatter:
     return HtmlFormatter(nowrap=True)
 
 
-def _lines(text: str, lexer, prefix: str, anchors: dict[int, str] | None = None) -> Markup:
-    """Highlighted lines, one ``span`` each with its anchor; Pygments closes every token at a line's end."""
-    html = highlight(text, lexer, _formatter()).split("\n")
-    anchors = anchors or {}
+def _lines(text: str, anchors: dict[int, str]) -> Markup:
+    """Highlighted Python, one ``span`` a line with its anchor (``#L12``); Pygments closes every token at a line's end."""
+    html = highlight(text, PythonLexer(), _formatter()).split("\n")
     out = []
     for n, line in enumerate(html[: len(text.splitlines())], 1):
         inner = f'<span id="{anchors[n]}">{line}</span>' if n in anchors else line
-        out.append(f'<span id="{prefix}{n}" class="assay-line-row"><span class="assay-ln" data-n="{n}"></span>{inner}\n</span>')
+        out.append(f'<span id="L{n}" class="assay-line-row"><span class="assay-ln" data-n="{n}"></span>{inner}\n</span>')
     return Markup("".join(out))
 
 
@@ -105,7 +104,7 @@ def code_page(root: Path, module: str) -> Output:
         text, problem = None, f"{module} {e}; it is not shown."
     if text is not None:
         found = functions(text)
-        lines = _lines(text, PythonLexer(), "L", {n: slug for slug, _, n in found})
+        lines = _lines(text, {n: slug for slug, _, n in found})
     tests = [f for f in found if f[1].startswith("test")]
     trail = breadcrumb("code", module)
     html = render("code.html", here=here, module=module, lines=lines, problem=problem, trail=trail, functions=tests)
