@@ -355,11 +355,8 @@ def _first_read(evidence: list[Evidence], by_device: dict[str, str]) -> list[che
     that did not hold (when it is contradicted), else the first that is not a control."""
     measures = [m for e in evidence for m in e.measures]
     contradicted = "contradicted" in by_device.values()
-    for pick in (lambda m: contradicted and m.outcome != "holds" and not m.control, lambda m: not m.control, lambda m: True):
-        found = [m for m in measures if pick(m)]
-        if found:
-            return found[:1]
-    return []
+    picks = (lambda m: contradicted and m.outcome != "holds" and not m.control, lambda m: not m.control)
+    return next(([m] for pick in picks for m in measures if pick(m)), measures[:1])
 
 
 def _first_figure(evidence: list[Evidence]) -> check_view.Figure | None:
