@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay import citation
-from assay.model import Claim, Comparison, Source
+from assay.model import Claim, Comparison, Discrepancy, Source
 from assay.records.passages import holds, normalise
 from assay.site import search
 from assay.site.markup import anchor, record_doc
@@ -65,24 +65,13 @@ class Found:
 
 
 @dataclass(frozen=True)
-class Differs:
-    """A discrepancy a claim notes against the source for words of one of its sentences: the filed words, what the
-    source's own text says instead, where, and the claim that notes it."""
-
-    claim: str
-    filed: str
-    source_says: str
-    locator: str
-
-
-@dataclass(frozen=True)
 class Takeaway:
     """A takeaway of the source with what we found: the assertions that file its words, what does not hold first,
     and the places where the source's own text says otherwise."""
 
     words: str
     found: list[Found]
-    differs: list[Differs]
+    differs: list[tuple[str, Discrepancy]]  # (claim, a discrepancy it notes against the source for these words)
 
     @property
     def open(self) -> int:
@@ -151,7 +140,7 @@ def takeaways(ix: SiteIndex, source: Source, citing: list[str]) -> list[Takeaway
         found = [f for cid, claim in claims for f in _found(ix, cid, claim, text)]
         found.sort(key=lambda f: f.verdict in SETTLED)  # stable: what does not hold first, each in record order
         differs = [
-            Differs(cid, d.filed, d.source_says, d.locator)
+            (cid, d)
             for cid, claim in claims
             for d in claim.discrepancies
             if d.source == source.id and holds(normalise(d.filed), text)
