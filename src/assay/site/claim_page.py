@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from assay import pairing, status, vocabulary
 from assay.experiment import Check
-from assay.model import Claim, Discrepancy
+from assay.model import Claim, Discrepancy, Reported
 from assay.site import check_view, claim_cite, neighbourhood, row_view, search, table_key
 from assay.site.code import record_listing_path
 from assay.site.markup import record_doc
@@ -102,13 +102,6 @@ class Row:
         return table_key.mark(self.source_kind)
 
 
-@dataclass(frozen=True)
-class ReportedRow:
-    what: str
-    paper: check_view.Paper
-    note: str | None
-
-
 @dataclass
 class ClaimPage:
     here: str
@@ -123,7 +116,7 @@ class ClaimPage:
     rows: list[Row]
     groups: list[tuple[str, str, list[Row]]]  # (verdict, heading, rows) in ``GROUPS`` order, the empty left out
     by_assertion: bool
-    reported: list[ReportedRow]
+    reported: list[tuple[Reported, check_view.Paper]]  # each number a paper reports, as the page shows it
     checks: list[check_view.CheckView]
     machines: list[str]  # the machines its results ran on, once (each run names its number)
     discrepancies: list[tuple[Discrepancy, str]]
@@ -165,7 +158,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         rows=rows,
         groups=groups,
         by_assertion=bool(claim.assertions),
-        reported=[ReportedRow(r.what, check_view.paper_number(r), r.note) for r in claim.reported],
+        reported=[(r, check_view.paper_number(r)) for r in claim.reported],
         checks=list(checks.values()),
         machines=check_view.machines(checks.values()),
         discrepancies=[(d, check_view.source_href(d.source, d.locator)) for d in claim.discrepancies],
