@@ -224,16 +224,15 @@ def verdict_rest(view: ClaimView) -> str:
     scales = f"supported {' and '.join(held)}" if held else " and ".join(failed)  # a contradicted claim: where
     declared = status.claim_devices(claim)
     ran = [d for d in declared if d in st.devices_run]
-    parts = [f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran]
+    counted = "; ".join(f"on {DEVICE_WORDS.get(d, d)}: {_counts(view, d)}" for d in ran)
     if st.status == "cited-only":
         n = len(claim.assertions)
-        parts = [
-            f"none of its {n} assertions is tested here, and each says why"
+        counted = (
+            f"None of its {n} assertions is tested here, and each says why"
             if n > 1
-            else "nothing here is tested, and the record says why"
-        ]
+            else "Nothing here is tested, and the record says why"
+        )
     not_ran = [DEVICE_WORDS.get(d, d) for d in declared if d not in ran]
-    counted = "; ".join(parts) if st.status != "cited-only" else (parts[0][:1].upper() + parts[0][1:] if parts else "")
     text = ", ".join(t for t in (scales, counted) if t)
     if not_ran:
         text += ("; " if text else "") + f"not run on {' or '.join(not_ran)}"
