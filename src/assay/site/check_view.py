@@ -13,7 +13,7 @@ from assay.ledger.result import Environment, Evaluated, PaperNumber, Result
 from assay.model import Reported
 from assay.power import open_plans
 from assay.precision import beside
-from assay.site.markup import OPS, anchor, figure_page, number, quantity
+from assay.site.markup import OPS, anchor, number, quantity
 from assay.site.views import ClaimView, Version, caption
 from assay.status import CheckState
 from assay.vocabulary import Status
@@ -32,11 +32,6 @@ class Figure:
     caption: str
     check: str
     device: str
-
-    @property
-    def page(self) -> str:
-        """Where "full size" leads: the figure's own page, never the SVG opened as a document."""
-        return figure_page(self.href)
 
 
 @dataclass(frozen=True)

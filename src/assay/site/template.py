@@ -30,6 +30,7 @@ def environment() -> Environment:
         href=markup.href,
         record_doc=markup.record_doc,
         anchor=markup.anchor,
+        figure_page=markup.figure_page,
         vocab=vocab,
         status_class=markup.status_class,
         paragraphs=markup.paragraphs,
