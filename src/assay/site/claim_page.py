@@ -134,7 +134,6 @@ class ClaimPage:
     papers_linked: bool  # whether any expectation's measurement stands beside a paper's number
     table_key: table_key.Key  # what each chip of the assertions table means, shown above it
     facets: table_key.Facets  # what its rows can be filtered by
-    registered: bool = False  # whether a check shows its expectations' registration (the repository has a history)
     toc: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -195,7 +194,6 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
             status.claim_devices(claim),
             view.tiers,
         ),
-        registered=any(c.registration for c in checks.values()),
     )
     p.toc = _toc(p)
     cited = claim_cite.cite(ix, view)
