@@ -36,7 +36,7 @@ def environment() -> Environment:
         paragraphs=markup.paragraphs,
         code_like=markup.code_like,
     )
-    env.filters.update(number=markup.number, plural=markup.plural, breakable=breakable, rich=markup.rich)
+    env.filters.update(breakable=breakable, rich=markup.rich)
     env.globals.update(chip=chip, legend=lambda names: legend(tuple(names)))
     return env
 
