@@ -119,7 +119,6 @@ def key(
     """The key of a page whose rows show the verdicts ``verdicts``, the source stances ``sources``, what ``shown``
     lists, and whose checks have the tiers ``tiers`` (each in the page's order, repeats allowed), under the claim's own
     three chips. Every word a row can give is defined here."""
-    seen_v = list(dict.fromkeys(v for v in verdicts if v in vocabulary.ASSERTION))
     seen_s = list(dict.fromkeys(s for s in sources if s))
     seen_t = list(dict.fromkeys(tiers))
 
@@ -131,7 +130,7 @@ def key(
             "The claim",
             [Term(claim.name, claim.meaning, claim), Term(f"freshness: {freshness.name}", freshness.meaning, freshness)],
         ),
-        ("Our verdict", [Term(v, vocabulary.ASSERTION[v].meaning, vocabulary.ASSERTION[v]) for v in seen_v]),
+        ("Our verdict", chips([vocabulary.ASSERTION[v] for v in verdicts if v in vocabulary.ASSERTION])),
         ("Why", chips(shown.reasons)),
         ("When it was fixed", chips(shown.registrations)),
         ("Beside the paper's", chips(shown.pairs)),
