@@ -253,11 +253,10 @@ def _counts(view: ClaimView, device: str) -> str:
     claim, st = view.claim, view.state
     if claim.assertions:
         names = [a.by_device.get(device, "not-run") for a in st.assertions]
-        total, what = len(names), "assertions"
     else:
         ran = [[s.status for s in st.checks if s.check == c.id and s.device == device] for c in claim.checks]
         names = [AS_VERDICT.get(n, n) for n in map(status.combine_devices, ran)]
-        total, what = len(names), "checks"
+    total, what = len(names), "assertions" if claim.assertions else "checks"
     order = list(vocabulary.ASSERTION)  # every verdict, supported first: none left out of the count
     n = {name: names.count(name) for name in order}
     bits = [f"{n['supported']} of {total} {what} supported" if total != 1 else f"{n['supported']} of 1 {what[:-1]} supported"]
