@@ -157,7 +157,7 @@ class CheckView:
         return [(d, s) for d, s in self.verdicts if s.name != "not-run"] or self.verdicts
 
 
-def check(view: ClaimView, i: int, here: str) -> CheckView:
+def check(view: ClaimView, i: int) -> CheckView:
     check = view.claim.checks[i]
     states = [s for s in view.state.checks if s.check == check.id]
     module, _, func = check.verifier.partition("::")
@@ -172,7 +172,7 @@ def check(view: ClaimView, i: int, here: str) -> CheckView:
         view.rendered(check.known_failing),
         view.rendered(check.note),
         [(s.device, check_status(s.status)) for s in states],
-        [run(view, check, s, here) for s in states if s.result or s.problem],
+        [run(view, check, s) for s in states if s.result or s.problem],
         {device: cells(versions) for device, versions in view.history.get(check.id, {}).items()},
         registration(states),
     )
@@ -186,7 +186,7 @@ def registration(states: list[CheckState]) -> list[Registered]:
     return [Registered(vocabulary.REGISTRATION[kind], metrics, why) for (kind, why), metrics in lines.items()]
 
 
-def run(view: ClaimView, check: Check, s: CheckState, here: str) -> Run:
+def run(view: ClaimView, check: Check, s: CheckState) -> Run:
     if s.result is None:  # the ledger file is there and cannot be read
         problem = s.problem.message if s.problem else "no result"
         return Run(

@@ -139,8 +139,8 @@ class ClaimPage:
 
 def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
     claim, here = view.claim, record_doc(view.claim.id)
-    checks = {c.id: check_view.check(view, i, here) for i, c in enumerate(claim.checks)}
-    rows = _rows(ix, view, checks, here)
+    checks = {c.id: check_view.check(view, i) for i, c in enumerate(claim.checks)}
+    rows = _rows(ix, view, checks)
     groups = _groups(rows) if claim.assertions else []
     closure, freshness = vocabulary.CLOSURE[view.state.closure], vocabulary.FRESHNESS[view.freshness]
     said = vocabulary.CLAIM[view.state.status].of_claim(bool(claim.assertions))  # the half of its meaning that applies
@@ -264,7 +264,7 @@ def _counts(view: ClaimView, device: str) -> str:
     return ", ".join(bits)
 
 
-def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView], here: str) -> list[Row]:
+def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView]) -> list[Row]:
     claim = view.claim
     marks = _discrepancy_marks(claim)
     if not claim.assertions:
@@ -292,7 +292,7 @@ def _rows(ix: SiteIndex, view: ClaimView, checks: dict[str, check_view.CheckView
                 a.source.note,
                 source_refs(ix, claim, a.source.citations, view),
                 verdicts,
-                row_view.deciding(view, found, checks, device) or _first_read(evidence, by_device),
+                row_view.deciding(found, checks, device) or _first_read(evidence, by_device),
                 _first_figure(evidence),
                 evidence,
                 view.rendered(a.refined),

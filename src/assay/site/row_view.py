@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from assay import pairing, units, vocabulary
 from assay.ledger.result import Evaluated
-from assay.model import Claim
 from assay.site import check_view
 from assay.site.markup import number, quantity
 from assay.site.views import ClaimView
@@ -30,7 +29,7 @@ class PairView:
     compared: str  # what the transfer compares, in words
 
 
-def deciding(view: ClaimView, found: Finding | None, checks: dict[str, check_view.CheckView], device: str) -> list:
+def deciding(found: Finding | None, checks: dict[str, check_view.CheckView], device: str) -> list:
     """The measures of the expectations that decided ``found`` on ``device``, in the engine's order."""
     if found is None:
         return []
@@ -65,7 +64,7 @@ def pairs(view: ClaimView, found: Finding | None, device: str, text: str, cited:
         ]
     rank = list(vocabulary.PAIR)  # the pair that compares most first; one the record links before one it implies
     out.sort(key=lambda p: rank.index(p.transfer))
-    return [_view(claim, p) for p in out]
+    return [_view(p) for p in out]
 
 
 def _evaluated(view: ClaimView, found: Finding | None, device: str) -> list[tuple[str, Evaluated]]:
@@ -79,7 +78,7 @@ def _evaluated(view: ClaimView, found: Finding | None, device: str) -> list[tupl
     return out
 
 
-def _view(claim: Claim, p: pairing.Pair) -> PairView:
+def _view(p: pairing.Pair) -> PairView:
     value, word = units.shown(p.ours.value, p.ours.unit)
     ours = f"{number(value)} {word}".strip()
     converted = p.ours_in_paper_unit
