@@ -99,7 +99,7 @@ class Row:
     @property
     def mark(self) -> table_key.Mark:
         """How it marks the discrepancies its filed words overlap: silent or contrary, as its source is."""
-        return table_key.mark(self.source_kind)
+        return table_key.MARKS.get(self.source_kind, table_key.OTHERWISE)
 
 
 @dataclass

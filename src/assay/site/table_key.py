@@ -97,11 +97,6 @@ MARKS = {
 }
 
 
-def mark(source_kind: str) -> Mark:
-    """The discrepancy mark of a row whose source stance is ``source_kind``."""
-    return MARKS.get(source_kind, OTHERWISE)
-
-
 @dataclass(frozen=True)
 class Shown:
     """What a page's rows show beyond their verdicts: the reasons they give, the registrations of their deciding
