@@ -81,11 +81,9 @@ class Takeaway:
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    source: str
+    source: str  # the other source
     title: str | None
-    locator: str
-    reason: str
-    decision: str
+    comparison: Comparison  # where, why, and the decision that governs it
     decision_known: bool
     inbound: bool  # the other source compares itself with this one
 
@@ -200,7 +198,7 @@ def _comparisons(ix: SiteIndex, source: Source) -> list[ComparisonRow]:
     """The sources it compares itself with, then those that compare themselves with it (``inbound``)."""
 
     def row(other: str, c: Comparison, inbound: bool) -> ComparisonRow:
-        return ComparisonRow(other, ix.titles.get(other), c.locator, c.reason, c.decision, c.decision in ix.decisions, inbound)
+        return ComparisonRow(other, ix.titles.get(other), c, c.decision in ix.decisions, inbound)
 
     rows = [row(c.source, c, False) for c in source.compared_against]
     for b in ix.backlinks.get(source.id, []):
