@@ -265,8 +265,7 @@ def experiment(request: pytest.FixtureRequest) -> training.Experiment:
     per run and gives every check of the run what it returned, as JSON data (``assay.evidence.training``)."""
     state = request.config.stash[_KEY]
     marked = selection.claim_marker(request.node) or ("", request.node.name)
-    claim = state.kb.claims.get(marked[0])
-    check = claim.check(marked[1]) if claim else None
+    check = state.kb.check(*marked)
     found = measure.check_data(state.kb, *marked) if check is None else None  # a record that does not validate yet
     named = check.experiment if check else found and found[2].get("experiment")
     name = named if isinstance(named, str) and named else f"check {marked[1]}"  # no experiment: its own run

@@ -137,19 +137,18 @@ def lost(
     environment = capture(device)
     out = []
     for planned in task.checks:
-        claim = kb.claims.get(planned.claim)
-        check = claim.check(planned.check) if claim else None
+        check = kb.check(planned.claim, planned.check)
         if check is None or (planned.claim, planned.check) in done:
             continue
         out.append(
             fresh_result(
-                claim.id,
+                planned.claim,
                 check.id,
                 device,
                 verdict="error",
                 message=message,
                 tier=check.tier,
-                parts=inputs.parts(claim, check, device),
+                parts=inputs.parts(kb.claims[planned.claim], check, device),
                 environment=environment,
                 finished=now,
                 kind=kind,

@@ -62,8 +62,7 @@ def collect(config: pytest.Config, items: list[pytest.Item], measuring: dict[str
 def seeds(config: pytest.Config, kb: Any, marked: tuple[str, str]) -> list[int]:
     """``--measure-seeds`` seeds from 0 where it is given; else the record's seeds for the check; else 5."""
     given = config.getoption("measure_seeds")
-    claim = kb.claims.get(marked[0]) if given is None else None
-    check = claim.check(marked[1]) if claim is not None else None
+    check = kb.check(*marked) if given is None else None
     if check is not None and check.seeds is not None:
         return check.seeds.values
     return list(range(int(given or 5)))

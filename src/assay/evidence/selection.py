@@ -51,8 +51,7 @@ def verifier_id(item: pytest.Item) -> str:
 def experiment_group(kb: KnowledgeBase, marked: tuple[str, str]) -> str | None:
     """The xdist group of a verifier whose check shares a training run (``experiment:``): one per experiment name,
     whichever claims name it (``training.Experiment`` shares the run across claims)."""
-    claim = kb.claims.get(marked[0])
-    check = claim.check(marked[1]) if claim else None
+    check = kb.check(*marked)
     return f"experiment.{check.experiment}" if check and check.experiment else None
 
 
@@ -156,10 +155,9 @@ def check_wanted(kb: KnowledgeBase, wanted: list[str], checks: list[str]) -> Non
 
 def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[Claim, Check] | None, str]:
     """The (claim, check) the test ``nodeid`` marked for ``cid``/``check_id`` verifies, or why it cannot."""
-    claim = kb.claims.get(cid)
-    check = claim.check(check_id) if claim else None
-    if claim is None or check is None:
-        what = f"'{cid}', which is not a valid claim" if claim is None else f"check '{check_id}', which {cid} does not have"
+    check = kb.check(cid, check_id)
+    if check is None:
+        what = f"check '{check_id}', which {cid} does not have" if cid in kb.claims else f"'{cid}', which is not a valid claim"
         return None, f"{nodeid}: the claim marker names {what}; see `assay check`"
     if "[" in nodeid:
         return None, (
@@ -171,7 +169,7 @@ def tie(kb: KnowledgeBase, nodeid: str, cid: str, check_id: str) -> tuple[tuple[
             f"{nodeid} is marked for {cid}/{check_id}, whose verifier is {check.verifier}; "
             "a check has one verifier (see `assay check`)"
         )
-    return (claim, check), ""
+    return (kb.claims[cid], check), ""
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -208,14 +208,13 @@ def _theirs_path(source: Path, key: Key) -> str:
 
 def _merge_one(kb: KnowledgeBase, inputs: InputParts, source: Path, key: Key, theirs: Result, report: MergeReport) -> None:
     label = "/".join(key)
-    claim = kb.claims.get(key[0])
-    check = claim.check(key[1]) if claim else None
-    if claim is None or check is None or key[2] not in check.devices:
+    check = kb.check(key[0], key[1])
+    if check is None or key[2] not in check.devices:
         report.skipped.append(f"{label}: not a check and device of this knowledge base ({_theirs_path(source, key)})")
         return
     try:
         with store.locked(kb.root, key[0]):  # what we replace is read under the lock we write under
-            _merge_locked(kb, inputs, (claim, check), source, theirs, report)
+            _merge_locked(kb, inputs, (kb.claims[key[0]], check), source, theirs, report)
     except OSError as e:  # nothing of it was counted: a conflict is counted only once the result is written
         report.failed.append(f"{label}: could not write results/{key[0]}/: {e.strerror or e}")
 

@@ -15,7 +15,7 @@ from assay import corpus
 from assay.diagnostics import Diagnostic
 from assay.files import link_out
 from assay.fingerprints import Stamp, stamp
-from assay.model import MODELS, SERIES, Claim, Decision, Source
+from assay.model import MODELS, SERIES, Check, Claim, Decision, Source
 from assay.records.document import STATE, Loaded
 from assay.records.validation import load_record
 
@@ -55,6 +55,11 @@ class KnowledgeBase:
             corpus.Lazy(attrgetter("record"), files, Loaded.release)
             for files in (self.claim_files, self.source_files, self.decision_files)
         )
+
+    def check(self, claim_id: str, check_id: str) -> Check | None:
+        """The check ``check_id`` of the valid claim ``claim_id``, or None."""
+        claim = self.claims.get(claim_id)
+        return claim.check(check_id) if claim else None
 
 
 def load(root: Path, cache: bool | None = None) -> KnowledgeBase:
