@@ -28,13 +28,15 @@ def combine_devices(statuses: list[str]) -> str:
     return next((name for name in worst_first if name in statuses), "not-run")
 
 
+#: A check's status as the verdict it gives a claim not cut into assertions (any other status stands for itself).
+AS_VERDICT = {"passed": "supported", "failed": "contradicted", "known-failing": "contradicted"}
+
+
 def summarise(check_statuses: list[str], any_stale: bool) -> str:
-    """A claim's status from its checks' combined statuses, while it is not cut into assertions (``standing``: a
-    passed check reads as supported, a failed one as contradicted)."""
+    """A claim's status (``standing``) from its checks' combined statuses as verdicts, while it is not cut into assertions."""
     if any_stale and check_statuses and "error" not in check_statuses:
         return "stale"
-    as_verdicts = {"passed": "supported", "failed": "contradicted", "known-failing": "contradicted"}
-    return standing([as_verdicts.get(s, s) for s in check_statuses])
+    return standing([AS_VERDICT.get(s, s) for s in check_statuses])
 
 
 def standing(verdicts: list[str]) -> str:

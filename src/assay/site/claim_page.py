@@ -24,8 +24,6 @@ from assay.vocabulary import Status
 
 DEVICE_WORDS = {"cpu": "CPU", "cuda": "a GPU"}
 TIER_WORDS = {"analytic": "analytically", "toy": "at toy scale", "reduced": "at reduced scale", "full": "at the paper's scale"}
-#: A check's status as the verdict it gives a claim not cut into assertions (any other status stands for itself).
-AS_VERDICT = {"passed": "supported", "failed": "contradicted", "known-failing": "contradicted"}
 
 
 #: The groups of the assertions table, in the order a reader meets them: what does not hold first, untested last.
@@ -244,7 +242,7 @@ def _deciding_tiers(view: ClaimView, verdicts: tuple[str, ...]) -> list[str]:
     if claim.assertions:
         used = {c for a in st.assertions for f in a.found.values() if f.status in verdicts for c, _ in f.deciding}
     else:
-        used = {s.check for s in st.checks if AS_VERDICT.get(s.status) in verdicts}
+        used = {s.check for s in st.checks if status.AS_VERDICT.get(s.status) in verdicts}
     evidence = [c for c in claim.checks if c.role != "apparatus" and c.id in used]
     return [TIER_WORDS[t] for t in view.tiers if any(c.tier == t for c in evidence)]
 
@@ -255,7 +253,7 @@ def _counts(view: ClaimView, device: str) -> str:
         names = [a.by_device.get(device, "not-run") for a in st.assertions]
     else:
         ran = [[s.status for s in st.checks if s.check == c.id and s.device == device] for c in claim.checks]
-        names = [AS_VERDICT.get(n, n) for n in map(status.combine_devices, ran)]
+        names = [status.AS_VERDICT.get(n, n) for n in map(status.combine_devices, ran)]
     total, what = len(names), "assertions" if claim.assertions else "checks"
     order = list(vocabulary.ASSERTION)  # every verdict, supported first: none left out of the count
     n = {name: names.count(name) for name in order}
