@@ -13,7 +13,7 @@ from assay.ledger.result import Environment, Evaluated, PaperNumber, Result
 from assay.model import Reported
 from assay.power import open_plans
 from assay.precision import beside
-from assay.site.markup import OPS, anchor, number, quantity
+from assay.site.markup import OPS, anchor, number, quantity, source_href
 from assay.site.views import ClaimView, Version, caption
 from assay.status import CheckState
 from assay.vocabulary import Status
@@ -327,7 +327,3 @@ def paper_number(p: Reported | PaperNumber) -> Paper:
     """A reported number (the record's, or a result's copy) with its bound and unit (``>99.9 %``) and where the source
     says it."""
     return Paper(quantity(p.value, p.unit, p.bound), p.source, p.locator, source_href(p.source, p.locator))
-
-
-def source_href(source: str, locator: str) -> str:
-    return f"sources/{source}.md#cited-{anchor(locator)}"

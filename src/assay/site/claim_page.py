@@ -16,7 +16,7 @@ from assay.experiment import Check
 from assay.model import Claim, Discrepancy, Reported
 from assay.site import check_view, claim_cite, neighbourhood, row_view, search, table_key
 from assay.site.code import record_listing_path
-from assay.site.markup import record_doc
+from assay.site.markup import record_doc, source_href
 from assay.site.pages import Options, Output, Ref, breadcrumb, paragraphs, source_refs
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
@@ -158,7 +158,7 @@ def page(ix: SiteIndex, view: ClaimView, options: Options) -> Output:
         reported=[(r, check_view.paper_number(r)) for r in claim.reported],
         checks=list(checks.values()),
         machines=check_view.machines(checks.values()),
-        discrepancies=[(d, check_view.source_href(d.source, d.locator)) for d in claim.discrepancies],
+        discrepancies=[(d, source_href(d.source, d.locator)) for d in claim.discrepancies],
         citations=source_refs(ix, claim, range(1, len(claim.citations) + 1), view),
         relations=_relations(ix, claim),
         statement=paragraphs(claim.statement),

@@ -135,6 +135,10 @@ def anchor(text: str) -> str:
     return slug or "x"
 
 
+def source_href(source: str, locator: str) -> str:
+    return f"sources/{source}.md#cited-{anchor(locator)}"
+
+
 def icon_css(names: list[str]) -> str:
     """CSS masks for the icons, from the theme's own SVGs: each page carries a class, not the SVG."""
     rules = []

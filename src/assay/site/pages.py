@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from assay.model import Claim, Decision, Source
 from assay.site import search
-from assay.site.markup import anchor, esc, paragraphs, record_doc, visible_bidi
+from assay.site.markup import esc, paragraphs, record_doc, source_href, visible_bidi
 from assay.site.search import boost  # by name: ``Output.page``'s parameter ``search`` hides the module
 from assay.site.template import render
 from assay.site.views import ClaimView, SiteIndex
@@ -102,7 +102,7 @@ def source_refs(ix: SiteIndex, claim: Claim, numbers: Iterable[int], view: Claim
         cit = claim.citations[n - 1]
         source = ix.sources.get(cit.source)
         line, _ = view.loaded.where(("citations", n - 1))
-        target = f"sources/{cit.source}.md#cited-{anchor(cit.locator)}" if source else ""
+        target = source_href(cit.source, cit.locator) if source else ""
         out.append(
             Ref(
                 n,

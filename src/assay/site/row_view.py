@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from assay import pairing, units, vocabulary
 from assay.ledger.result import Evaluated
 from assay.site import check_view
-from assay.site.markup import number, quantity
+from assay.site.markup import number, quantity, source_href
 from assay.site.views import ClaimView
 from assay.status import Finding
 from assay.vocabulary import Status
@@ -90,7 +90,7 @@ def _view(p: pairing.Pair) -> PairView:
         quantity(p.paper.value, p.paper.unit, p.paper.bound).strip(),
         p.says,
         f"{p.source} {p.locator}".strip(),
-        check_view.source_href(p.source, p.locator) if p.source else "",
+        source_href(p.source, p.locator) if p.source else "",
         p.differs,
         _compared(p),
     )
