@@ -105,7 +105,7 @@ def json_download(ix: SiteIndex) -> str:
     return script_json(to_json(ix.graph), indent=1) + "\n"
 
 
-def page(ix: SiteIndex) -> Output:
+def page() -> Output:
     """The page: its words, controls, canvas and legend do not depend on the knowledge base (the data does)."""
     html = render(
         "graph.html",

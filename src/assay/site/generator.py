@@ -59,7 +59,7 @@ class Site:
     def outputs(self) -> list[Output]:
         """Every page and file but the claim pages and the export, in no set order."""
         ix = self.ix
-        out = [dashboard.page(ix), explorer.page(ix)]
+        out = [dashboard.page(ix), explorer.page()]
         out += [Output("graph.json", explorer.json_download(ix)), Output("graph-data.js", explorer.data_script(ix))]
         out += [reference.records_page(), reference.diagnostics_page()]
         out += [source_page.page(ix, s) for s in ix.sources.values()]
