@@ -1,7 +1,8 @@
 """Site build at scale: knowledge bases of 1,000 and 10,000 claims, built with MkDocs-Material.
 
 For each size: generate sources, claims (with citations, relations, checks) and ledger entries in a
-temp dir; time the generator alone, then `mkdocs build` of the Assay site, then `mkdocs build` of as
+temp dir; time the generator alone, then `mkdocs build` of the Assay site (reading the parse cache the generator's
+run left in the temp dir, as a build after `assay check` does), then `mkdocs build` of as
 many plain Markdown pages (same theme and plugins) as the baseline; print, per size, a JSON row (wall
 and CPU seconds of each build, their ratio, and its peak memory: the RSS of its largest process, and the sum of
 the proportional set sizes of all its processes, for the Assay build forks workers), then open the graph page in headless
@@ -226,6 +227,9 @@ def bench(n: int, browser: bool, keep: Path | None = None) -> dict:
         tmp = keep / str(n) if keep else Path(tmp)
         tmp.mkdir(parents=True, exist_ok=keep is None)
         kb = tmp / "kb"
+        # the parse cache in the temp dir, not the user's: the generator's run below fills it, and the build reads it, as
+        # a build after `assay check` does (the main job's order)
+        os.environ["ASSAY_CACHE_DIR"] = str(tmp / "cache")
         t0 = time.perf_counter()
         make_kb(kb, n)
         made = time.perf_counter() - t0
