@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from assay import audit, corpus, export, graph, overview, schema, vocabulary
+from assay import audit, corpus, overview, schema, vocabulary
 from assay.diagnostics import UsageProblem, printable
 from assay.model import BY_KIND, Claim, series_of
 from assay.overview import States
@@ -149,6 +149,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
     """
     if args.depth < 0:
         raise UsageProblem(f"--depth {args.depth}: a number of links is 0 or more")
+    from assay import graph  # networkx, which no other command but check's depends_on knots loads
+
     kb = load(args.root)
     g = graph.build(kb, overview.briefs(kb))
     if args.focus:
@@ -169,6 +171,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     example: assay export bibtex > refs.bib; assay export csl > refs.json
     """
+    from assay import export  # with the graph, and so networkx
+
     kb = load(args.root)
     if args.what == "bibtex":
         sys.stdout.write(export.bibtex_all(kb))
