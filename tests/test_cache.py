@@ -422,7 +422,7 @@ def test_a_kept_value_comes_back_as_the_type_its_kind_declares(tmp_path, monkeyp
     assert ParseCache(root, "things", value=tuple[int, int]).get("a.txt", stamp) is None  # not of this type: afresh
 
 
-def test_what_a_verifier_module_runs_is_kept_between_runs_and_not_tokenized_again(parsed, kb_root, monkeypatch):
+def test_what_a_verifier_module_runs_is_kept_between_runs_and_not_digested_again(parsed, kb_root, monkeypatch):
     from assay.ledger import inputs as ledger_inputs
     from assay.ledger import tokens
 
@@ -430,6 +430,6 @@ def test_what_a_verifier_module_runs_is_kept_between_runs_and_not_tokenized_agai
     first = ledger_inputs.InputParts(kb_root, cache=True)
     made = first.code_parts(module)
     first.save()
-    monkeypatch.setattr(tokens, "runs", lambda text: pytest.fail("tokenized again"))
+    monkeypatch.setattr(tokens, "tree_digest", lambda tree: pytest.fail("digested again"))
     assert ledger_inputs.InputParts(kb_root, cache=True).code_parts(module) == made
-    assert made[f"code:{module}"].startswith(tokens.TOKENS)
+    assert made[f"code:{module}"].startswith(tokens.TREE)

@@ -8,6 +8,7 @@ import pytest
 
 from assay.fingerprints import digest
 from assay.ledger.inputs import InputParts, lock_pins, off_lock, stale_reasons
+from assay.ledger.tokens import TOKENS, token_digest
 from assay.records.knowledge_base import load
 
 
@@ -257,6 +258,34 @@ def test_a_result_recorded_from_bytes_no_history_holds_is_stale_after_any_edit_o
     # no git here: what it ran cannot be known (tests/ledger/test_upgrade_from_history.py: where git holds the bytes)
     edit(kb_root / HELPER, '"""A local module', '"""Reworded: a local module')
     assert InputParts(kb_root).stale(recorded, parts(kb_root)) == ["verify/helpers.py changed"]
+
+
+def recorded_from_tokens(root: Path) -> dict[str, str]:
+    """The parts as the engine recorded them before the tree digest: each module's part the digest of its tokens."""
+    return {k: token_digest((root / k[5:]).read_text()) if k.startswith("code:") else v for k, v in parts(root).items()}
+
+
+def test_a_result_recorded_from_the_tokens_of_its_modules_is_fresh_while_they_run_those_tokens(kb_root):
+    recorded = recorded_from_tokens(kb_root)
+    assert recorded["code:verify/helpers.py"].startswith(TOKENS)
+    (kb_root / VERIFIER).write_text((kb_root / VERIFIER).read_text().replace('"""', '"""Reworded: ', 1))
+    (kb_root / HELPER).write_text("# a comment added\n" + (kb_root / HELPER).read_text())
+    assert InputParts(kb_root).stale(recorded, parts(kb_root)) == []
+
+
+def test_a_result_recorded_from_tokens_is_stale_after_a_code_edit_with_todays_reason(kb_root):
+    recorded = recorded_from_tokens(kb_root)
+    edit(kb_root / VERIFIER, "0.1 + SEED", "0.2 + SEED")
+    assert InputParts(kb_root).stale(recorded, parts(kb_root)) == ["verify/test_sota364.py changed"]
+
+
+def test_a_result_recorded_from_tokens_is_stale_after_an_edit_its_tokens_see_though_the_tree_does_not(kb_root):
+    # today's digest leaves the parentheses out, but the tokens before them are gone: what the result ran is not known
+    recorded = recorded_from_tokens(kb_root)
+    before = parts(kb_root)
+    edit(kb_root / VERIFIER, "0.1 + SEED", "(0.1 + SEED)")
+    assert parts(kb_root) == before
+    assert InputParts(kb_root).stale(recorded, parts(kb_root)) == ["verify/test_sota364.py changed"]
 
 
 def test_a_part_recorded_from_bytes_is_upgraded_only_from_a_file_inside_the_knowledge_base(kb_root, tmp_path):

@@ -1,16 +1,16 @@
 """What a committed version of a module ran: a ``code:`` part recorded from a file's bytes, restated from history.
 
-A result recorded before the token digest (``ledger.tokens``) holds, for each module it ran, the digest of the
+A result recorded before the code digest (``ledger.tokens``) holds, for each module it ran, the digest of the
 file's bytes (``sha256[:16]``, ``InputParts.file_digest``). Where the file has other bytes now, the version the result
 ran may still be in the repository's history: ``restated`` finds the committed version of that exact path whose
-bytes have the recorded digest and gives the token digest of its text, which then compares with today's as any
-part does. So a docstring or comment edit stales such a result no more than one recorded today; a code edit still
-does. Where no version has the digest (no git, a shallow clone, bytes never committed, a digest made up), there is
-nothing to restate, and the result reads stale as before.
+bytes have the recorded digest and gives the digest of what its text runs (``code_digest``), which then compares
+with today's as any part does. So a docstring or comment edit stales such a result no more than one recorded today;
+a code edit still does. Where no version has the digest (no git, a shallow clone, bytes never committed, a digest
+made up), there is nothing to restate, and the result reads stale as before.
 
 Git is asked only for a path inside the knowledge base, once per path in a process: one ``git log`` for the blobs of
 the path's last ``VERSIONS`` versions (the path as named: no rename followed, no pattern), one ``git cat-file`` for
-their bytes. A version's text is only tokenized, never run, and a blob over ``files.MAX_BYTES`` (more than Assay
+their bytes. A version's text is only parsed, never run, and a blob over ``files.MAX_BYTES`` (more than Assay
 reads of a module) is passed over. What is found stays true (a blob's bytes are its identity); a version committed
 after git was asked about its path is seen by the next process.
 """
@@ -31,12 +31,12 @@ VERSIONS = 200
 #: ``(root, path)`` -> the digest of each committed version's bytes -> its blob, as git answered once per process.
 _versions: dict[tuple[Path, str], dict[str, str]] = {}
 
-#: blob -> the token digest of its text (None: it is no text Python would run), tokenized once per process.
+#: blob -> the code digest of its text (None: it is no text Python would run), made once per process.
 _tokens: dict[str, str | None] = {}
 
 
 def restated(root: Path, path: str, recorded: str) -> str | None:
-    """The token digest of the committed version of ``path`` (relative to the knowledge base ``root``) whose bytes'
+    """The code digest of the committed version of ``path`` (relative to the knowledge base ``root``) whose bytes'
     digest is ``recorded``; None where no version read has it, where that version is no text Python would run, or
     where ``path`` lies outside the knowledge base (git is then not asked)."""
     root = Path(root).resolve()
@@ -63,7 +63,7 @@ def _inside(root: Path, path: str) -> bool:
 
 def _read(root: Path, path: str, wanted: str) -> dict[str, str]:
     """The digest of the bytes of each of ``path``'s last ``VERSIONS`` committed versions -> its blob; the version
-    whose digest is ``wanted`` tokenized on the way."""
+    whose digest is ``wanted`` digested on the way."""
     log = output(
         root,
         *("--literal-pathspecs", "-c", "core.quotepath=off", "log", f"--max-count={VERSIONS}", "--full-history"),

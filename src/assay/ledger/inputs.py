@@ -10,10 +10,11 @@ result's environment (``assay.ledger.environment``): shown, compared with the lo
 reason for staleness.
 
 A module's part is a digest of what Python runs (``ledger.tokens``): its docstrings, comments and the spacing within
-a line are words, no input. A result recorded while a module's part was the digest of its bytes is restated by what
-those bytes ran (``InputParts.upgrade``, the one place where a recorded part meets today's): the module's bytes now,
-where it still has them, else the committed version that had them (``ledger.committed``), which then compares with
-today's as any part does. Where neither has them, it is stale, since what it ran cannot be known.
+a line are words, no input. A result recorded under an earlier scheme is restated by what it ran (``InputParts.upgrade``,
+the one place where a recorded part meets today's). Where a module's part was the digest of its bytes: the module's
+bytes now, where it still has them, else the committed version that had them (``ledger.committed``), which then
+compares with today's as any part does; where neither has them, it is stale, since what it ran cannot be known. Where
+it was the digest of its tokens: the module now, where its tokens are the same.
 
 ``InputParts(root)`` reads each file once, so the parts of every check of a large knowledge base cost
 one pass over the files they name.
@@ -22,7 +23,8 @@ one pass over the files they name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import suppress
 from pathlib import Path
 
 from assay import corpus, data_files
@@ -31,7 +33,7 @@ from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
 from assay.ledger.committed import restated
-from assay.ledger.tokens import code_digest, made_from_bytes
+from assay.ledger.tokens import TOKENS, code_digest, made_from_bytes, token_digest
 from assay.model import Claim
 from assay.records.parts import record_parts
 from assay.records.verifiers import FILE_IMPORT, Reading, module_imports, readings, source_problems
@@ -143,23 +145,20 @@ class InputParts:
             self._codes[path] = digest
         return self._codes[path]
 
-    def _read_code(self, path: Path) -> str:
+    def _read_code(self, path: Path, digest: Callable[[str], str | None] = code_digest) -> str:
         try:
-            return code_digest(python_text(read_regular(self.root, path))) or ""
+            return digest(python_text(read_regular(self.root, path))) or ""
         except UnicodeDecodeError:
             return ""  # Python refuses to run it too; pytest reports it where it collects the module
 
     def upgrade(self, recorded: dict[str, str]) -> dict[str, str]:
-        """The parts a result recorded, as they compare with today's: each ``code:`` part made from a file's bytes
-        (``tokens.made_from_bytes``: a result recorded before the token digest) is restated as the digest of what
-        those bytes run: today's, where the file still has them; else that of the committed version that had them
-        (``committed.restated``), where the history has one. Where neither has them, the part stays, and differs:
-        what that result ran cannot be known. The one place where a recorded part meets today's; every comparison
-        reads it (``stale``, ``merge.comparable``), so no result fresh before the token digest went stale by it, and
-        none recorded from committed bytes goes stale by a later edit of words alone."""
+        """The parts a result recorded, as they compare with today's: each ``code:`` part of an earlier scheme is
+        restated as the digest of what it ran (``_restated``). The one place where a recorded part meets today's;
+        every comparison reads it (``stale``, ``merge.comparable``), so no result fresh before a scheme went stale by
+        it, and none recorded from committed bytes goes stale by a later edit of words alone."""
         out = recorded
         for key, value in recorded.items():
-            if key.startswith("code:") and made_from_bytes(value):
+            if key.startswith("code:") and (made_from_bytes(value) or value.startswith(TOKENS)):
                 now = self._restated(key, value)
                 if now != value:
                     out = out if out is not recorded else dict(recorded)
@@ -167,11 +166,19 @@ class InputParts:
         return out
 
     def _restated(self, key: str, value: str) -> str:
-        """``upgrade`` of one ``code:`` part made from bytes, once per part and value: the results of one module,
-        hundreds at scale, recorded the same."""
+        """What a ``code:`` part of an earlier scheme ran, as today's scheme writes it, once per part and value (the
+        results of one module, hundreds at scale, recorded the same). A part made from bytes (``made_from_bytes``,
+        recorded before the token digest): today's digest where the file still has those bytes; else that of the
+        committed version that had them (``committed.restated``), where the history has one. A part made from tokens
+        (``TOKENS``): today's digest where the module's tokens are still those. Where none of these holds, the part
+        stays, and differs: what that result ran cannot be known, or is not what the module runs now."""
         if (key, value) not in self._restatements:
-            path = self.root / key[5:]
-            if self.file_digest(path) == value:
+            path, now = (self.root / key[5:]).absolute(), value
+            if value.startswith(TOKENS):
+                with suppress(Unreadable):  # the part then says so today, and differs
+                    if self._read_code(path, token_digest) == value:
+                        now = self._code_digest(path)
+            elif self.file_digest(path) == value:
                 now = self._code_digest(path)
             else:
                 now = restated(self.root, key[5:], value) or value
