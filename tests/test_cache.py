@@ -424,12 +424,12 @@ def test_a_kept_value_comes_back_as_the_type_its_kind_declares(tmp_path, monkeyp
 
 def test_what_a_verifier_module_runs_is_kept_between_runs_and_not_digested_again(parsed, kb_root, monkeypatch):
     from assay.ledger import inputs as ledger_inputs
-    from assay.ledger import tokens
+    from assay.records import code
 
     module = "verify/test_theory085.py"
     first = ledger_inputs.InputParts(kb_root, cache=True)
     made = first.code_parts(module)
     first.save()
-    monkeypatch.setattr(tokens, "tree_digest", lambda tree: pytest.fail("digested again"))
+    monkeypatch.setattr(code, "_form", lambda tree: pytest.fail("digested again"))
     assert ledger_inputs.InputParts(kb_root, cache=True).code_parts(module) == made
-    assert made[f"code:{module}"].startswith(tokens.TREE)
+    assert made[f"code:{module}"].startswith(code.TREE)

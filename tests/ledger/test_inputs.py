@@ -8,7 +8,7 @@ import pytest
 
 from assay.fingerprints import digest
 from assay.ledger.inputs import InputParts, lock_pins, off_lock, stale_reasons
-from assay.ledger.tokens import TOKENS, token_digest
+from assay.records.code import TOKENS, token_digest
 from assay.records.knowledge_base import load
 
 
@@ -297,12 +297,13 @@ def test_a_part_recorded_from_bytes_is_upgraded_only_from_a_file_inside_the_know
 
 
 @pytest.mark.parametrize("head", ["", "# -*- coding: latin-1 -*-\n", "\ufeff"], ids=["utf-8", "latin-1", "bom"])
-def test_a_verifier_modules_imports_read_with_its_kept_reading_are_those_it_gives_read_alone(
+def test_a_verifier_modules_imports_and_code_read_with_its_kept_reading_are_those_it_gives_read_alone(
     kb_root, tmp_path, monkeypatch, head
 ):
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     (kb_root / "verify" / "helper_x.py").write_text("X = 1\n")
     module = kb_root / "verify" / "test_imports_x.py"
     module.write_bytes(f"{head}from verify import helper_x\n\n\ndef test_x():\n    pass\n".encode())
-    kept, alone = InputParts(kb_root, cache=True).closure(module), InputParts(kb_root).closure(module)
-    assert kept == alone and "helper_x.py" in {path.name for path in alone}
+    kept, alone = InputParts(kb_root, cache=True), InputParts(kb_root)
+    assert kept.closure(module) == alone.closure(module) and "helper_x.py" in {path.name for path in alone.closure(module)}
+    assert kept.code_parts("verify/test_imports_x.py") == alone.code_parts("verify/test_imports_x.py")

@@ -1,6 +1,6 @@
 """What a committed version of a module ran: a ``code:`` part recorded from a file's bytes, restated from history.
 
-A result recorded before the code digest (``ledger.tokens``) holds, for each module it ran, the digest of the
+A result recorded before the code digest (``records.code``) holds, for each module it ran, the digest of the
 file's bytes (``sha256[:16]``, ``InputParts.file_digest``). Where the file has other bytes now, the version the result
 ran may still be in the repository's history: ``restated`` finds the committed version of that exact path whose
 bytes have the recorded digest and gives the digest of what its text runs (``code_digest``), which then compares
@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from assay.files import MAX_BYTES, Unreadable, python_text, resolve_inside
 from assay.fingerprints import digest
 from assay.ledger.git import blobs, output, repository
-from assay.ledger.tokens import code_digest
+from assay.records.code import code_digest
 
 #: How many of a path's latest versions are read: enough for every result a knowledge base keeps, few enough to read
 #: in a moment.

@@ -9,7 +9,7 @@ the result is stale when a part differs. What the machine had (its torch build, 
 result's environment (``assay.ledger.environment``): shown, compared with the lock ("off-lock"), never a
 reason for staleness.
 
-A module's part is a digest of what Python runs (``ledger.tokens``): its docstrings, comments and the spacing within
+A module's part is a digest of what Python runs (``records.code``): its docstrings, comments and the spacing within
 a line are words, no input. A result recorded under an earlier scheme is restated by what it ran (``InputParts.upgrade``,
 the one place where a recorded part meets today's). Where a module's part was the digest of its bytes: the module's
 bytes now, where it still has them, else the committed version that had them (``ledger.committed``), which then
@@ -33,14 +33,14 @@ from assay.experiment import Check
 from assay.files import Unreadable, python_text, read_regular, sha256_regular
 from assay.fingerprints import stamp
 from assay.ledger.committed import restated
-from assay.ledger.tokens import TOKENS, code_digest, made_from_bytes, token_digest
 from assay.model import Claim
+from assay.records.code import TOKENS, code_digest, made_from_bytes, token_digest
 from assay.records.parts import record_parts
 from assay.records.verifiers import FILE_IMPORT, Reading, module_imports, readings, source_problems
 
 #: The modules of Assay a kept reading of a module (its imports, its code's digest) depends on, besides
 #: ``assay.corpus.cache.PARSE_MODULES``.
-CACHE_ALSO = ("ledger.inputs", "ledger.tokens", "ledger.committed", "ledger.git")
+CACHE_ALSO = ("ledger.inputs", "ledger.committed", "ledger.git")
 
 #: The committed lock file of exact versions; `make lock` regenerates it from pyproject.toml.
 LOCK_FILE = "requirements.lock"
@@ -130,13 +130,15 @@ class InputParts:
         return self._code_parts[module]
 
     def _code_digest(self, path: Path) -> str:
-        """The digest of what Python runs of a module (``tokens.code_digest``), or why Assay cannot read it as the text
+        """The digest of what Python runs of a module (``records.code``), or why Assay cannot read it as the text
         Python runs (``files.python_text``): a check whose code cannot be read so is not run (``unreadable_code``).
         A module Python would not compile keeps ``file_digest``: pytest reports it where it collects the module."""
         path = Path(path).absolute()
         if path not in self._codes:
-            digest = self.file_digest(path)
-            if not digest.startswith(UNREADABLE):
+            digest, reading = self.file_digest(path), self._reading(path)
+            if isinstance(reading, Reading) and reading.code:
+                digest = reading.code  # a verifier module: from the parse that read its tests
+            elif not digest.startswith(UNREADABLE):
                 current = stamp(path) if self._cached and path.parent.resolve() == path.parent else None
                 try:
                     digest = self._runs.memo(self._rel(path), current, lambda: self._read_code(path)) or digest
@@ -269,13 +271,17 @@ class InputParts:
         """Keep what was parsed for the next run (when caching): what each module runs."""
         self._runs.save()
 
-    def _names_of(self, path: Path, package: str) -> list[str]:
-        """The dotted names ``path`` imports: when caching, a verifier module's from the reading kept between runs
-        (``verifiers.readings``: one parse for both); else, and for the few other local modules (a conftest, a
-        helper), read now."""
+    def _reading(self, path: Path) -> Reading | str | None:
+        """When caching, the reading of the verifier module at ``path`` kept between runs (``verifiers.readings``: one
+        parse for its tests, its imports and its code's digest); else, and for the few other local modules (a
+        conftest, a helper), None: they are read now."""
         if self._cached and self._verifiers is None:
             self._verifiers = readings(self.root, cache=True)
-        reading = (self._verifiers or {}).get(self._rel(path))
+        return (self._verifiers or {}).get(self._rel(path))
+
+    def _names_of(self, path: Path, package: str) -> list[str]:
+        """The dotted names ``path`` imports: a verifier module's from its reading (``_reading``), any other read now."""
+        reading = self._reading(path)
         if reading is not None:
             return [] if isinstance(reading, str) else list(reading.imports)
         try:

@@ -21,6 +21,7 @@ from assay import corpus
 from assay.diagnostics import Diagnostic, bidi_controls
 from assay.files import Miscoded, Unreadable, python_text, read_regular
 from assay.fingerprints import Stamp, stamp
+from assay.records.code import tree_digest
 from assay.records.knowledge_base import inside
 from assay.records.metric_calls import Recorded, read
 
@@ -98,12 +99,14 @@ def scan(root: Path, cache: bool = False) -> Index:
 class Reading(NamedTuple):
     """One verifier module as read, from one parse: its tests by node id (``tests_of``), what each records
     (``assay.records.metric_calls.read``), kept as plain data (MessagePack): a command that needs only the tests never
-    decodes it, and the modules it imports (``module_imports``: the inputs of its results read them)."""
+    decodes it, the modules it imports (``module_imports``) and the digest of what it runs: the inputs of its results
+    read them, so a large knowledge base parses a module once for its tests and its inputs."""
 
     tests: dict[str, Verifier]
     calls: bytes
     problems: tuple[Diagnostic, ...] = ()  # what its text says against it (``source_problems``)
     imports: tuple[str, ...] = ()
+    code: str | None = None  # the digest of what it runs (``records.code.tree_digest``) where it is UTF-8 and parses
 
     def recorded(self) -> dict[str, Recorded]:
         """What each test records, by function name."""
@@ -170,9 +173,11 @@ def read_module(root: Path, rel: str) -> Reading | str:
         tree = ast.parse(source.decode("utf-8"))  # as Assay reads it everywhere; a module in another coding is refused
     except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return Reading({}, msgspec.msgpack.encode({}), problems, tuple(module_imports(source, package)))
+    tests, calls = tests_of(tree, rel), msgspec.msgpack.encode(read(tree))
     # Python reads the same tree where the module is UTF-8 with no byte-order mark and declares no other coding
-    imports = imported_names(tree, package, source) if _python_coding(source) == "utf-8" else module_imports(source, package)
-    return Reading(tests_of(tree, rel), msgspec.msgpack.encode(read(tree)), problems, tuple(imports))
+    if _python_coding(source) != "utf-8":
+        return Reading(tests, calls, problems, tuple(module_imports(source, package)))
+    return Reading(tests, calls, problems, tuple(imported_names(tree, package, source)), tree_digest(tree))
 
 
 def module_imports(source: bytes, package: str) -> list[str]:

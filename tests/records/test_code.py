@@ -1,4 +1,4 @@
-"""assay.ledger.tokens: a module's code input is what Python runs of it, not its words.
+"""assay.records.code: a module's code input is what Python runs of it, not its words.
 
 Each rule of words and code holds for both schemes: the syntax tree's (``code_digest``, what results record today)
 and the tokens' (``token_digest``, what results recorded before it hold, restated by ``InputParts.upgrade``)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.ledger.tokens import TOKENS, TREE, code_digest, made_from_bytes, runs, token_digest
+from assay.records.code import TOKENS, TREE, code_digest, made_from_bytes, runs, token_digest
 
 MODULE = '''\
 """A verifier: the module's docstring."""
