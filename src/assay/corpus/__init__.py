@@ -48,7 +48,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: How much work makes a knowledge base large: files to read, each weighed by its ``cost`` (a record or a ledger
-#: file 1, a verifier module 50: its syntax tree is read twice). From here on its parses are kept between runs
+#: file 1, a verifier module 50: its syntax tree is parsed and walked four times). From here on its parses are kept between runs
 #: (below, parsing takes well under a second) and reading them is shared among forked processes.
 LARGE_FROM = 1000
 

@@ -155,7 +155,8 @@ def _read_stamped(root: Path, rels: Sequence[str]) -> list[tuple[Stamp | None, R
     return out
 
 
-#: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is walked three times.
+#: What reading a verifier module costs beside a record (``corpus.large``): its syntax tree is parsed and walked for its
+#: tests, what they record, its imports and its code's digest.
 COST = 50
 
 
