@@ -5,9 +5,11 @@ and the tokens' (``token_digest``, what results recorded before it hold, restate
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from assay.records.code import TOKENS, TREE, code_digest, made_from_bytes, runs, token_digest
+from assay.records.code import TOKENS, TREE, code_digest, made_from_bytes, runs, token_digest, tree_digest
 
 MODULE = '''\
 """A verifier: the module's docstring."""
@@ -154,3 +156,12 @@ def test_the_tree_digest_is_the_same_on_every_python_it_supports(text):
 
 def test_a_tree_nested_deeper_than_python_writes_out_has_no_digest():
     assert code_digest("x = " + " + ".join(["a"] * 5000) + "\n") is None
+
+
+def test_an_f_string_a_python_splits_into_empty_text_pieces_has_the_digest_of_one_it_does_not_split():
+    # as Python 3.12 adds an empty piece where 3.11 adds none: the tree each might give of x = f""
+    def module(values: list[ast.expr]) -> ast.Module:
+        return ast.Module([ast.Assign([ast.Name("x", ast.Store())], ast.JoinedStr(values))], [])
+
+    assert tree_digest(module([ast.Constant(""), ast.Constant("")])) == tree_digest(module([])) == code_digest('x = f""\n')
+    assert tree_digest(module([ast.Constant("a"), ast.Constant("b")])) == code_digest('x = f"ab"\n')

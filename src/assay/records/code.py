@@ -106,12 +106,12 @@ def _form(node: object) -> object:
         out: list[object] = [kind.__name__]
         for name in _fields(kind):
             value = getattr(node, name, None)
+            if name == "values" and kind is ast.JoinedStr:
+                value = _pieces(value)  # before the test for empty: text that is only empty pieces sets nothing
             if value is None or value == []:
                 continue
             if name == "body" and isinstance(node, _DOCUMENTED) and _docstring(value) is not None:
                 value = value[1:]
-            elif name == "values" and kind is ast.JoinedStr:
-                value = _pieces(value)
             out += [name, _form(value)]
         return out
     if node is None or isinstance(node, (str, int, float)):
