@@ -3,10 +3,11 @@ every record with status."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from typing import Any, TextIO
+
+import msgspec
 
 from assay.citation import bibtex, csl, csl_json
 from assay.graph import build, to_json
@@ -98,10 +99,13 @@ def _error(error: RunError) -> dict[str, Any]:
     return {**error.model_dump(mode="json"), "message": clean_message(error.message)}
 
 
-#: The encoders of ``_write``, made once (``json.dumps`` with arguments makes one a call: 512,000 calls at 10,000
-#: claims); with a record written in one piece, the export at 10,000 claims took 5.04-5.13 CPU s against 5.33-5.75.
-_VALUE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, allow_nan=False).encode
-_KEY = json.JSONEncoder(ensure_ascii=False).encode
+#: The encoder of ``_write``, made once: msgspec's, keys sorted, compact (the 200,000 values of the claims' fields at
+#: 10,000 claims, 62 MB written: 0.18 CPU s against 1.07 for the standard library's encoder with the same options).
+_ENCODE = msgspec.json.Encoder(order="sorted").encode
+
+
+def _json(value: Any) -> str:
+    return _ENCODE(value).decode()
 
 
 def _write(value: Any, out: TextIO, depth: int) -> None:
@@ -112,7 +116,7 @@ def _write(value: Any, out: TextIO, depth: int) -> None:
     if depth <= 1 and isinstance(value, dict):
         out.write("{")
         for n, (key, item) in enumerate(sorted(value.items())):
-            out.write(("," if n else "") + pad + _KEY(key) + ": ")
+            out.write(("," if n else "") + pad + _json(key) + ": ")
             _write(item, out, depth + 1)
         out.write("\n" + " " * depth + "}" if value else "}")
     elif depth <= 2 and isinstance(value, (list, Iterator)):
@@ -123,7 +127,7 @@ def _write(value: Any, out: TextIO, depth: int) -> None:
             _write(item, out, depth + 1)
         out.write("\n" + " " * depth + "]" if n else "]")
     elif depth == 2 and isinstance(value, dict) and value:
-        lines = [pad + _KEY(key) + ": " + _VALUE(item) for key, item in sorted(value.items())]
+        lines = [pad + _json(key) + ": " + _json(item) for key, item in sorted(value.items())]
         out.write("{" + ",".join(lines) + "\n" + " " * depth + "}")
     else:
-        out.write(_VALUE(value))
+        out.write(_json(value))

@@ -48,7 +48,7 @@ def ledger_models() -> list[type[BaseModel]]:
 
 #: What freshness, off-lock and unstable mean: the reference pages and the site's reference print this text.
 FRESHNESS = (
-    "A result is stale only when an input *in the repository* that decides what it measured changed since it was "
+    "A result is stale only when an input in the repository that decides what it measured changed since it was "
     "computed: the check's verifier, seeds, `reads` and metric declarations (names and units) in the record, the "
     "verifier module and every local module it imports "
     "(absolute, relative and `importlib` imports, package `__init__` files, the `conftest.py` chain), the data files "
