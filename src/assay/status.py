@@ -7,6 +7,7 @@ and why a check needs a run. The commands, the export and the site read these; t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -258,8 +259,8 @@ def counts_sentence(assertions: list[AssertionState], devices: list[str], ran: l
         if d not in ran:
             parts.append(f"{d}: not run")
             continue
-        counts = {name: sum(a.by_device.get(d) == name for a in assertions) for name in ASSERTION}
-        parts.append(f"{d}: " + ", ".join(f"{n} {name}" for name, n in counts.items() if n))
+        counts = Counter(a.by_device.get(d) for a in assertions)
+        parts.append(f"{d}: " + ", ".join(f"{counts[name]} {name}" for name in ASSERTION if counts[name]))
     return "; ".join(parts)
 
 
