@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c requirements.lock -e '.[test]'
-	$(PY) -m compileall -q src >/dev/null  # the bytecode a first import writes, where PYTHONDONTWRITEBYTECODE is set (0.2-0.4 CPU s a command)
+	$(PY) -m compileall -q src >/dev/null  # the bytecode a first import writes, where PYTHONDONTWRITEBYTECODE is set (0.3-0.4 CPU s a command here)
 	touch $(STAMP)
 
 lock:  ## pin every dependency's exact version from a fresh install of pyproject.toml
