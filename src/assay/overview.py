@@ -140,12 +140,15 @@ class Memo:
         self.store = corpus.ParseCache(root, "status", also=("*",), value=tuple[str, MADE])
         self.pins = repr(sorted(inputs.pins.items())).encode()  # every pin: a result's off-lock note reads them all
         self.code: dict[str, bytes] = {}  # the verifier modules' code parts as bytes, made once per module
-        self.keys: dict[str, str | None] = {}  # each claim's key as ``kept`` made it
+        self.keys: dict[str, str | None] = {}  # the key of each claim ``kept`` found nothing under
 
     def kept(self, cid: str, f: Loaded) -> MADE | None:
-        key = self.keys[cid] = self._key(cid, f)  # kept for ``keep``, where nothing was kept under it
+        key = self._key(cid, f)
         kept = self.store.get(cid, f.stamp) if key is not None else None
-        return kept[1] if kept is not None and kept[0] == key else None
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        self.keys[cid] = key  # for ``keep``, which follows a miss (a hit is never kept again)
+        return None
 
     def keep(self, cid: str, f: Loaded, made: MADE) -> None:
         key = self.keys.pop(cid) if cid in self.keys else self._key(cid, f)
